@@ -1,0 +1,417 @@
+//! ESN (Ideal) and ESN-OSUB (Ideal): the electrical folded-Clos baselines.
+//!
+//! Per-flow queues, back-pressure and packet spraying over a folded Clos converge to
+//! max-min fair sharing of the bottleneck links, so the fabric is a fluid model:
+//! each flow has a rate, rates are recomputed only when a flow arrives or departs,
+//! and a flow completes when its bytes have drained at those rates.
+//!
+//! Links that can bind: each server's NIC up and down, and (only when they are
+//! oversubscribed) each rack's uplink and downlink to the tier above. Intra-rack
+//! traffic never leaves the ToR. A rack uplink whose capacity covers all its
+//! servers' NICs can never be the sole bottleneck, so it is left out (exactly).
+//!
+//! Max-min allocations decompose over connected components of the flow/link graph,
+//! so an arrival or departure re-solves only the component it touches.
+
+use crate::config::Topology;
+use crate::engine::EventQueue;
+use crate::fabric::{Fabric, FabricStats, Flow, FlowId, Sink};
+use crate::sched::maxmin::{Problem, Solver};
+use crate::units::{Rate, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of ESN (Ideal), the non-blocking folded Clos.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct EsnParams {
+    /// One-way latency added to every flow's completion time (propagation and
+    /// switch traversal; a transfer of B bytes alone takes 8B/R + base_latency).
+    pub base_latency: SimTime,
+}
+
+impl Default for EsnParams {
+    fn default() -> Self {
+        EsnParams {
+            base_latency: SimTime::ns(1_000),
+        }
+    }
+}
+
+/// Parameters of ESN-OSUB (Ideal): the same Clos, oversubscribed above the racks.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct EsnOsubParams {
+    /// See [`EsnParams::base_latency`].
+    pub base_latency: SimTime,
+    /// Ratio of a rack's server bandwidth to its bandwidth towards the tier above
+    /// (3.0 means 3:1). Must be >= 1.
+    pub oversubscription: f64,
+}
+
+impl Default for EsnOsubParams {
+    fn default() -> Self {
+        EsnOsubParams {
+            base_latency: SimTime::ns(1_000),
+            oversubscription: 3.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Active {
+    flow: FlowId,
+    res: [u32; 4],
+    pos: [u32; 4],
+    nres: u8,
+    bits: f64,
+    done_bits: f64,
+    reported_bytes: u64,
+    bytes: u64,
+    rate: f64,
+    last: SimTime,
+    version: u32,
+    live: bool,
+}
+
+/// The fluid max-min model of an ideal electrical network.
+pub struct Esn {
+    label: String,
+    hosts: usize,
+    servers_per_rack: usize,
+    racks: usize,
+    host_rate: Rate,
+    base_latency: SimTime,
+    rack_links: bool,
+    capacity: Vec<f64>,
+    res_flows: Vec<Vec<u32>>,
+    slots: Vec<Active>,
+    free: Vec<u32>,
+    completions: EventQueue<(u32, u32)>,
+    // Scratch for component search and solving, reused across events.
+    res_mark: Vec<u64>,
+    slot_mark: Vec<u64>,
+    mark: u64,
+    comp_res: Vec<u32>,
+    comp_slots: Vec<u32>,
+    local_of_res: Vec<u32>,
+    problem: Problem,
+    solver: Solver,
+    rates: Vec<f64>,
+    pending_seeds: Vec<u32>,
+    // Statistics.
+    peak_active: usize,
+    solves: u64,
+    solved_flows: u64,
+    largest_component: usize,
+}
+
+impl Esn {
+    /// The non-blocking baseline.
+    pub fn ideal(topo: &Topology, p: &EsnParams) -> Esn {
+        Esn::build("ESN (Ideal)", topo, p.base_latency, 1.0)
+    }
+
+    /// The oversubscribed baseline.
+    pub fn oversubscribed(topo: &Topology, p: &EsnOsubParams) -> Esn {
+        let label = format!("ESN-OSUB {}:1 (Ideal)", p.oversubscription);
+        Esn::build(&label, topo, p.base_latency, p.oversubscription)
+    }
+
+    fn build(label: &str, topo: &Topology, base_latency: SimTime, oversub: f64) -> Esn {
+        let hosts = topo.hosts();
+        let racks = topo.racks as usize;
+        let spr = topo.servers_per_rack as usize;
+        let host_rate = topo.host_rate();
+        let rack_cap = topo.rack_uplink_rate().as_f64() / oversub;
+        let nic_sum = host_rate.as_f64() * spr as f64;
+        // A rack link that carries at least the sum of its NICs can never bind alone.
+        let rack_links = racks > 1 && rack_cap < nic_sum * (1.0 - 1e-12);
+        let mut capacity = vec![host_rate.as_f64(); 2 * hosts];
+        if rack_links {
+            capacity.extend(std::iter::repeat_n(rack_cap, 2 * racks));
+        }
+        let nres = capacity.len();
+        Esn {
+            label: label.to_string(),
+            hosts,
+            servers_per_rack: spr,
+            racks,
+            host_rate,
+            base_latency,
+            rack_links,
+            capacity,
+            res_flows: vec![Vec::new(); nres],
+            slots: Vec::new(),
+            free: Vec::new(),
+            completions: EventQueue::new(),
+            res_mark: vec![0; nres],
+            slot_mark: Vec::new(),
+            mark: 0,
+            comp_res: Vec::new(),
+            comp_slots: Vec::new(),
+            local_of_res: vec![0; nres],
+            problem: Problem::default(),
+            solver: Solver::default(),
+            rates: Vec::new(),
+            pending_seeds: Vec::new(),
+            peak_active: 0,
+            solves: 0,
+            solved_flows: 0,
+            largest_component: 0,
+        }
+    }
+
+    fn resources_for(&self, f: &Flow) -> ([u32; 4], u8) {
+        let n = self.hosts as u32;
+        let (src, dst) = (f.src, f.dst);
+        let mut res = [src, n + dst, 0, 0];
+        let (rs, rd) = (
+            src as usize / self.servers_per_rack,
+            dst as usize / self.servers_per_rack,
+        );
+        if self.rack_links && rs != rd {
+            res[2] = 2 * n + rs as u32;
+            res[3] = 2 * n + (self.racks + rd) as u32;
+            (res, 4)
+        } else {
+            (res, 2)
+        }
+    }
+
+    /// Brings a flow's delivered bytes up to `now` at its current rate.
+    fn settle(&mut self, slot: u32, now: SimTime, sink: &mut Sink) {
+        let a = &mut self.slots[slot as usize];
+        if now > a.last {
+            let dt = (now - a.last).as_secs_f64();
+            a.done_bits = (a.done_bits + a.rate * dt).min(a.bits);
+            // Keep the last byte for completion, so rounding can never finish a flow early.
+            let bytes = ((a.done_bits / 8.0) as u64).min(a.bytes - 1);
+            if bytes > a.reported_bytes {
+                sink.deliver_span(a.flow, a.last, now, bytes - a.reported_bytes);
+                a.reported_bytes = bytes;
+            }
+            a.last = now;
+        }
+    }
+
+    fn detach(&mut self, slot: u32) {
+        let (res, pos, n) = {
+            let a = &self.slots[slot as usize];
+            (a.res, a.pos, a.nres as usize)
+        };
+        for k in 0..n {
+            let list = &mut self.res_flows[res[k] as usize];
+            let p = pos[k] as usize;
+            list.swap_remove(p);
+            if p < list.len() {
+                let moved = list[p];
+                let m = &mut self.slots[moved as usize];
+                for j in 0..m.nres as usize {
+                    if m.res[j] == res[k] {
+                        m.pos[j] = p as u32;
+                    }
+                }
+            }
+        }
+        self.slots[slot as usize].live = false;
+        self.free.push(slot);
+    }
+
+    /// Re-solves the components containing the pending seed resources and
+    /// reschedules completions of flows whose rate changed.
+    fn resolve(&mut self, now: SimTime, sink: &mut Sink) {
+        self.mark += 1;
+        let mark = self.mark;
+        self.comp_res.clear();
+        self.comp_slots.clear();
+        if self.slot_mark.len() < self.slots.len() {
+            self.slot_mark.resize(self.slots.len(), 0);
+        }
+        let mut stack = std::mem::take(&mut self.pending_seeds);
+        for &r in &stack {
+            self.res_mark[r as usize] = mark;
+        }
+        self.comp_res.extend_from_slice(&stack);
+        while let Some(r) = stack.pop() {
+            for &s in &self.res_flows[r as usize] {
+                if self.slot_mark[s as usize] == mark {
+                    continue;
+                }
+                self.slot_mark[s as usize] = mark;
+                self.comp_slots.push(s);
+                let a = &self.slots[s as usize];
+                for &r2 in &a.res[..a.nres as usize] {
+                    if self.res_mark[r2 as usize] != mark {
+                        self.res_mark[r2 as usize] = mark;
+                        self.comp_res.push(r2);
+                        stack.push(r2);
+                    }
+                }
+            }
+        }
+        self.pending_seeds = stack;
+        if self.comp_slots.is_empty() {
+            return;
+        }
+        // Local problem over the component, in a deterministic order.
+        self.comp_res.sort_unstable();
+        self.comp_slots.sort_unstable();
+        self.problem.clear();
+        for (i, &r) in self.comp_res.iter().enumerate() {
+            self.local_of_res[r as usize] = i as u32;
+            self.problem.capacity.push(self.capacity[r as usize]);
+        }
+        let mut local = [0u32; 4];
+        for &s in &self.comp_slots {
+            let a = &self.slots[s as usize];
+            let n = a.nres as usize;
+            for k in 0..n {
+                local[k] = self.local_of_res[a.res[k] as usize];
+            }
+            self.problem.add_flow(&local[..n]);
+        }
+        self.solver.solve(&self.problem, &mut self.rates);
+        self.solves += 1;
+        self.solved_flows += self.comp_slots.len() as u64;
+        self.largest_component = self.largest_component.max(self.comp_slots.len());
+        for i in 0..self.comp_slots.len() {
+            let s = self.comp_slots[i];
+            let new_rate = self.rates[i];
+            if self.slots[s as usize].rate == new_rate {
+                continue;
+            }
+            self.settle(s, now, sink);
+            let a = &mut self.slots[s as usize];
+            a.rate = new_rate;
+            a.version = a.version.wrapping_add(1);
+            if new_rate > 0.0 {
+                let left = (a.bits - a.done_bits).max(0.0);
+                let dt = (left / new_rate * SimTime::S as f64).ceil() as u64;
+                self.completions.push(SimTime(now.0 + dt), (s, a.version));
+            }
+        }
+    }
+
+    /// Number of flows currently sharing the network.
+    pub fn active_flows(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+impl Fabric for Esn {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+    fn hosts(&self) -> usize {
+        self.hosts
+    }
+    fn host_rate(&self) -> Rate {
+        self.host_rate
+    }
+
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, sink: &mut Sink) {
+        let (res, nres) = self.resources_for(flow);
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(Active {
+                flow: 0,
+                res: [0; 4],
+                pos: [0; 4],
+                nres: 0,
+                bits: 0.0,
+                done_bits: 0.0,
+                reported_bytes: 0,
+                bytes: 0,
+                rate: 0.0,
+                last: SimTime::ZERO,
+                version: 0,
+                live: false,
+            });
+            (self.slots.len() - 1) as u32
+        });
+        let mut pos = [0u32; 4];
+        for k in 0..nres as usize {
+            let list = &mut self.res_flows[res[k] as usize];
+            pos[k] = list.len() as u32;
+            list.push(slot);
+        }
+        let a = &mut self.slots[slot as usize];
+        *a = Active {
+            flow: flow.id,
+            res,
+            pos,
+            nres,
+            bits: flow.bytes as f64 * 8.0,
+            done_bits: 0.0,
+            reported_bytes: 0,
+            bytes: flow.bytes,
+            rate: 0.0,
+            last: now,
+            version: a.version.wrapping_add(1),
+            live: true,
+        };
+        self.peak_active = self.peak_active.max(self.active_flows());
+        self.pending_seeds.extend_from_slice(&res[..nres as usize]);
+        self.resolve(now, sink);
+    }
+
+    fn next_event(&self) -> Option<SimTime> {
+        self.completions.peek_time()
+    }
+
+    fn advance(&mut self, now: SimTime, sink: &mut Sink) {
+        while let Some((_, (slot, version))) = self.completions.pop_due(now) {
+            let a = &self.slots[slot as usize];
+            if !a.live || a.version != version {
+                continue; // superseded by a rate change
+            }
+            sink.internal_events += 1;
+            self.settle(slot, now, sink);
+            let a = &mut self.slots[slot as usize];
+            let rest = a.bytes - a.reported_bytes;
+            a.reported_bytes = a.bytes;
+            let (flow, res, n) = (a.flow, a.res, a.nres as usize);
+            sink.deliver(flow, now, rest);
+            sink.complete(flow, now + self.base_latency);
+            self.detach(slot);
+            self.pending_seeds.extend_from_slice(&res[..n]);
+        }
+        self.resolve(now, sink);
+    }
+
+    fn finish(&mut self, end: SimTime, sink: &mut Sink) {
+        for s in 0..self.slots.len() as u32 {
+            if self.slots[s as usize].live {
+                self.settle(s, end, sink);
+            }
+        }
+    }
+
+    fn stats(&self) -> FabricStats {
+        let mut m = FabricStats::new();
+        m.insert("peak_active_flows".into(), self.peak_active as f64);
+        m.insert("rate_solves".into(), self.solves as f64);
+        m.insert(
+            "mean_component_flows".into(),
+            self.solved_flows as f64 / self.solves.max(1) as f64,
+        );
+        m.insert(
+            "largest_component_flows".into(),
+            self.largest_component as f64,
+        );
+        m
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        // No link carries more than its capacity.
+        for (r, list) in self.res_flows.iter().enumerate() {
+            let load: f64 = list.iter().map(|&s| self.slots[s as usize].rate).sum();
+            if load > self.capacity[r] * (1.0 + 1e-9) {
+                return Err(format!(
+                    "link {r} carries {load} b/s > capacity {}",
+                    self.capacity[r]
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,268 @@
+//! From a config to results: resolve files, build the fabric and workload (all
+//! checks happen here, before any simulated time), run, and summarise.
+
+use crate::config::{Config, ConfigError, PatternKind, SizeDistKind};
+use crate::engine::{self, Progress, StopRule};
+use crate::fabric::esn::Esn;
+use crate::fabric::{Fabric, Flow, Sink};
+use crate::metrics::{summarise, Summary, TimeSeries};
+use crate::rng::RngStreams;
+use crate::workload::{trace, Cdf, Generator, Pattern, SizeDist};
+use std::path::{Path, PathBuf};
+
+/// Where relative file names in a config are looked up: next to the config
+/// first, then in each search directory in order.
+#[derive(Clone, Debug, Default)]
+pub struct Paths {
+    pub base_dir: Option<PathBuf>,
+    pub search: Vec<PathBuf>,
+}
+
+impl Paths {
+    pub fn resolve(&self, key: &str, file: &str) -> Result<PathBuf, ConfigError> {
+        let p = Path::new(file);
+        let mut tried = Vec::new();
+        if p.is_absolute() {
+            if p.exists() {
+                return Ok(p.to_path_buf());
+            }
+            tried.push(p.to_path_buf());
+        } else {
+            let dirs = self.base_dir.iter().chain(self.search.iter());
+            for d in dirs {
+                let c = d.join(p);
+                if c.exists() {
+                    return Ok(c);
+                }
+                tried.push(c);
+            }
+            if tried.is_empty() {
+                if p.exists() {
+                    return Ok(p.to_path_buf());
+                }
+                tried.push(p.to_path_buf());
+            }
+        }
+        let list: Vec<String> = tried.iter().map(|t| t.display().to_string()).collect();
+        Err(ConfigError {
+            key: key.into(),
+            value: format!("{file:?}"),
+            reason: format!("file not found (looked in: {})", list.join(", ")),
+        })
+    }
+}
+
+/// A fabric and workload ready to run; building one performs every check.
+pub struct Prepared {
+    pub config: Config,
+    pub fabric: Box<dyn Fabric + Send>,
+    pub arrivals: Box<dyn Iterator<Item = Flow> + Send>,
+    pub stop: StopRule,
+}
+
+/// Builds the fabric named by `config.fabric`.
+pub fn build_fabric(config: &Config) -> Box<dyn Fabric + Send> {
+    match config.fabric.as_str() {
+        "esn" => Box::new(Esn::ideal(&config.topology, &config.esn)),
+        "esn_osub" => Box::new(Esn::oversubscribed(&config.topology, &config.esn_osub)),
+        other => unreachable!("validated fabric name {other}"),
+    }
+}
+
+pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> {
+    config.validate()?;
+    let fabric = build_fabric(config);
+    let hosts = fabric.hosts() as u32;
+    let streams = RngStreams::new(config.seed);
+    let w = &config.workload;
+    // Validation above guarantees the keys each family needs are present.
+    let z = &w.sizes;
+    let sizes = match z.dist {
+        SizeDistKind::Fixed => SizeDist::Fixed(z.size.unwrap_or_default().0),
+        SizeDistKind::Pareto => SizeDist::pareto(
+            z.shape.unwrap_or_default(),
+            z.mean.unwrap_or_default().0 as f64,
+            z.max.map(|m| m.0),
+        ),
+        SizeDistKind::Cdf => {
+            let file = z.file.clone().unwrap_or_default();
+            let path = paths.resolve("workload.sizes.file", &file)?;
+            let cdf = Cdf::from_file(&path).map_err(|reason| ConfigError {
+                key: "workload.sizes.file".into(),
+                value: format!("{file:?}"),
+                reason,
+            })?;
+            SizeDist::Cdf(cdf)
+        }
+    };
+    let pt = &w.pattern;
+    let size = pt.size.unwrap_or_default().0;
+    let pattern = match pt.kind {
+        PatternKind::Uniform => Pattern::Uniform,
+        PatternKind::Permutation => Pattern::Permutation,
+        PatternKind::Incast => Pattern::Incast {
+            degree: pt.degree.unwrap_or(1),
+            size,
+        },
+        PatternKind::AllToAll => Pattern::AllToAll { size },
+        PatternKind::Trace => {
+            let file = pt.file.clone().unwrap_or_default();
+            let path = paths.resolve("workload.pattern.file", &file)?;
+            let flows = trace::read_trace(&path, hosts).map_err(|reason| ConfigError {
+                key: "workload.pattern.file".into(),
+                value: format!("{file:?}"),
+                reason,
+            })?;
+            let arrivals: Box<dyn Iterator<Item = Flow> + Send> = Box::new(flows.into_iter());
+            return Ok(Prepared {
+                config: config.clone(),
+                fabric,
+                arrivals,
+                stop: stop_rule(config),
+            });
+        }
+    };
+    let arrivals = Box::new(Generator::new(
+        hosts,
+        fabric.host_rate(),
+        w.load,
+        pattern,
+        sizes,
+        &streams,
+    ));
+    Ok(Prepared {
+        config: config.clone(),
+        fabric,
+        arrivals,
+        stop: stop_rule(config),
+    })
+}
+
+fn stop_rule(config: &Config) -> StopRule {
+    StopRule {
+        max_flows: config.stop.flows,
+        duration: config.stop.duration,
+        drain: config.stop.drain,
+        drain_limit: config.stop.drain_limit,
+    }
+}
+
+/// Per-flow records as columns (times in picoseconds; unfinished flows have
+/// `finish_ps = None`).
+#[derive(Clone, Debug, Default)]
+pub struct FlowTable {
+    pub id: Vec<u32>,
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub bytes: Vec<u64>,
+    pub start_ps: Vec<u64>,
+    pub finish_ps: Vec<Option<u64>>,
+    pub delivered: Vec<u64>,
+}
+
+pub struct RunResult {
+    pub summary: Summary,
+    pub flows: FlowTable,
+    /// (bin start in ps, bytes delivered in the bin), when a time series was asked for.
+    pub series: Option<TimeSeries>,
+    pub cancelled: bool,
+}
+
+/// Runs a prepared simulation, calling `progress` now and then (return false to stop).
+pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> RunResult {
+    let series = p.config.metrics.time_series.map(TimeSeries::new);
+    let sink = Sink::new(series);
+    let out = if p.config.metrics.check_invariants {
+        let mut checked = Checked {
+            inner: p.fabric.as_mut(),
+        };
+        engine::run(&mut checked, p.arrivals.as_mut(), &p.stop, sink, progress)
+    } else {
+        engine::run(
+            p.fabric.as_mut(),
+            p.arrivals.as_mut(),
+            &p.stop,
+            sink,
+            progress,
+        )
+    };
+    let cuts: Vec<u64> = p.config.metrics.size_classes.iter().map(|c| c.0).collect();
+    let summary = summarise(
+        &out,
+        &p.fabric.name(),
+        p.fabric.hosts(),
+        p.fabric.host_rate().0,
+        &cuts,
+        p.fabric.stats(),
+    );
+    let mut t = FlowTable::default();
+    for f in &out.flows {
+        t.id.push(f.id);
+        t.src.push(f.src);
+        t.dst.push(f.dst);
+        t.bytes.push(f.bytes);
+        t.start_ps.push(f.start.0);
+        t.finish_ps
+            .push(out.sink.finish[f.id as usize].map(|x| x.0));
+        t.delivered.push(out.sink.delivered[f.id as usize]);
+    }
+    RunResult {
+        summary,
+        flows: t,
+        series: out.sink.series,
+        cancelled: out.cancelled,
+    }
+}
+
+/// Wraps a fabric and checks its invariants after every call, recording
+/// violations in the sink (run-time checking, `metrics.check_invariants`).
+struct Checked<'a> {
+    inner: &'a mut (dyn Fabric + Send),
+}
+
+impl Checked<'_> {
+    fn check(&self, sink: &mut Sink) {
+        if let Err(e) = self.inner.check_invariants() {
+            if sink.violations.len() < 100 {
+                sink.violations.push(e);
+            }
+        }
+    }
+}
+
+impl Fabric for Checked<'_> {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn hosts(&self) -> usize {
+        self.inner.hosts()
+    }
+    fn host_rate(&self) -> crate::units::Rate {
+        self.inner.host_rate()
+    }
+    fn add_flow(&mut self, now: crate::units::SimTime, flow: &Flow, sink: &mut Sink) {
+        self.inner.add_flow(now, flow, sink);
+        self.check(sink);
+    }
+    fn next_event(&self) -> Option<crate::units::SimTime> {
+        self.inner.next_event()
+    }
+    fn advance(&mut self, now: crate::units::SimTime, sink: &mut Sink) {
+        self.inner.advance(now, sink);
+        self.check(sink);
+    }
+    fn finish(&mut self, end: crate::units::SimTime, sink: &mut Sink) {
+        self.inner.finish(end, sink);
+        self.check(sink);
+    }
+    fn stats(&self) -> crate::fabric::FabricStats {
+        self.inner.stats()
+    }
+}
+
+/// Parses, prepares and runs a TOML config in one call (no progress reporting).
+pub fn run_toml(text: &str, paths: &Paths) -> Result<RunResult, ConfigError> {
+    let cfg = Config::from_toml(text)?;
+    let p = prepare(&cfg, paths)?;
+    Ok(simulate(p, &mut |_| true))
+}

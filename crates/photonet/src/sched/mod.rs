@@ -1,0 +1,3 @@
+//! Pure scheduling and allocation algorithms, testable without a simulation.
+
+pub mod maxmin;

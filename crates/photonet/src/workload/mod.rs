@@ -1,0 +1,311 @@
+//! Workloads: Poisson arrivals at a target load, size distributions, traffic
+//! patterns (uniform, permutation, incast, all-to-all) and trace replay.
+//!
+//! Load is `L = F / (R · N · τ)`: F the mean flow size, R the per-host bandwidth,
+//! N the number of hosts and τ the mean inter-arrival time of the whole workload.
+
+pub mod sizes;
+pub mod trace;
+
+use crate::fabric::{Flow, HostId};
+use crate::rng::{open_unit, RngStreams, SimRng};
+use crate::units::{Rate, SimTime};
+use rand::Rng;
+pub use sizes::{Cdf, SizeDist};
+
+/// Who sends to whom.
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    /// Source uniform, destination uniform over the other hosts.
+    Uniform,
+    /// A random derangement fixed for the run: host i always sends to perm\[i\].
+    Permutation,
+    /// Each arrival is an incast: `degree` distinct senders to one random receiver,
+    /// each sending `size` bytes.
+    Incast { degree: u32, size: u64 },
+    /// One shuffle at t = 0: every host sends `size` bytes to every other host.
+    AllToAll { size: u64 },
+}
+
+/// Generates flows in start-time order.
+pub struct Generator {
+    hosts: u32,
+    pattern: Pattern,
+    sizes: SizeDist,
+    mean_gap_s: f64,
+    now_s: f64,
+    next_id: u32,
+    perm: Vec<HostId>,
+    pending: std::collections::VecDeque<(HostId, HostId, u64)>,
+    pending_start: SimTime,
+    arrival_rng: SimRng,
+    size_rng: SimRng,
+    pair_rng: SimRng,
+    a2a_next: u64,
+}
+
+impl Generator {
+    /// A Poisson workload at `load` over `hosts` hosts of rate `host_rate`.
+    pub fn new(
+        hosts: u32,
+        host_rate: Rate,
+        load: f64,
+        pattern: Pattern,
+        sizes: SizeDist,
+        streams: &RngStreams,
+    ) -> Generator {
+        assert!(hosts >= 2, "a workload needs at least two hosts");
+        // Bytes per arrival event: one flow, or `degree` flows for an incast.
+        let event_bytes = match &pattern {
+            Pattern::Incast { degree, size } => *degree as f64 * *size as f64,
+            _ => sizes.mean(),
+        };
+        let offered_bps = load * host_rate.as_f64() * hosts as f64;
+        let mean_gap_s = event_bytes * 8.0 / offered_bps;
+        let mut pair_rng = streams.stream("pairs");
+        let perm = match pattern {
+            Pattern::Permutation => derangement(hosts, &mut pair_rng),
+            _ => Vec::new(),
+        };
+        Generator {
+            hosts,
+            pattern,
+            sizes,
+            mean_gap_s,
+            now_s: 0.0,
+            next_id: 0,
+            perm,
+            pending: Default::default(),
+            pending_start: SimTime::ZERO,
+            arrival_rng: streams.stream("arrivals"),
+            size_rng: streams.stream("sizes"),
+            pair_rng,
+            a2a_next: 0,
+        }
+    }
+
+    /// Mean time between arrival events (flows, or incast groups).
+    pub fn mean_gap(&self) -> f64 {
+        self.mean_gap_s
+    }
+
+    fn other_host(&mut self, not: HostId) -> HostId {
+        let d = self.pair_rng.random_range(0..self.hosts - 1);
+        if d >= not {
+            d + 1
+        } else {
+            d
+        }
+    }
+
+    fn emit(&mut self, src: HostId, dst: HostId, bytes: u64, start: SimTime) -> Flow {
+        let id = self.next_id;
+        self.next_id += 1;
+        Flow {
+            id,
+            src,
+            dst,
+            bytes,
+            start,
+        }
+    }
+}
+
+/// A uniformly random permutation with no fixed point (Sattolo's algorithm gives
+/// a single cycle, which has none).
+pub fn derangement(n: u32, rng: &mut SimRng) -> Vec<HostId> {
+    let mut p: Vec<HostId> = (0..n).collect();
+    for i in (1..n as usize).rev() {
+        let j = rng.random_range(0..i);
+        p.swap(i, j);
+    }
+    p
+}
+
+impl Iterator for Generator {
+    type Item = Flow;
+    fn next(&mut self) -> Option<Flow> {
+        if let Some((s, d, b)) = self.pending.pop_front() {
+            return Some(self.emit(s, d, b, self.pending_start));
+        }
+        if let Pattern::AllToAll { size } = self.pattern {
+            // Pairs in a fixed order, all at t = 0.
+            let n = self.hosts as u64;
+            while self.a2a_next < n * n {
+                let (s, d) = ((self.a2a_next / n) as u32, (self.a2a_next % n) as u32);
+                self.a2a_next += 1;
+                if s != d {
+                    return Some(self.emit(s, d, size, SimTime::ZERO));
+                }
+            }
+            return None;
+        }
+        // Exponential gap, in seconds, accumulated in f64 and rounded to ps.
+        self.now_s += -open_unit(&mut self.arrival_rng).ln() * self.mean_gap_s;
+        let start = SimTime((self.now_s * SimTime::S as f64).round() as u64);
+        match self.pattern.clone() {
+            Pattern::Uniform => {
+                let src = self.pair_rng.random_range(0..self.hosts);
+                let dst = self.other_host(src);
+                let b = self.sizes.sample(&mut self.size_rng);
+                Some(self.emit(src, dst, b, start))
+            }
+            Pattern::Permutation => {
+                let src = self.pair_rng.random_range(0..self.hosts);
+                let dst = self.perm[src as usize];
+                let b = self.sizes.sample(&mut self.size_rng);
+                Some(self.emit(src, dst, b, start))
+            }
+            Pattern::Incast { degree, size } => {
+                let dst = self.pair_rng.random_range(0..self.hosts);
+                // `degree` distinct senders other than dst (partial Fisher-Yates).
+                let mut others: Vec<HostId> = (0..self.hosts).filter(|&h| h != dst).collect();
+                for i in 0..degree as usize {
+                    let j = self.pair_rng.random_range(i..others.len());
+                    others.swap(i, j);
+                    self.pending.push_back((others[i], dst, size));
+                }
+                self.pending_start = start;
+                let (s, d, b) = self.pending.pop_front().expect("degree >= 1");
+                Some(self.emit(s, d, b, start))
+            }
+            Pattern::AllToAll { .. } => unreachable!(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poisson_arrivals_match_the_requested_load() {
+        let (n, rate, load) = (64u32, Rate::gbps(10), 0.7);
+        let sizes = SizeDist::Fixed(10_000);
+        let g = Generator::new(n, rate, load, Pattern::Uniform, sizes, &RngStreams::new(11));
+        let k = 200_000;
+        let flows: Vec<Flow> = g.take(k).collect();
+        let t_end = flows.last().unwrap().start.as_secs_f64();
+        let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+        let measured = bytes as f64 * 8.0 / (t_end * rate.as_f64() * n as f64);
+        // The count of a Poisson process has relative sd 1/sqrt(k) = 0.22 %.
+        assert!(
+            (measured - load).abs() / load < 0.01,
+            "measured load {measured}"
+        );
+        // Exponential gaps: coefficient of variation 1.
+        let gaps: Vec<f64> = flows
+            .windows(2)
+            .map(|w| (w[1].start.0 - w[0].start.0) as f64)
+            .collect();
+        let m = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let v = gaps.iter().map(|g| (g - m) * (g - m)).sum::<f64>() / gaps.len() as f64;
+        assert!((v.sqrt() / m - 1.0).abs() < 0.02);
+        assert!(flows
+            .iter()
+            .all(|f| f.src != f.dst && f.src < n && f.dst < n));
+        assert!(flows.windows(2).all(|w| w[0].start <= w[1].start));
+    }
+
+    #[test]
+    fn uniform_destinations_are_uniform() {
+        let g = Generator::new(
+            8,
+            Rate::gbps(1),
+            0.5,
+            Pattern::Uniform,
+            SizeDist::Fixed(1),
+            &RngStreams::new(2),
+        );
+        let mut counts = [[0u32; 8]; 8];
+        for f in g.take(80_000) {
+            counts[f.src as usize][f.dst as usize] += 1;
+        }
+        // 56 ordered pairs, ~1429 each; sd ~37.
+        for (s, row) in counts.iter().enumerate() {
+            for (d, &c) in row.iter().enumerate() {
+                if s == d {
+                    assert_eq!(c, 0);
+                } else {
+                    assert!((c as f64 - 80_000.0 / 56.0).abs() < 200.0, "{s}->{d}: {c}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn permutation_is_a_fixed_derangement() {
+        let g = Generator::new(
+            50,
+            Rate::gbps(1),
+            0.5,
+            Pattern::Permutation,
+            SizeDist::Fixed(1),
+            &RngStreams::new(3),
+        );
+        let flows: Vec<Flow> = g.take(5_000).collect();
+        let mut dst_of = vec![None; 50];
+        for f in &flows {
+            assert_ne!(f.src, f.dst);
+            let d = dst_of[f.src as usize].get_or_insert(f.dst);
+            assert_eq!(*d, f.dst, "host {} changed destination", f.src);
+        }
+        let mut ds: Vec<u32> = dst_of.iter().flatten().copied().collect();
+        ds.sort();
+        ds.dedup();
+        assert_eq!(
+            ds.len(),
+            dst_of.iter().flatten().count(),
+            "two sources share a destination"
+        );
+    }
+
+    #[test]
+    fn incast_groups_share_a_start_and_destination() {
+        let p = Pattern::Incast {
+            degree: 5,
+            size: 1_000,
+        };
+        let g = Generator::new(
+            20,
+            Rate::gbps(1),
+            0.5,
+            p,
+            SizeDist::Fixed(1),
+            &RngStreams::new(4),
+        );
+        let flows: Vec<Flow> = g.take(50).collect();
+        for grp in flows.chunks(5) {
+            assert!(grp
+                .iter()
+                .all(|f| f.start == grp[0].start && f.dst == grp[0].dst && f.bytes == 1_000));
+            let mut srcs: Vec<u32> = grp.iter().map(|f| f.src).collect();
+            srcs.sort();
+            srcs.dedup();
+            assert_eq!(srcs.len(), 5);
+            assert!(!srcs.contains(&grp[0].dst));
+        }
+        assert!(flows[5].start > flows[0].start);
+    }
+
+    #[test]
+    fn all_to_all_covers_every_pair_once() {
+        let g = Generator::new(
+            6,
+            Rate::gbps(1),
+            0.5,
+            Pattern::AllToAll { size: 7 },
+            SizeDist::Fixed(1),
+            &RngStreams::new(5),
+        );
+        let flows: Vec<Flow> = g.collect();
+        assert_eq!(flows.len(), 30);
+        let mut pairs: Vec<(u32, u32)> = flows.iter().map(|f| (f.src, f.dst)).collect();
+        pairs.sort();
+        pairs.dedup();
+        assert_eq!(pairs.len(), 30);
+        assert!(flows
+            .iter()
+            .all(|f| f.start == SimTime::ZERO && f.bytes == 7));
+    }
+}
