@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod fabric;
 pub mod metrics;
+pub mod model;
 pub mod rng;
 pub mod run;
 pub mod sched;

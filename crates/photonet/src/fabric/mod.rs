@@ -2,6 +2,7 @@
 //! through which a fabric reports delivered bytes and completed flows.
 
 pub mod esn;
+pub mod sirius;
 
 use crate::metrics::TimeSeries;
 use crate::units::{Rate, SimTime};

@@ -1,3 +1,4 @@
 //! Pure scheduling and allocation algorithms, testable without a simulation.
 
 pub mod maxmin;
+pub mod sirius;

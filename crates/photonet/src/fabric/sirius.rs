@@ -1,0 +1,1 @@
+//! Sirius fabric (placeholder, being written).

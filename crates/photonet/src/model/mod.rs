@@ -1,0 +1,1 @@
+//! Analytical power and cost models.

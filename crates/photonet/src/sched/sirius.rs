@@ -1,0 +1,1 @@
+//! Sirius: AWGR schedule and request/grant congestion control (pure algorithms).
