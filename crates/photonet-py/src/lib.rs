@@ -1,1 +1,125 @@
+//! Python bindings: `photonet._core`. The simulation runs with the GIL released;
+//! progress is reported to an optional Python callback, which can also cancel.
 
+use photonet::config::{Config, FABRICS};
+use photonet::run::{prepare, simulate, Paths};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+
+create_exception!(_core, ConfigError, PyValueError, "A configuration value that cannot be simulated.");
+
+fn paths(base_dir: Option<String>, search: Vec<String>) -> Paths {
+    Paths {
+        base_dir: base_dir.map(PathBuf::from),
+        search: search.into_iter().map(PathBuf::from).collect(),
+    }
+}
+
+fn parse(text: &str) -> PyResult<Config> {
+    Config::from_toml(text).map_err(|e| ConfigError::new_err(e.to_string()))
+}
+
+/// Parses and validates a TOML config (including referenced files); returns the
+/// complete config, with every default filled in, as TOML.
+#[pyfunction]
+#[pyo3(signature = (config_toml, base_dir=None, search=Vec::new()))]
+fn validate(config_toml: &str, base_dir: Option<String>, search: Vec<String>) -> PyResult<String> {
+    let cfg = parse(config_toml)?;
+    prepare(&cfg, &paths(base_dir, search)).map_err(|e| ConfigError::new_err(e.to_string()))?;
+    Ok(cfg.to_toml())
+}
+
+/// The default config as TOML.
+#[pyfunction]
+fn default_config() -> String {
+    Config::default().to_toml()
+}
+
+/// Fabric names accepted by `fabric = ...`, in comparison order.
+#[pyfunction]
+fn fabrics() -> Vec<&'static str> {
+    FABRICS.to_vec()
+}
+
+/// Runs one simulation. `progress(now_us, arrived, completed, events)` is called
+/// now and then; returning False cancels. Returns a dict with `summary` (JSON
+/// text), `flows` (columns), `series` (or None), `config` (complete TOML),
+/// `wall_s` and `cancelled`.
+#[pyfunction]
+#[pyo3(signature = (config_toml, base_dir=None, search=Vec::new(), progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    config_toml: &str,
+    base_dir: Option<String>,
+    search: Vec<String>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = parse(config_toml)?;
+    let prepared = prepare(&cfg, &paths(base_dir, search)).map_err(|e| ConfigError::new_err(e.to_string()))?;
+    let t0 = std::time::Instant::now();
+    let (result, interrupted) = py.detach(move || {
+        let mut interrupted: Option<PyErr> = None;
+        let mut cb = |p: photonet::engine::Progress| -> bool {
+            Python::attach(|py| {
+                if let Err(e) = py.check_signals() {
+                    interrupted = Some(e);
+                    return false;
+                }
+                let Some(f) = &progress else { return true };
+                match f.call1(py, (p.now.as_us_f64(), p.flows_arrived, p.flows_completed, p.events)) {
+                    Ok(v) => !v.bind(py).is(&*pyo3::types::PyBool::new(py, false)),
+                    Err(e) => {
+                        interrupted = Some(e);
+                        false
+                    }
+                }
+            })
+        };
+        let r = simulate(prepared, &mut cb);
+        (r, interrupted)
+    });
+    let wall = t0.elapsed().as_secs_f64();
+    // Ctrl-C or an exception raised by the progress callback.
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let out = PyDict::new(py);
+    out.set_item("summary", serde_json::to_string(&result.summary).expect("summary serialises"))?;
+    let f = &result.flows;
+    let flows = PyDict::new(py);
+    flows.set_item("id", &f.id)?;
+    flows.set_item("src", &f.src)?;
+    flows.set_item("dst", &f.dst)?;
+    flows.set_item("bytes", &f.bytes)?;
+    flows.set_item("start_ps", &f.start_ps)?;
+    flows.set_item("finish_ps", &f.finish_ps)?;
+    flows.set_item("delivered_bytes", &f.delivered)?;
+    out.set_item("flows", flows)?;
+    match &result.series {
+        Some(s) => {
+            let d = PyDict::new(py);
+            d.set_item("bin_ps", s.bin.0)?;
+            d.set_item("bytes", &s.bytes)?;
+            out.set_item("series", d)?;
+        }
+        None => out.set_item("series", py.None())?,
+    }
+    out.set_item("config", cfg.to_toml())?;
+    out.set_item("wall_s", wall)?;
+    out.set_item("cancelled", result.cancelled)?;
+    Ok(out)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(default_config, m)?)?;
+    m.add_function(wrap_pyfunction!(fabrics, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,13 @@
+"""photonet: a fast, reproducible, packet-level simulator for optically switched
+datacenter networks (Sirius, NegotiaToR, Mordia/TMS, REACToR, Baldur) and their
+electrical baselines.
+
+    >>> import photonet
+    >>> r = photonet.run({"fabric": "esn", "workload": {"load": 0.5}, "stop": {"flows": 2000}})
+    >>> r.summary["goodput"], r.fct("<100KB", "p99_us")
+"""
+from ._core import __version__
+from .api import Result, default_config, fabrics, run
+from .config import ConfigError
+
+__all__ = ["run", "Result", "ConfigError", "default_config", "fabrics", "__version__"]

@@ -1,0 +1,147 @@
+"""The Python API: ``photonet.run(config) -> Result``. The CLI is built on it."""
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import pandas as pd
+
+from . import _core
+from .config import ConfigError, ConfigLike, complete, config_hash, tomllib, workload_search_path
+from .io import atomic_dir, atomic_write_json, atomic_write_text
+
+ProgressFn = Callable[[float, int, int, int], Optional[bool]]
+
+
+@dataclass
+class Result:
+    """One simulation's outputs.
+
+    ``summary``: goodput, FCT percentiles by size class, fabric statistics (the
+    content of summary.json). ``flows``: one row per flow (times in µs; ``fct_us``
+    is NaN for flows unfinished at the end). ``series``: delivered goodput per
+    time bin (normalised by N·R) when ``metrics.time_series`` is set.
+    ``manifest``: config, seed, version, wall time, event count.
+    """
+
+    summary: dict
+    flows: pd.DataFrame
+    series: Optional[pd.DataFrame]
+    manifest: dict
+    config_toml: str
+    cancelled: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def fabric(self) -> str:
+        return self.summary["fabric"]
+
+    def fct(self, size_class: str = "all", stat: str = "p99_us") -> float:
+        """An FCT statistic of a size class, e.g. ``fct("<100KB", "p99_us")``."""
+        c = self.summary["fct"].get(size_class)
+        return float("nan") if c is None else float(c[stat])
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Writes summary.json, flows.csv, series.csv (if any), manifest.json and
+        config.toml into ``out_dir`` atomically (all or nothing)."""
+
+        def fill(tmp: Path) -> None:
+            atomic_write_json(tmp / "summary.json", self.summary)
+            atomic_write_text(tmp / "flows.csv", self.flows.to_csv(index=False))
+            if self.series is not None:
+                atomic_write_text(tmp / "series.csv", self.series.to_csv(index=False))
+            atomic_write_json(tmp / "manifest.json", self.manifest)
+            atomic_write_text(tmp / "config.toml", self.config_toml)
+
+        return atomic_dir(out_dir, fill)
+
+
+def _git_commit() -> Optional[str]:
+    try:
+        root = Path(__file__).resolve().parents[2]
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or None
+    except Exception:
+        return None
+
+
+def run(
+    config: ConfigLike | None = None,
+    *,
+    overrides=None,
+    progress: Optional[ProgressFn] = None,
+    base_dir: str | Path | None = None,
+) -> Result:
+    """Runs one simulation.
+
+    ``config``: a TOML file path, TOML text, or a dict (missing keys take their
+    defaults). ``overrides``: ``["workload.load=0.7", ...]`` or a dict
+    ``{"workload.load": 0.7}``. ``progress(now_us, arrived, completed, events)``
+    is called now and then; returning False stops the run early. ``base_dir``:
+    where relative file names resolve when ``config`` is not a file.
+    Raises :class:`photonet.ConfigError` for bad input, before simulating.
+    """
+    text, base = complete(config, overrides, base_dir)
+    started = time.time()
+    try:
+        raw = _core.run(text, str(base) if base else None, workload_search_path(), progress)
+    except _core.ConfigError as e:
+        raise ConfigError(str(e)) from None
+    summary = json.loads(raw["summary"])
+    f = raw["flows"]
+    flows = pd.DataFrame(
+        {
+            "id": f["id"],
+            "src": f["src"],
+            "dst": f["dst"],
+            "bytes": f["bytes"],
+            "start_us": [x / 1e6 for x in f["start_ps"]],
+            "finish_us": [float("nan") if x is None else x / 1e6 for x in f["finish_ps"]],
+            "delivered_bytes": f["delivered_bytes"],
+        }
+    )
+    flows["fct_us"] = flows["finish_us"] - flows["start_us"]
+    series = None
+    if raw["series"] is not None:
+        s = raw["series"]
+        bin_us = s["bin_ps"] / 1e6
+        cap_bytes_per_bin = summary["hosts"] * summary["host_rate_bps"] * (s["bin_ps"] / 1e12) / 8
+        series = pd.DataFrame(
+            {
+                "t_us": [i * bin_us for i in range(len(s["bytes"]))],
+                "bytes": s["bytes"],
+            }
+        )
+        series["goodput"] = series["bytes"] / cap_bytes_per_bin
+    seed = tomllib.loads(text).get("seed")
+    manifest = {
+        "photonet_version": _core.__version__,
+        "git_commit": _git_commit(),
+        "config_hash": config_hash(text),
+        "seed": seed,
+        "fabric": summary["fabric"],
+        "wall_s": raw["wall_s"],
+        "events": summary["events"],
+        "sim_time_us": summary["sim_time_us"],
+        "started_unix": started,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cancelled": raw["cancelled"],
+        "config": text,
+    }
+    return Result(summary, flows, series, manifest, text, cancelled=raw["cancelled"])
+
+
+def default_config() -> str:
+    """The complete default config as TOML."""
+    return _core.default_config()
+
+
+def fabrics() -> list[str]:
+    """Names accepted by ``fabric = ...``."""
+    return list(_core.fabrics())

@@ -1,0 +1,93 @@
+"""``photonet bench``: fixed scenarios timed as whole processes (wall time, peak
+memory), plus simulated-seconds per wall-second and events per second.
+
+Each repetition runs in a fresh child process so that its peak RSS is its own.
+Quote medians: these machines are shared and noisy."""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Optional, Sequence
+
+from . import _core
+
+PAPER_TOPOLOGY = {"racks": 128, "servers_per_rack": 24, "uplinks": 8, "uplink_rate": "50Gbps"}
+PARETO = {"dist": "pareto", "shape": 1.05, "mean": "100KB"}
+
+SCENARIOS: dict[str, dict] = {
+    "esn-paper": {
+        "about": "ESN (Ideal), 128 racks x 24 servers, Pareto(1.05, 100KB), 200,000 flows, load 0.5",
+        "config": {"fabric": "esn", "topology": PAPER_TOPOLOGY, "workload": {"load": 0.5, "sizes": PARETO}, "stop": {"flows": 200_000}},
+    },
+    "esn-osub-paper": {
+        "about": "ESN-OSUB 3:1 (Ideal), same workload, load 0.5",
+        "config": {"fabric": "esn_osub", "topology": PAPER_TOPOLOGY, "workload": {"load": 0.5, "sizes": PARETO}, "stop": {"flows": 200_000}},
+    },
+    "sirius-paper": {
+        "about": "SIRIUS, 128 racks, 12 uplinks (1.5x), Pareto(1.05, 100KB), 200,000 flows, load 1.0",
+        "config": {"fabric": "sirius", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}},
+        "needs": "sirius",
+    },
+}
+
+
+def available() -> list[str]:
+    fabs = set(_core.fabrics())
+    return [k for k, v in SCENARIOS.items() if v.get("needs") is None or v["needs"] in fabs]
+
+
+def _worker(name: str) -> None:
+    from .api import run
+
+    r = run(SCENARIOS[name]["config"])
+    print(json.dumps({"sim_wall_s": r.manifest["wall_s"], "events": r.summary["events"], "sim_time_us": r.summary["sim_time_us"], "flows": r.summary["flows"]}))
+
+
+def measure(name: str, repeat: int = 3) -> dict:
+    runs = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "photonet.bench", "worker", name], stdout=subprocess.PIPE, text=True)
+        out = proc.stdout.read() if proc.stdout else ""
+        _, status, ru = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"bench scenario {name} failed with exit code {proc.returncode}")
+        info = json.loads(out.strip().splitlines()[-1])
+        runs.append({"wall_s": wall, "peak_rss_mb": ru.ru_maxrss / 1024, **info})
+    med = statistics.median(r["wall_s"] for r in runs)
+    sim_med = statistics.median(r["sim_wall_s"] for r in runs)
+    info = runs[0]
+    return {
+        "scenario": name,
+        "about": SCENARIOS[name]["about"],
+        "repeat": repeat,
+        "wall_s_median": med,
+        "wall_s_min": min(r["wall_s"] for r in runs),
+        "wall_s_max": max(r["wall_s"] for r in runs),
+        "sim_wall_s_median": sim_med,
+        "peak_rss_mb_max": max(r["peak_rss_mb"] for r in runs),
+        "events": info["events"],
+        "flows": info["flows"],
+        "sim_time_us": info["sim_time_us"],
+        "sim_s_per_wall_s": info["sim_time_us"] / 1e6 / sim_med,
+        "events_per_s": info["events"] / sim_med,
+        "runs": runs,
+    }
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) == 2 and argv[0] == "worker":
+        _worker(argv[1])
+    else:
+        raise SystemExit("usage: python -m photonet.bench worker SCENARIO (use `photonet bench`)")
+
+
+if __name__ == "__main__":
+    main()

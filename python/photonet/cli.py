@@ -1,0 +1,256 @@
+"""The ``photonet`` command line."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from . import _core
+from .config import ConfigError, complete, tomllib
+
+console = Console(stderr=True)
+out_console = Console()
+
+
+def _fmt(x, digits=3):
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}g}" if abs(x) < 1e4 else f"{x:,.0f}"
+    return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def summary_table(summary: dict, title: str = "") -> Table:
+    t = Table(title=title or summary["fabric"], show_header=True, header_style="bold")
+    t.add_column("class")
+    for c in ("flows", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs"):
+        t.add_column(c, justify="right")
+    for cls, st in summary["fct"].items():
+        t.add_row(cls, _fmt(st["count"]), _fmt(st["mean_us"]), _fmt(st["p50_us"]), _fmt(st["p99_us"]), _fmt(st["p999_us"]), _fmt(st["max_us"]))
+    return t
+
+
+def print_summary(summary: dict, manifest: Optional[dict] = None) -> None:
+    s = summary
+    out_console.print(summary_table(s))
+    out_console.print(
+        f"flows {s['flows']:,} (completed {s['completed']:,}, unfinished {s['unfinished']:,}) · "
+        f"simulated {s['sim_time_us']:,.1f} µs · offered load {s['offered_load']:.3f} · "
+        f"[bold]goodput {s['goodput']:.3f}[/] of N·R"
+    )
+    if s.get("fabric_stats"):
+        out_console.print("fabric: " + ", ".join(f"{k} {_fmt(v)}" for k, v in s["fabric_stats"].items()))
+    if manifest:
+        out_console.print(f"events {manifest['events']:,} · wall {manifest['wall_s']:.2f} s")
+    if s.get("invariant_violations"):
+        console.print(f"[red]invariant violations:[/] {s['invariant_violations'][:5]}")
+
+
+def cmd_run(a) -> int:
+    from .api import run
+
+    text, _ = complete(a.config, a.set)
+    cfg = tomllib.loads(text)
+    total = cfg.get("stop", {}).get("flows")
+    out = Path(a.out) if a.out else Path("results") / (Path(a.config).stem if Path(a.config).exists() else "run")
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, disable=a.quiet or not console.is_terminal) as prog:
+        task = prog.add_task(cfg["fabric"], total=total, info="")
+
+        def progress(now_us, arrived, completed, events):
+            prog.update(task, completed=arrived, info=f"t={now_us:,.0f} µs done={completed:,}")
+
+        r = run(a.config, overrides=a.set, progress=progress)
+    if not a.no_write:
+        r.write(out)
+    print_summary(r.summary, r.manifest)
+    if not a.no_write:
+        console.print(f"wrote {out}/ (summary.json, flows.csv, manifest.json, config.toml{', series.csv' if r.series is not None else ''})")
+    if r.summary.get("invariant_violations"):
+        return 3
+    return 0
+
+
+def cmd_validate(a) -> int:
+    text, _ = complete(a.config, a.set)
+    out_console.print(text, markup=False, highlight=False)
+    return 0
+
+
+def cmd_default_config(a) -> int:
+    print(_core.default_config())
+    return 0
+
+
+def cmd_compare(a) -> int:
+    from .compare import compare
+
+    loads = [float(x) for x in a.loads.split(",")] if a.loads else None
+    fabrics = a.fabrics.split(",") if a.fabrics else None
+    overrides = list(a.set or [])
+    if a.flows:
+        overrides.append(f"stop.flows={a.flows}")
+    with Progress(TextColumn("[bold]compare"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, disable=not console.is_terminal) as prog:
+        task = prog.add_task("points", total=None)
+
+        def on_point(done, total):
+            prog.update(task, completed=done, total=total)
+
+        table = compare(a.out, scenario_path=a.scenario, loads=loads, fabrics=fabrics, overrides=overrides, jobs=a.jobs, force=a.force, on_point=on_point)
+    cls = "<100KB"
+    col = f"fct{cls}_p99_us"
+    t = Table(title="photonet compare (default scenario)" if not a.scenario else f"photonet compare ({a.scenario})")
+    for c in ("fabric", "load", "offered", "goodput", f"p99 FCT {cls} (µs)", "completed"):
+        t.add_column(c, justify="right" if c != "fabric" else "left")
+    for _, row in table.iterrows():
+        t.add_row(row["fabric_name"], f"{row['load']:.2f}", f"{row['offered_load']:.3f}", f"{row['goodput']:.3f}",
+                  _fmt(row.get(col)), f"{int(row['completed']):,}/{int(row['flows']):,}")
+    out_console.print(t)
+    console.print(f"wrote {a.out}/table.csv, table.md, fct_vs_load.png, goodput_vs_load.png")
+    return 0
+
+
+def cmd_sweep(a) -> int:
+    from . import sweep
+
+    out = Path(a.out)
+    grid = sweep.parse_grid(a.grid or [])
+    if not grid:
+        raise ConfigError("give at least one --grid key=v1,v2,...")
+    points = sweep.expand(a.config, grid, a.set)
+    if not a.collect:
+        pending = sum(not sweep.is_done(out, p) for p in points)
+        console.print(f"{len(points)} points, {len(points) - pending} already done, {pending} to run ({a.backend})")
+        if a.backend == "local":
+            with Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, disable=not console.is_terminal) as prog:
+                task = prog.add_task("points", total=len(points), completed=len(points) - pending)
+                sweep.run_local(out, points, jobs=a.jobs, on_done=lambda p: prog.advance(task))
+        elif a.backend == "ray":
+            sweep.run_ray(out, points, address=a.ray_address)
+        elif a.backend == "slurm":
+            script = sweep.write_slurm(out, points, partition=a.partition, time_limit=a.time_limit)
+            console.print(f"wrote {script}: submit it with `sbatch {script}`, then rerun this command with --collect")
+            return 0
+    table = sweep.collect(out, points)
+    from .io import atomic_write_text
+
+    atomic_write_text(out / "table.csv", table.to_csv(index=False))
+    console.print(f"{len(table)}/{len(points)} points finished; wrote {out}/table.csv")
+    return 0
+
+
+def cmd_sweep_point(a) -> int:
+    from . import sweep
+
+    sweep.run_point_from_file(Path(a.points), a.index)
+    return 0
+
+
+def cmd_bench(a) -> int:
+    from . import bench
+    from .io import atomic_write_json
+
+    names = a.scenario or bench.available()
+    for n in names:
+        if n not in bench.SCENARIOS:
+            raise ConfigError(f"bench scenario {n!r} is not known; expected one of {', '.join(bench.SCENARIOS)}")
+    results = []
+    t = Table(title=f"photonet bench (whole-process, {a.repeat} runs each)")
+    for c in ("scenario", "wall s (median)", "min–max", "peak RSS MB", "sim s / wall s", "events/s"):
+        t.add_column(c, justify="right" if c != "scenario" else "left")
+    for n in names:
+        console.print(f"[bold]{n}[/]: {bench.SCENARIOS[n]['about']}")
+        r = bench.measure(n, a.repeat)
+        results.append(r)
+        t.add_row(n, f"{r['wall_s_median']:.2f}", f"{r['wall_s_min']:.2f}–{r['wall_s_max']:.2f}", f"{r['peak_rss_mb_max']:.0f}",
+                  f"{r['sim_s_per_wall_s']:.3g}", f"{r['events_per_s']:,.0f}")
+    out_console.print(t)
+    if a.out:
+        atomic_write_json(a.out, {"photonet_version": _core.__version__, "results": results})
+        console.print(f"wrote {a.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="photonet", description="Packet-level simulator for optically switched datacenter networks.")
+    p.add_argument("--version", action="version", version=f"photonet {_core.__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def add_set(sp):
+        sp.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key, e.g. workload.load=0.7 (repeatable)")
+
+    r = sub.add_parser("run", help="run one simulation from a TOML config")
+    r.add_argument("config", help="TOML config file")
+    add_set(r)
+    r.add_argument("--out", help="output directory (default results/<config name>)")
+    r.add_argument("--no-write", action="store_true", help="print the summary only")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_run)
+
+    v = sub.add_parser("validate", help="check a config and print it complete, with every default")
+    v.add_argument("config")
+    add_set(v)
+    v.set_defaults(func=cmd_validate)
+
+    d = sub.add_parser("default-config", help="print the default config")
+    d.set_defaults(func=cmd_default_config)
+
+    c = sub.add_parser("compare", help="run the default scenario (a load sweep) on every fabric; table + plots")
+    c.add_argument("--out", default="results/compare")
+    c.add_argument("--scenario", help="a scenario TOML with a [compare] table (default: the embedded one)")
+    c.add_argument("--loads", help="comma-separated loads, e.g. 0.1,0.5,1.0")
+    c.add_argument("--fabrics", help="comma-separated fabric names (default: all)")
+    c.add_argument("--flows", type=int, help="flows per point")
+    c.add_argument("--jobs", type=int, default=2, help="points run in parallel")
+    c.add_argument("--force", action="store_true", help="rerun points that already have results")
+    add_set(c)
+    c.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser("sweep", help="run a grid of configs (resumable; local, Ray or Slurm)")
+    s.add_argument("config")
+    s.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", help="a swept key (repeatable; the grid is their product)")
+    add_set(s)
+    s.add_argument("--out", default="results/sweep")
+    s.add_argument("--backend", choices=["local", "ray", "slurm"], default="local")
+    s.add_argument("--jobs", type=int, default=2)
+    s.add_argument("--ray-address", default=None)
+    s.add_argument("--partition", default=None, help="Slurm partition")
+    s.add_argument("--time-limit", default="01:00:00", help="Slurm time limit per point")
+    s.add_argument("--collect", action="store_true", help="only gather finished points into table.csv")
+    s.set_defaults(func=cmd_sweep)
+
+    sp = sub.add_parser("sweep-point", help=argparse.SUPPRESS)
+    sp.add_argument("points")
+    sp.add_argument("index", type=int)
+    sp.set_defaults(func=cmd_sweep_point)
+
+    b = sub.add_parser("bench", help="time fixed scenarios: wall time, peak memory, simulated s per wall s")
+    b.add_argument("--scenario", action="append", help="scenario name (repeatable; default: all available)")
+    b.add_argument("--repeat", type=int, default=3)
+    b.add_argument("--out", default="results/bench.json")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    try:
+        code = a.func(a)
+    except ConfigError as e:
+        console.print(f"[red]error:[/] {e}", markup=True, highlight=False)
+        code = 2
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]: nothing half-written was left behind")
+        code = 130
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared" / "workloads"
+
+
+@pytest.fixture
+def small():
+    """A small, fast config as a dict: 4 racks x 4 servers."""
+    return {
+        "topology": {"racks": 4, "servers_per_rack": 4, "uplinks": 4, "uplink_rate": "10Gbps"},
+        "workload": {"load": 0.6, "sizes": {"dist": "pareto", "shape": 1.5, "mean": "20KB"}},
+        "stop": {"flows": 1500},
+    }
+
+
+def photonet_cli(*args, cwd=None):
+    """Runs the CLI in a subprocess; returns CompletedProcess."""
+    return subprocess.run(
+        [sys.executable, "-m", "photonet.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "200"},
+    )

@@ -1,0 +1,80 @@
+import json
+
+import pandas as pd
+
+from conftest import photonet_cli
+
+SMALL = """
+[topology]
+racks = 4
+servers_per_rack = 4
+uplinks = 4
+uplink_rate = "10Gbps"
+[workload]
+load = 0.5
+[workload.sizes]
+dist = "pareto"
+shape = 1.5
+mean = "20KB"
+[stop]
+flows = 800
+"""
+
+
+def test_run_writes_outputs_and_prints_summary(tmp_path):
+    cfg = tmp_path / "small.toml"
+    cfg.write_text(SMALL)
+    out = tmp_path / "out"
+    p = photonet_cli("run", cfg, "--out", out, "--set", "workload.load=0.3", "--set", "fabric=esn_osub")
+    assert p.returncode == 0, p.stderr
+    assert "goodput" in p.stdout and "ESN-OSUB" in p.stdout
+    s = json.loads((out / "summary.json").read_text())
+    assert s["flows"] == 800 and s["fabric"].startswith("ESN-OSUB")
+    m = json.loads((out / "manifest.json").read_text())
+    assert "load = 0.3" in m["config"]
+
+
+def test_run_bad_override_names_the_key_and_writes_nothing(tmp_path):
+    cfg = tmp_path / "small.toml"
+    cfg.write_text(SMALL)
+    out = tmp_path / "out"
+    p = photonet_cli("run", cfg, "--out", out, "--set", "workload.sizes.mean=\"12XB\"")
+    assert p.returncode == 2
+    assert "workload.sizes.mean" in p.stderr and "12XB" in p.stderr, p.stderr
+    assert not out.exists()
+    p = photonet_cli("run", tmp_path / "missing.toml")
+    assert p.returncode == 2 and "does not exist" in p.stderr
+
+
+def test_compare_writes_table_and_plots_and_resumes(tmp_path):
+    out = tmp_path / "cmp"
+    args = ["compare", "--out", out, "--flows", "400", "--loads", "0.3,0.8", "--set", "topology.racks=8"]
+    p = photonet_cli(*args)
+    assert p.returncode == 0, p.stderr
+    table = pd.read_csv(out / "table.csv")
+    assert len(table) == 2 * len(set(table["fabric"]))
+    assert {"esn", "esn_osub"} <= set(table["fabric"])
+    for png in ("fct_vs_load.png", "goodput_vs_load.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
+    # A second run finds every point done and does not rerun any.
+    stamps = {d.name: (d / "summary.json").stat().st_mtime_ns for d in (out / "points").iterdir()}
+    p = photonet_cli(*args)
+    assert p.returncode == 0, p.stderr
+    after = {d.name: (d / "summary.json").stat().st_mtime_ns for d in (out / "points").iterdir()}
+    assert stamps == after
+
+
+def test_sweep_grid_and_collect(tmp_path):
+    cfg = tmp_path / "small.toml"
+    cfg.write_text(SMALL)
+    out = tmp_path / "sw"
+    p = photonet_cli("sweep", cfg, "--grid", "workload.load=0.2,0.4", "--grid", "seed=1,2", "--out", out, "--jobs", "1")
+    assert p.returncode == 0, p.stderr
+    t = pd.read_csv(out / "table.csv")
+    assert len(t) == 4 and set(t["seed"]) == {1, 2}
+    # Higher load, more offered bytes.
+    assert t.groupby("workload.load")["offered_load"].mean().is_monotonic_increasing
+    p = photonet_cli("sweep", cfg, "--grid", "workload.load=0.2,0.4", "--out", tmp_path / "sl", "--backend", "slurm")
+    assert p.returncode == 0, p.stderr
+    script = (tmp_path / "sl" / "sweep.sbatch").read_text()
+    assert "--array=0-1" in script and "sweep-point" in script
