@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -244,7 +245,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     try:
         code = a.func(a)
     except ConfigError as e:
-        console.print(f"[red]error:[/] {e}", markup=True, highlight=False)
+        console.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         code = 2
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: nothing half-written was left behind")

@@ -139,7 +139,8 @@ def complete(config: ConfigLike | None = None, overrides=None, base_dir: str | P
     try:
         text = _core.validate(to_toml(cfg), str(base) if base else None, workload_search_path())
     except _core.ConfigError as e:
-        where = f"{base}: " if base else ""
+        is_file = base is not None and not isinstance(config, Mapping) and "\n" not in os.fspath(config)
+        where = f"{os.fspath(config)}: " if is_file else ""
         raise ConfigError(f"{where}{e}") from None
     return text, base
 

@@ -292,6 +292,18 @@ impl Esn {
         }
     }
 
+    /// Pops superseded completion entries off the top of the queue, so that
+    /// `next_event` names a real event (stale entries stay buried until then).
+    fn drop_stale_completions(&mut self) {
+        while let Some((t, (slot, version))) = self.completions.pop() {
+            let a = &self.slots[slot as usize];
+            if a.live && a.version == version {
+                self.completions.push(t, (slot, version));
+                break;
+            }
+        }
+    }
+
     /// Number of flows currently sharing the network.
     pub fn active_flows(&self) -> usize {
         self.slots.len() - self.free.len()
@@ -352,6 +364,7 @@ impl Fabric for Esn {
         self.peak_active = self.peak_active.max(self.active_flows());
         self.pending_seeds.extend_from_slice(&res[..nres as usize]);
         self.resolve(now, sink);
+        self.drop_stale_completions();
     }
 
     fn next_event(&self) -> Option<SimTime> {
@@ -376,6 +389,7 @@ impl Fabric for Esn {
             self.pending_seeds.extend_from_slice(&res[..n]);
         }
         self.resolve(now, sink);
+        self.drop_stale_completions();
     }
 
     fn finish(&mut self, end: SimTime, sink: &mut Sink) {
