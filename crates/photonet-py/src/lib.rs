@@ -9,7 +9,12 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
 
-create_exception!(_core, ConfigError, PyValueError, "A configuration value that cannot be simulated.");
+create_exception!(
+    _core,
+    ConfigError,
+    PyValueError,
+    "A configuration value that cannot be simulated."
+);
 
 fn paths(base_dir: Option<String>, search: Vec<String>) -> Paths {
     Paths {
@@ -58,7 +63,8 @@ fn run<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cfg = parse(config_toml)?;
-    let prepared = prepare(&cfg, &paths(base_dir, search)).map_err(|e| ConfigError::new_err(e.to_string()))?;
+    let prepared =
+        prepare(&cfg, &paths(base_dir, search)).map_err(|e| ConfigError::new_err(e.to_string()))?;
     let t0 = std::time::Instant::now();
     let (result, interrupted) = py.detach(move || {
         let mut interrupted: Option<PyErr> = None;
@@ -69,7 +75,15 @@ fn run<'py>(
                     return false;
                 }
                 let Some(f) = &progress else { return true };
-                match f.call1(py, (p.now.as_us_f64(), p.flows_arrived, p.flows_completed, p.events)) {
+                match f.call1(
+                    py,
+                    (
+                        p.now.as_us_f64(),
+                        p.flows_arrived,
+                        p.flows_completed,
+                        p.events,
+                    ),
+                ) {
                     Ok(v) => !v.bind(py).is(&*pyo3::types::PyBool::new(py, false)),
                     Err(e) => {
                         interrupted = Some(e);
@@ -87,7 +101,10 @@ fn run<'py>(
         return Err(e);
     }
     let out = PyDict::new(py);
-    out.set_item("summary", serde_json::to_string(&result.summary).expect("summary serialises"))?;
+    out.set_item(
+        "summary",
+        serde_json::to_string(&result.summary).expect("summary serialises"),
+    )?;
     let f = &result.flows;
     let flows = PyDict::new(py);
     flows.set_item("id", &f.id)?;

@@ -150,7 +150,7 @@ impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.0;
         for (unit, scale) in [("GB", 1_000_000_000u64), ("MB", 1_000_000), ("KB", 1_000)] {
-            if v >= scale && v % scale == 0 {
+            if v >= scale && v.is_multiple_of(scale) {
                 return write!(f, "{}{}", v / scale, unit);
             }
         }
@@ -248,7 +248,7 @@ fn parse_with_units(s: &str, kind: &'static str, units: &[(&str, u64)]) -> Resul
     let denom = 10u128.pow(frac_part.len() as u32);
     let scale = scale as u128;
     let frac_scaled = frac_v * scale;
-    if frac_scaled % denom != 0 {
+    if !frac_scaled.is_multiple_of(denom) {
         return Err(err(format!(
             "not a whole number of the base unit ({})",
             units[0].0

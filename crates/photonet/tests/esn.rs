@@ -1,3 +1,4 @@
+#![allow(clippy::field_reassign_with_default)] // tests tweak a default config key by key
 //! End-to-end checks of the ideal electrical baselines against hand-worked cases.
 
 use photonet::config::{Config, SizesConfig};
@@ -181,4 +182,48 @@ fn run_without_drain_ends_at_the_last_arrival() {
         "heavy-tailed flows cannot all finish at once"
     );
     assert!(r.summary.goodput > 0.0 && r.summary.goodput <= r.summary.offered_load + 1e-9);
+}
+
+#[test]
+fn rate_update_interval_delays_the_start_to_the_next_update() {
+    // Flow starts at 0.3 us; rates are updated every 1 us, so it starts at 1 us.
+    let (mut c, p, _d) = small_config("src,dst,bytes,start\n0,5,1MB,300ns\n");
+    c.esn.rate_update_interval = SimTime::us(1);
+    let fct = finishes(&c, &p);
+    assert_eq!(fct, vec![Some(700_000 + 800_000_000 + 500_000)]);
+}
+
+#[test]
+fn rate_update_interval_approaches_the_exact_model() {
+    let run = |interval: u64| {
+        let mut c = Config::default();
+        c.fabric = "esn_osub".into();
+        c.topology.racks = 8;
+        c.topology.servers_per_rack = 8;
+        c.workload.load = 0.9;
+        c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(30_000));
+        c.stop.flows = Some(4_000);
+        c.stop.drain = true;
+        c.esn_osub.rate_update_interval = SimTime(interval);
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+        assert!(r.summary.invariant_violations.is_empty());
+        assert_eq!(r.summary.delivered_bytes, r.summary.offered_bytes);
+        (
+            r.summary.fct["all"].mean_us,
+            r.summary.fabric_stats["rate_solves"],
+        )
+    };
+    let (exact, solves_exact) = run(0);
+    let (fine, solves_fine) = run(100_000); // 100 ns
+    let (coarse, _) = run(5_000_000); // 5 us
+    assert!(solves_fine < solves_exact);
+    // Each flow waits < 1 interval to start, and departures leave capacity idle < 1 interval.
+    assert!(
+        (fine - exact).abs() < 0.05 * exact,
+        "exact {exact} vs 100ns {fine}"
+    );
+    assert!(
+        coarse > exact,
+        "a slow control loop costs FCT: exact {exact} vs 5us {coarse}"
+    );
 }

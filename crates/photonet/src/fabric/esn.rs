@@ -27,12 +27,18 @@ pub struct EsnParams {
     /// One-way latency added to every flow's completion time (propagation and
     /// switch traversal; a transfer of B bytes alone takes 8B/R + base_latency).
     pub base_latency: SimTime,
+    /// Re-solve rates at most once per this interval instead of at every arrival
+    /// and departure ("0ps" = exact, the default). A new flow waits for the next
+    /// update and a departed flow's share stays idle until then: a back-pressure
+    /// loop that takes this long to converge. Speeds up large runs.
+    pub rate_update_interval: SimTime,
 }
 
 impl Default for EsnParams {
     fn default() -> Self {
         EsnParams {
             base_latency: SimTime::ns(1_000),
+            rate_update_interval: SimTime::ZERO,
         }
     }
 }
@@ -46,6 +52,10 @@ pub struct EsnOsubParams {
     /// Ratio of a rack's server bandwidth to its bandwidth towards the tier above
     /// (3.0 means 3:1). Must be >= 1.
     pub oversubscription: f64,
+    /// See [`EsnParams::rate_update_interval`]. Under oversubscription the rack
+    /// links join most flows into one sharing component, so exact re-solving
+    /// costs O(active flows) per event; an interval bounds the number of solves.
+    pub rate_update_interval: SimTime,
 }
 
 impl Default for EsnOsubParams {
@@ -53,6 +63,7 @@ impl Default for EsnOsubParams {
         EsnOsubParams {
             base_latency: SimTime::ns(1_000),
             oversubscription: 3.0,
+            rate_update_interval: SimTime::ZERO,
         }
     }
 }
@@ -81,6 +92,8 @@ pub struct Esn {
     racks: usize,
     host_rate: Rate,
     base_latency: SimTime,
+    interval: SimTime,
+    next_update: Option<SimTime>,
     rack_links: bool,
     capacity: Vec<f64>,
     res_flows: Vec<Vec<u32>>,
@@ -108,16 +121,34 @@ pub struct Esn {
 impl Esn {
     /// The non-blocking baseline.
     pub fn ideal(topo: &Topology, p: &EsnParams) -> Esn {
-        Esn::build("ESN (Ideal)", topo, p.base_latency, 1.0)
+        Esn::build(
+            "ESN (Ideal)",
+            topo,
+            p.base_latency,
+            1.0,
+            p.rate_update_interval,
+        )
     }
 
     /// The oversubscribed baseline.
     pub fn oversubscribed(topo: &Topology, p: &EsnOsubParams) -> Esn {
         let label = format!("ESN-OSUB {}:1 (Ideal)", p.oversubscription);
-        Esn::build(&label, topo, p.base_latency, p.oversubscription)
+        Esn::build(
+            &label,
+            topo,
+            p.base_latency,
+            p.oversubscription,
+            p.rate_update_interval,
+        )
     }
 
-    fn build(label: &str, topo: &Topology, base_latency: SimTime, oversub: f64) -> Esn {
+    fn build(
+        label: &str,
+        topo: &Topology,
+        base_latency: SimTime,
+        oversub: f64,
+        interval: SimTime,
+    ) -> Esn {
         let hosts = topo.hosts();
         let racks = topo.racks as usize;
         let spr = topo.servers_per_rack as usize;
@@ -138,6 +169,8 @@ impl Esn {
             racks,
             host_rate,
             base_latency,
+            interval,
+            next_update: None,
             rack_links,
             capacity,
             res_flows: vec![Vec::new(); nres],
@@ -265,8 +298,8 @@ impl Esn {
         for &s in &self.comp_slots {
             let a = &self.slots[s as usize];
             let n = a.nres as usize;
-            for k in 0..n {
-                local[k] = self.local_of_res[a.res[k] as usize];
+            for (l, &r) in local.iter_mut().zip(&a.res[..n]) {
+                *l = self.local_of_res[r as usize];
             }
             self.problem.add_flow(&local[..n]);
         }
@@ -290,6 +323,20 @@ impl Esn {
                 self.completions.push(SimTime(now.0 + dt), (s, a.version));
             }
         }
+    }
+
+    /// Re-solves now (exact mode), or at the next multiple of the update interval.
+    fn update_rates(&mut self, now: SimTime, sink: &mut Sink) {
+        let due = self.interval.0 == 0
+            || self.next_update.is_some_and(|t| t <= now)
+            || (!self.pending_seeds.is_empty() && now.0.is_multiple_of(self.interval.0));
+        if due {
+            self.next_update = None;
+            self.resolve(now, sink);
+        } else if !self.pending_seeds.is_empty() && self.next_update.is_none() {
+            self.next_update = Some(SimTime(now.0.div_ceil(self.interval.0) * self.interval.0));
+        }
+        self.drop_stale_completions();
     }
 
     /// Pops superseded completion entries off the top of the queue, so that
@@ -363,12 +410,14 @@ impl Fabric for Esn {
         };
         self.peak_active = self.peak_active.max(self.active_flows());
         self.pending_seeds.extend_from_slice(&res[..nres as usize]);
-        self.resolve(now, sink);
-        self.drop_stale_completions();
+        self.update_rates(now, sink);
     }
 
     fn next_event(&self) -> Option<SimTime> {
-        self.completions.peek_time()
+        match (self.completions.peek_time(), self.next_update) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn advance(&mut self, now: SimTime, sink: &mut Sink) {
@@ -388,8 +437,7 @@ impl Fabric for Esn {
             self.detach(slot);
             self.pending_seeds.extend_from_slice(&res[..n]);
         }
-        self.resolve(now, sink);
-        self.drop_stale_completions();
+        self.update_rates(now, sink);
     }
 
     fn finish(&mut self, end: SimTime, sink: &mut Sink) {

@@ -169,12 +169,9 @@ pub fn check_max_min(p: &Problem, rates: &[f64], tol: f64) -> Result<(), String>
             maxrate[r as usize] = maxrate[r as usize].max(x);
         }
     }
-    for r in 0..nr {
-        if load[r] > p.capacity[r] * (1.0 + tol) + tol {
-            return Err(format!(
-                "resource {r} overloaded: {} > {}",
-                load[r], p.capacity[r]
-            ));
+    for (r, (&l, &c)) in load.iter().zip(&p.capacity).enumerate().take(nr) {
+        if l > c * (1.0 + tol) + tol {
+            return Err(format!("resource {r} overloaded: {l} > {c}"));
         }
     }
     for (f, &x) in rates.iter().enumerate() {

@@ -1,1 +1,474 @@
-//! Sirius: AWGR schedule and request/grant congestion control (pure algorithms).
+//! Sirius: the static cyclic AWGR schedule and the request/grant congestion
+//! control of the paper's Fig. 15, as pure algorithms (no simulation state).
+//!
+//! # Schedule construction
+//!
+//! N nodes, U uplinks per node, G-port gratings (AWGRs); one epoch is G slots.
+//!
+//! 1. Pad N up to N' = U·G. Padding nodes N..N'-1 are *dark*: they never send or
+//!    receive (their slots stay idle). U·G < N is an error: some node would have
+//!    no grating port.
+//! 2. Split the N' nodes into U groups of G: node `i` is `(a, k) = (i / G, i % G)`.
+//! 3. There are U² gratings. Grating `(a, b)` takes uplink `b` of every node of
+//!    group `a` on its inputs (input `k` = node `(a, k)`) and feeds receive port `a`
+//!    of every node of group `b` (output `j` = node `(b, j)`).
+//! 4. In slot `t` every grating connects input `k` to output `(k + t) mod G` (the
+//!    lasers step through the wavelengths in the same cyclic order).
+//!
+//! So in slot `t`, node `(a, k)` on uplink `b` reaches node `(b, (k + t) mod G)`,
+//! and node `(b, j)` hears on receive port `a` exactly one sender, `(a, (j − t) mod G)`.
+//! Over one epoch every ordered pair `(s, d)` (including `s = d`, which the fabric
+//! leaves idle) is connected exactly once — on uplink `d / G` at slot offset
+//! `(d mod G − s mod G) mod G` — and no receive port ever hears two senders in one
+//! slot. Each node talks to every other node once per epoch, so each pair gets
+//! 1/N' of a node's uplink capacity.
+//!
+//! # Uplinks
+//!
+//! Sirius nodes have U' = round(m · U_esn) uplinks, where U_esn is the electrical
+//! baseline's uplink count and m the uplink multiplier (1×, 1.5×, 2× in the paper's
+//! Fig. 12). The default grating size is G = ceil(N / U'), the smallest that gives
+//! every node a port. Example (the paper's §7 setup): 128 racks with 8 baseline
+//! uplinks at 1.5× give U' = 12, G = ceil(128 / 12) = 11, N' = 132: 4 dark nodes,
+//! so 4/132 ≈ 3 % of every node's slots are idle.
+//!
+//! # Request/grant (Fig. 15)
+//!
+//! [`compute_requests`] and [`compute_grants`] follow the pseudocode line by
+//! line. Randomness comes through the [`Picker`] trait so that tests can script
+//! the random choices; the simulator passes its seeded generator.
+
+use crate::rng::SimRng;
+use rand::Rng;
+
+/// The static cyclic schedule of a Sirius fabric.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    n: usize,
+    u: usize,
+    g: usize,
+}
+
+impl Schedule {
+    /// A schedule for `n` nodes with `u` uplinks each and `g`-port gratings.
+    pub fn new(n: usize, u: usize, g: usize) -> Result<Schedule, String> {
+        if n == 0 {
+            return Err("need at least one node".into());
+        }
+        if u == 0 {
+            return Err("need at least one uplink per node".into());
+        }
+        if g == 0 {
+            return Err("gratings need at least one port".into());
+        }
+        let padded = u.checked_mul(g).ok_or("U·G overflows")?;
+        if padded < n {
+            return Err(format!(
+                "U·G = {u}·{g} = {padded} < {n} nodes: not every node gets a grating port"
+            ));
+        }
+        Ok(Schedule { n, u, g })
+    }
+
+    /// Real (non-dark) nodes N.
+    pub fn nodes(&self) -> usize {
+        self.n
+    }
+    /// Uplinks per node U.
+    pub fn uplinks(&self) -> usize {
+        self.u
+    }
+    /// Grating ports G = slots per epoch.
+    pub fn ports(&self) -> usize {
+        self.g
+    }
+    /// N' = U·G, real plus dark nodes.
+    pub fn padded(&self) -> usize {
+        self.u * self.g
+    }
+    /// Padding nodes never send or receive.
+    pub fn is_dark(&self, node: usize) -> bool {
+        node >= self.n
+    }
+
+    /// The node reached by `node` on `uplink` in slot `slot` (taken modulo G).
+    #[inline]
+    pub fn dest(&self, node: usize, uplink: usize, slot: usize) -> usize {
+        debug_assert!(node < self.padded() && uplink < self.u);
+        let k = node % self.g;
+        uplink * self.g + (k + slot % self.g) % self.g
+    }
+
+    /// The receive port on which the node reached by `node`'s uplink hears it:
+    /// the sender's group (grating `(a, b)` feeds receive port `a`).
+    #[inline]
+    pub fn rx_port(&self, node: usize, _uplink: usize) -> usize {
+        node / self.g
+    }
+
+    /// The node heard by `node` on receive port `port` in slot `slot`.
+    pub fn sender(&self, node: usize, port: usize, slot: usize) -> usize {
+        let j = node % self.g;
+        port * self.g + (j + self.g - slot % self.g) % self.g
+    }
+
+    /// `(uplink, slot offset within the epoch)` on which `src` reaches `dst`.
+    #[inline]
+    pub fn link(&self, src: usize, dst: usize) -> (usize, usize) {
+        let (k, j) = (src % self.g, dst % self.g);
+        (dst / self.g, (j + self.g - k) % self.g)
+    }
+}
+
+/// Sirius uplinks per node: U' = round(multiplier · baseline uplinks).
+pub fn scaled_uplinks(baseline_uplinks: u32, multiplier: f64) -> u32 {
+    (multiplier * baseline_uplinks as f64).round() as u32
+}
+
+/// The default grating size: the smallest G with U'·G >= N, i.e. ceil(N / U').
+pub fn default_ports(nodes: usize, uplinks: usize) -> usize {
+    nodes.div_ceil(uplinks.max(1)).max(1)
+}
+
+/// A source of uniform choices: `pick(n)` returns a value in `0..n` (n > 0).
+pub trait Picker {
+    fn pick(&mut self, n: usize) -> usize;
+}
+
+impl Picker for SimRng {
+    #[inline]
+    fn pick(&mut self, n: usize) -> usize {
+        self.random_range(0..n)
+    }
+}
+
+/// Fisher–Yates shuffle driven by a [`Picker`].
+pub fn shuffle<T, P: Picker>(v: &mut [T], p: &mut P) {
+    for i in (1..v.len()).rev() {
+        let j = p.pick(i + 1);
+        v.swap(i, j);
+    }
+}
+
+/// A tuple of F in Fig. 15: flow `flow` to destination `dst` with `cells` > 0
+/// cells in LOCAL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowCells {
+    pub flow: u32,
+    pub dst: u32,
+    pub cells: u64,
+}
+
+/// A request `(d, c)` of Fig. 15: forward a cell for `dst` via intermediate `via`.
+/// `flow` is the flow whose tuple was drawn; only the source uses it (to pick
+/// which cell to move when the grant comes back); the protocol carries `(dst, via)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub flow: u32,
+    pub dst: u32,
+    pub via: u32,
+}
+
+/// `compute_requests()` of Fig. 15. `flows` is F, `candidates` is C (= N, the
+/// intermediates the node may use); both are consumed as the pseudocode consumes
+/// them. While both are non-empty: draw a tuple `(f, d, p)` uniformly from F and
+/// remove it, draw a candidate `c` uniformly from C and remove it, emit `(d, c)`,
+/// and put `(f, d, p − 1)` back if `p > 1`. Requests are appended to `out`.
+///
+/// Hence never two requests to the same intermediate, and never more requests
+/// for a flow than it has cells.
+pub fn compute_requests<P: Picker>(
+    flows: &mut Vec<FlowCells>,
+    candidates: &mut Vec<u32>,
+    picker: &mut P,
+    out: &mut Vec<Request>,
+) {
+    flows.retain(|f| f.cells > 0);
+    while !flows.is_empty() && !candidates.is_empty() {
+        // Line 5: random_select(F) removes the tuple; lines 8-9 reinsert it with
+        // p − 1. Decrementing in place is the same set operation.
+        let i = picker.pick(flows.len());
+        // Line 6: random_select(C) removes the candidate.
+        let j = picker.pick(candidates.len());
+        let c = candidates.swap_remove(j);
+        let f = &mut flows[i];
+        out.push(Request {
+            flow: f.flow,
+            dst: f.dst,
+            via: c,
+        });
+        f.cells -= 1;
+        if f.cells == 0 {
+            flows.swap_remove(i);
+        }
+    }
+}
+
+/// A request as received by an intermediate: from `src`, for destination `dst`
+/// (`flow` is carried through to the grant for the source's bookkeeping).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    pub src: u32,
+    pub dst: u32,
+    pub flow: u32,
+}
+
+/// `compute_grants()` of Fig. 15. `requests` are those received in the previous
+/// epoch (R); they are visited in a random order (the paper's "randomly select a
+/// request per destination"), and a request for `d` is granted iff
+/// `m[d] < q`, in which case `m[d]` is incremented. `m[d]` is the number of cells
+/// queued for `d` plus the grants for `d` still outstanding; the caller keeps it
+/// (the fabric passes its live per-destination counters). Grants go to `out`.
+///
+/// Hence `m[d]` never exceeds `q` if it started at or below `q`.
+pub fn compute_grants<P: Picker>(
+    requests: &mut [Received],
+    m: &mut [u32],
+    q: u32,
+    picker: &mut P,
+    out: &mut Vec<Received>,
+) {
+    shuffle(requests, picker);
+    for r in requests.iter() {
+        let md = &mut m[r.dst as usize];
+        if *md < q {
+            *md += 1;
+            out.push(*r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::RngStreams;
+    use proptest::prelude::*;
+
+    /// Replays scripted choices (each must be < n).
+    struct Script(Vec<usize>, usize);
+    impl Picker for Script {
+        fn pick(&mut self, n: usize) -> usize {
+            let v = self.0[self.1];
+            self.1 += 1;
+            assert!(v < n, "scripted choice {v} out of 0..{n}");
+            v
+        }
+    }
+
+    #[test]
+    fn paper_setup_sizes() {
+        let u = scaled_uplinks(8, 1.5);
+        assert_eq!(u, 12);
+        let g = default_ports(128, u as usize);
+        assert_eq!(g, 11);
+        let s = Schedule::new(128, 12, 11).unwrap();
+        assert_eq!(s.padded(), 132);
+        assert!(s.is_dark(128) && s.is_dark(131) && !s.is_dark(127));
+        assert_eq!(scaled_uplinks(8, 1.0), 8);
+        assert_eq!(scaled_uplinks(8, 2.0), 16);
+        assert_eq!(default_ports(128, 8), 16);
+        assert!(Schedule::new(128, 12, 10)
+            .unwrap_err()
+            .contains("120 < 128"));
+    }
+
+    #[test]
+    fn the_papers_four_node_example() {
+        // Fig. 5: 4 nodes, 2 uplinks, 2-port gratings, epoch of 2 slots.
+        let s = Schedule::new(4, 2, 2).unwrap();
+        // Node 0 = (0,0): uplink 0 reaches group 0 = {0, 1}, uplink 1 group 1 = {2, 3}.
+        assert_eq!([s.dest(0, 0, 0), s.dest(0, 0, 1)], [0, 1]);
+        assert_eq!([s.dest(0, 1, 0), s.dest(0, 1, 1)], [2, 3]);
+        assert_eq!(s.link(0, 3), (1, 1));
+        assert_eq!(s.sender(3, 0, 1), 0);
+        assert_eq!(s.rx_port(0, 1), 0);
+    }
+
+    proptest! {
+        #[test]
+        fn schedule_is_contention_free_and_fair(n in 1usize..70, u in 1usize..9, extra in 0usize..3) {
+            let g = default_ports(n, u) + extra;
+            let s = Schedule::new(n, u, g).unwrap();
+            let np = s.padded();
+            let mut pair_seen = vec![0u32; np * np];
+            for t in 0..g {
+                // (receiver, receive port) pairs used in this slot.
+                let mut port_used = vec![false; np * u];
+                for src in 0..np {
+                    for b in 0..u {
+                        let d = s.dest(src, b, t);
+                        prop_assert!(d < np);
+                        let port = s.rx_port(src, b);
+                        prop_assert!(port < u);
+                        prop_assert!(!port_used[d * u + port], "slot {t}: port {port} of {d} hears two senders");
+                        port_used[d * u + port] = true;
+                        prop_assert_eq!(s.sender(d, port, t), src);
+                        prop_assert_eq!(s.link(src, d), (b, t));
+                        pair_seen[src * np + d] += 1;
+                    }
+                }
+                // The schedule repeats every epoch.
+                prop_assert_eq!(s.dest(0, 0, t + g), s.dest(0, 0, t));
+            }
+            prop_assert!(pair_seen.iter().all(|&c| c == 1), "every ordered pair exactly once per epoch");
+        }
+
+        #[test]
+        fn too_few_ports_is_an_error(n in 2usize..200, u in 1usize..16) {
+            let g = default_ports(n, u);
+            prop_assert!(Schedule::new(n, u, g).is_ok());
+            if g > 1 && u * (g - 1) < n {
+                prop_assert!(Schedule::new(n, u, g - 1).is_err());
+            }
+        }
+
+        #[test]
+        fn requests_respect_cells_and_intermediates(
+            cells in prop::collection::vec(1u64..6, 0..12),
+            ncand in 0usize..20,
+            seed in 0u64..1000,
+        ) {
+            let mut rng = RngStreams::new(seed).stream("t");
+            let mut flows: Vec<FlowCells> = cells.iter().enumerate()
+                .map(|(i, &c)| FlowCells { flow: i as u32, dst: (i % 3) as u32, cells: c })
+                .collect();
+            let mut cand: Vec<u32> = (0..ncand as u32).collect();
+            let mut out = Vec::new();
+            compute_requests(&mut flows, &mut cand, &mut rng, &mut out);
+            let total: u64 = cells.iter().sum();
+            // Terminates when either set is empty.
+            prop_assert_eq!(out.len() as u64, total.min(ncand as u64));
+            let mut via: Vec<u32> = out.iter().map(|r| r.via).collect();
+            via.sort_unstable();
+            via.dedup();
+            prop_assert_eq!(via.len(), out.len(), "two requests to one intermediate");
+            for (i, &c) in cells.iter().enumerate() {
+                let n = out.iter().filter(|r| r.flow == i as u32).count() as u64;
+                prop_assert!(n <= c, "flow {i}: {n} requests for {c} cells");
+                prop_assert!(out.iter().filter(|r| r.flow == i as u32).all(|r| r.dst == (i % 3) as u32));
+            }
+        }
+
+        #[test]
+        fn grants_never_exceed_the_bound(
+            dsts in prop::collection::vec(0u32..5, 0..40),
+            m0 in prop::collection::vec(0u32..5, 5),
+            q in 2u32..6,
+            seed in 0u64..1000,
+        ) {
+            let mut rng = RngStreams::new(seed).stream("t");
+            let mut reqs: Vec<Received> = dsts.iter().enumerate()
+                .map(|(i, &d)| Received { src: i as u32, dst: d, flow: i as u32 })
+                .collect();
+            let mut m: Vec<u32> = m0.iter().map(|&x| x.min(q)).collect();
+            let before = m.clone();
+            let mut out = Vec::new();
+            compute_grants(&mut reqs, &mut m, q, &mut rng, &mut out);
+            for d in 0..5u32 {
+                let asked = dsts.iter().filter(|&&x| x == d).count() as u32;
+                let granted = out.iter().filter(|g| g.dst == d).count() as u32;
+                prop_assert!(m[d as usize] <= q);
+                prop_assert_eq!(m[d as usize], before[d as usize] + granted);
+                // Grants as many as fit: all requests, or up to the bound.
+                prop_assert_eq!(granted, asked.min(q - before[d as usize]));
+            }
+        }
+    }
+
+    #[test]
+    fn fig15_by_hand() {
+        // compute_requests at a node with
+        //   F = [(f7, d=3, p=2), (f9, d=5, p=1)],  C = [0, 1, 2, 3].
+        // Scripted random_select choices (index into the current vector):
+        //   iter 1: F[0] = (f7,3,2); C[2] = 2  -> request (3 via 2); f7 -> p=1;
+        //           C = [0, 1, 3] (swap_remove moved 3 into index 2).
+        //   iter 2: F[1] = (f9,5,1); C[0] = 0  -> request (5 via 0); f9 is used up
+        //           and removed: F = [(f7,3,1)]; C = [3, 1].
+        //   iter 3: F[0] = (f7,3,1); C[1] = 1  -> request (3 via 1); F = [] -> stop
+        //           with C = [3] left (F emptied first).
+        let mut flows = vec![
+            FlowCells {
+                flow: 7,
+                dst: 3,
+                cells: 2,
+            },
+            FlowCells {
+                flow: 9,
+                dst: 5,
+                cells: 1,
+            },
+        ];
+        let mut cand = vec![0, 1, 2, 3];
+        let mut out = Vec::new();
+        let mut script = Script(vec![0, 2, 1, 0, 0, 1], 0);
+        compute_requests(&mut flows, &mut cand, &mut script, &mut out);
+        let got: Vec<(u32, u32, u32)> = out.iter().map(|r| (r.flow, r.dst, r.via)).collect();
+        assert_eq!(got, vec![(7, 3, 2), (9, 5, 0), (7, 3, 1)]);
+        assert!(flows.is_empty());
+        assert_eq!(cand, vec![3]);
+
+        // The same with fewer intermediates than cells: C = [4], F as above.
+        //   iter 1: F[1] = (f9,5,1), C[0] = 4 -> request (5 via 4); C empty -> stop.
+        let mut flows = vec![
+            FlowCells {
+                flow: 7,
+                dst: 3,
+                cells: 2,
+            },
+            FlowCells {
+                flow: 9,
+                dst: 5,
+                cells: 1,
+            },
+        ];
+        let mut cand = vec![4];
+        let mut out = Vec::new();
+        compute_requests(&mut flows, &mut cand, &mut Script(vec![1, 0], 0), &mut out);
+        assert_eq!(
+            out,
+            vec![Request {
+                flow: 9,
+                dst: 5,
+                via: 4
+            }]
+        );
+
+        // compute_grants at an intermediate with Q = 4 and
+        //   m[3] = 3 (say 2 queued + 1 outstanding), m[5] = 0.
+        // Requests received last epoch: A=(s1,d3), B=(s2,d3), C=(s4,d5).
+        // The shuffle (Fisher-Yates from the back) with picks [0, 1]:
+        //   i=2: swap(2, 0) -> [C, B, A];  i=1: swap(1, 1) -> [C, B, A].
+        // Visit C: m[5] = 0 < 4 -> grant (s4,d5), m[5] = 1.
+        // Visit B: m[3] = 3 < 4 -> grant (s2,d3), m[3] = 4.
+        // Visit A: m[3] = 4, not < 4 -> no grant.
+        let mut reqs = vec![
+            Received {
+                src: 1,
+                dst: 3,
+                flow: 0,
+            },
+            Received {
+                src: 2,
+                dst: 3,
+                flow: 0,
+            },
+            Received {
+                src: 4,
+                dst: 5,
+                flow: 0,
+            },
+        ];
+        let mut m = vec![0, 0, 0, 3, 0, 0];
+        let mut grants = Vec::new();
+        compute_grants(
+            &mut reqs,
+            &mut m,
+            4,
+            &mut Script(vec![0, 1], 0),
+            &mut grants,
+        );
+        let got: Vec<(u32, u32)> = grants.iter().map(|g| (g.src, g.dst)).collect();
+        assert_eq!(got, vec![(4, 5), (2, 3)]);
+        assert_eq!((m[3], m[5]), (4, 1));
+    }
+}
