@@ -3,6 +3,7 @@
 //! key, the value and the reason before any simulation time is spent.
 
 use crate::fabric::esn::{EsnOsubParams, EsnParams};
+use crate::fabric::sirius::SiriusParams;
 use crate::units::{ByteSize, Rate, SimTime};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -334,7 +335,7 @@ impl Default for MetricsConfig {
 }
 
 /// Names accepted by `fabric`, in the order `photonet compare` runs them.
-pub const FABRICS: &[&str] = &["esn", "esn_osub"];
+pub const FABRICS: &[&str] = &["esn", "esn_osub", "sirius", "sirius_ideal"];
 
 /// A whole run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -354,6 +355,8 @@ pub struct Config {
     pub esn: EsnParams,
     /// Parameters of ESN-OSUB (Ideal).
     pub esn_osub: EsnOsubParams,
+    /// Parameters of SIRIUS and SIRIUS (IDEAL).
+    pub sirius: SiriusParams,
 }
 
 impl Default for Config {
@@ -368,6 +371,7 @@ impl Default for Config {
             metrics: MetricsConfig::default(),
             esn: EsnParams::default(),
             esn_osub: EsnOsubParams::default(),
+            sirius: SiriusParams::default(),
         }
     }
 }
@@ -551,6 +555,9 @@ impl Config {
                 self.esn_osub.oversubscription,
                 "must be >= 1 (1 means non-blocking)",
             ));
+        }
+        if self.fabric.starts_with("sirius") {
+            self.sirius.layout(&self.topology)?;
         }
         Ok(())
     }

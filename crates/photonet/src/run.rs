@@ -4,6 +4,7 @@
 use crate::config::{Config, ConfigError, PatternKind, SizeDistKind};
 use crate::engine::{self, Progress, StopRule};
 use crate::fabric::esn::Esn;
+use crate::fabric::sirius::Sirius;
 use crate::fabric::{Fabric, Flow, Sink};
 use crate::metrics::{summarise, Summary, TimeSeries};
 use crate::rng::RngStreams;
@@ -61,17 +62,21 @@ pub struct Prepared {
 }
 
 /// Builds the fabric named by `config.fabric`.
-pub fn build_fabric(config: &Config) -> Box<dyn Fabric + Send> {
-    match config.fabric.as_str() {
-        "esn" => Box::new(Esn::ideal(&config.topology, &config.esn)),
-        "esn_osub" => Box::new(Esn::oversubscribed(&config.topology, &config.esn_osub)),
+pub fn build_fabric(config: &Config) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+    let c = config;
+    let check = c.metrics.check_invariants;
+    Ok(match c.fabric.as_str() {
+        "esn" => Box::new(Esn::ideal(&c.topology, &c.esn)),
+        "esn_osub" => Box::new(Esn::oversubscribed(&c.topology, &c.esn_osub)),
+        "sirius" => Box::new(Sirius::new(&c.topology, &c.sirius, false, c.seed, check)?),
+        "sirius_ideal" => Box::new(Sirius::new(&c.topology, &c.sirius, true, c.seed, check)?),
         other => unreachable!("validated fabric name {other}"),
-    }
+    })
 }
 
 pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> {
     config.validate()?;
-    let fabric = build_fabric(config);
+    let fabric = build_fabric(config)?;
     let hosts = fabric.hosts() as u32;
     let streams = RngStreams::new(config.seed);
     let w = &config.workload;

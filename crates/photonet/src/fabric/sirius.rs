@@ -1,1 +1,1345 @@
-//! Sirius fabric (placeholder, being written).
+//! Sirius (Ballani et al., SIGCOMM '20): nodes with tunable-laser uplinks into a
+//! single layer of passive gratings (AWGRs), a static cyclic schedule, Valiant
+//! two-hop routing over fixed-size cells, and the request/grant congestion
+//! control of the paper's Fig. 15.
+//!
+//! # What is simulated, slot by slot
+//!
+//! The fabric is time-stepped: one event per slot for the whole fabric (a slot
+//! is `cell_time + guardband`; an epoch is `G` slots), and no events while it is
+//! idle. In each slot:
+//!
+//! 1. **Arrivals.** Cells sent `1 + propagation/slot` slots ago reach their next
+//!    node: at the destination they go to the server downlink (rack-based) or are
+//!    delivered (server-based); at an intermediate they join its queue for the
+//!    destination.
+//! 2. **Epoch start** (request/grant only): grants computed one epoch ago are
+//!    applied (a granted cell moves from LOCAL to the source's virtual queue for
+//!    the intermediate, to go out this epoch); every intermediate grants among
+//!    the requests it received during the last epoch ([`compute_grants`]); every
+//!    node draws this epoch's requests ([`compute_requests`]). Requests and
+//!    grants ride on the cells each pair exchanges once per epoch, so a request
+//!    drawn in epoch e is granted at the start of e+1 and its cell is sent in
+//!    e+2.
+//! 3. **Transmission.** On each uplink, to the node the schedule connects it to,
+//!    one cell: a cell queued here for that node as its destination (second
+//!    hop), or a cell of our own granted by that node (first hop). When both
+//!    wait, the link alternates between them.
+//! 4. **Server links** (rack-based): each server pushes cells of its flows
+//!    (round-robin across flows) to its ToR at its rate R, as long as it has
+//!    credit in the ToR's LOCAL buffer (`server_buffer`, the one-hop credit flow
+//!    control of §4.3); intra-rack cells go straight to the destination
+//!    server's downlink. Each downlink drains at R.
+//!
+//! SIRIUS (IDEAL) replaces request/grant by zero-delay back-pressure: in any slot
+//! a node may send a LOCAL cell via the node its uplink reaches if that node
+//! holds (or has on the way) fewer than Q cells for the cell's destination;
+//! there is no handshake, so a new flow starts at once.
+//!
+//! Cells are pooled and linked into per-(node, neighbour) queues by index: no
+//! allocation per cell. LOCAL is a per-flow cell count; a cell gets its sequence
+//! number when it leaves LOCAL, so the reorder buffer at the destination sees
+//! exactly the reordering caused by the two-hop paths.
+
+use crate::config::{ConfigError, Topology};
+use crate::engine::SlotClock;
+use crate::fabric::{Fabric, FabricStats, Flow, Sink};
+use crate::rng::{RngStreams, SimRng};
+use crate::sched::sirius::{
+    compute_grants, compute_requests, default_ports, scaled_uplinks, FlowCells, Received, Request,
+    Schedule,
+};
+use crate::units::{ByteSize, Rate, SimTime};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// A node that fails during the run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeFailure {
+    /// Node (rack, or server in a server-based deployment) index.
+    pub node: u32,
+    /// When it fails; the failure takes effect at the next epoch boundary
+    /// (detection and datacenter-wide notification are assumed to take < 1 epoch).
+    pub at: SimTime,
+}
+
+/// Parameters of the Sirius fabric (`fabric = "sirius"` or `"sirius_ideal"`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SiriusParams {
+    /// Sirius uplinks per node = round(multiplier × `topology.uplinks`) (the
+    /// electrical baseline's count). The paper uses 1×, 1.5× (default) and 2×.
+    pub uplink_multiplier: f64,
+    /// Grating ports G = slots per epoch; 0 picks the smallest G with U·G ≥ N.
+    pub ports: u32,
+    /// Transmission part of a slot; a cell carries `cell_time × uplink_rate`
+    /// bytes (90 ns at 50 Gbps = 562 B). Give either this or `slot`.
+    pub cell_time: Option<SimTime>,
+    /// Whole slot (cell time + guardband), as an alternative to `cell_time`.
+    pub slot: Option<SimTime>,
+    /// Dead time between cells for laser tuning and clock recovery.
+    pub guardband: SimTime,
+    /// Q: the most cells an intermediate holds (or has granted) per destination.
+    pub queue_bound: u32,
+    /// One-way delay of one optical hop (node → grating → node); rounded up to
+    /// whole slots.
+    pub propagation: SimTime,
+    /// Credit each server has in its ToR's LOCAL buffer (rack-based only).
+    pub server_buffer: ByteSize,
+    /// Nodes that fail during the run.
+    pub failures: Vec<NodeFailure>,
+    /// After a failure, rebuild the schedule over the surviving nodes (epochs
+    /// shrink when fewer ports suffice) instead of leaving the failed node's
+    /// slots idle.
+    pub reschedule_on_failure: bool,
+}
+
+impl Default for SiriusParams {
+    fn default() -> Self {
+        SiriusParams {
+            uplink_multiplier: 1.5,
+            ports: 0,
+            cell_time: None,
+            slot: None,
+            guardband: SimTime::ns(10),
+            queue_bound: 4,
+            propagation: SimTime::ns(500),
+            server_buffer: ByteSize(32_000),
+            failures: Vec::new(),
+            reschedule_on_failure: false,
+        }
+    }
+}
+
+const DEFAULT_CELL_TIME: SimTime = SimTime::ns(90);
+
+fn bad(key: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> ConfigError {
+    ConfigError {
+        key: format!("sirius.{key}"),
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// The numbers a Sirius fabric is built from, derived and checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SiriusLayout {
+    pub nodes: usize,
+    pub uplinks: usize,
+    pub ports: usize,
+    pub cell_time: SimTime,
+    pub slot: SimTime,
+    pub cell_bytes: u64,
+    pub prop_slots: u64,
+}
+
+impl SiriusParams {
+    /// Derives the layout for `topo`, or says which key makes it impossible.
+    pub fn layout(&self, topo: &Topology) -> Result<SiriusLayout, ConfigError> {
+        let m = self.uplink_multiplier;
+        if !(m.is_finite() && m > 0.0) {
+            return Err(bad("uplink_multiplier", m, "must be a finite number > 0"));
+        }
+        let uplinks = scaled_uplinks(topo.uplinks, m) as usize;
+        if uplinks == 0 {
+            return Err(bad(
+                "uplink_multiplier",
+                m,
+                format!("round({m} × {} uplinks) leaves no uplink", topo.uplinks),
+            ));
+        }
+        let nodes = topo.racks as usize;
+        if nodes < 2 {
+            return Err(ConfigError {
+                key: "topology.racks".into(),
+                value: nodes.to_string(),
+                reason:
+                    "Sirius needs at least two nodes (racks, or servers with servers_per_rack = 1)"
+                        .into(),
+            });
+        }
+        let ports = if self.ports == 0 {
+            default_ports(nodes, uplinks)
+        } else {
+            self.ports as usize
+        };
+        if uplinks * ports < nodes {
+            return Err(bad(
+                "ports",
+                self.ports,
+                format!(
+                    "U·G = {uplinks}·{ports} = {} < {nodes} nodes: not every node gets a grating port",
+                    uplinks * ports
+                ),
+            ));
+        }
+        let (cell_time, slot) = match (self.cell_time, self.slot) {
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "slot",
+                    format!("\"{}\"", self.slot.unwrap_or_default()),
+                    "give either `cell_time` or `slot`, not both",
+                ))
+            }
+            (Some(c), None) => (c, c + self.guardband),
+            (None, Some(s)) => {
+                if self.guardband >= s {
+                    return Err(bad(
+                        "guardband",
+                        format!("\"{}\"", self.guardband),
+                        format!("must be shorter than the slot ({s}): no time would be left to transmit"),
+                    ));
+                }
+                (s - self.guardband, s)
+            }
+            (None, None) => (DEFAULT_CELL_TIME, DEFAULT_CELL_TIME + self.guardband),
+        };
+        let cell_bytes = topo.uplink_rate.bytes_in(cell_time);
+        if cell_bytes == 0 {
+            return Err(bad(
+                "cell_time",
+                format!("\"{cell_time}\""),
+                format!("carries no whole byte at {}", topo.uplink_rate),
+            ));
+        }
+        if self.queue_bound < 2 {
+            return Err(bad(
+                "queue_bound",
+                self.queue_bound,
+                "Q must be >= 2: a node may receive a new cell for a destination before it can send the previous one (§4.3)",
+            ));
+        }
+        if topo.servers_per_rack > 1 && self.server_buffer.0 < cell_bytes {
+            return Err(bad(
+                "server_buffer",
+                format!("\"{}\"", self.server_buffer),
+                format!("must hold at least one cell ({cell_bytes} B)"),
+            ));
+        }
+        let mut seen = vec![false; nodes];
+        for (i, f) in self.failures.iter().enumerate() {
+            let n = f.node as usize;
+            if n >= nodes {
+                return Err(bad(
+                    &format!("failures[{i}].node"),
+                    f.node,
+                    format!("no such node (nodes are 0..{nodes})"),
+                ));
+            }
+            if seen[n] {
+                return Err(bad(&format!("failures[{i}].node"), f.node, "listed twice"));
+            }
+            seen[n] = true;
+        }
+        Ok(SiriusLayout {
+            nodes,
+            uplinks,
+            ports,
+            cell_time,
+            slot,
+            cell_bytes,
+            prop_slots: self.propagation.0.div_ceil(slot.0),
+        })
+    }
+}
+
+const NIL: u32 = u32::MAX;
+
+/// A FIFO of pooled cells linked by index.
+#[derive(Clone, Copy, Debug)]
+struct Queue {
+    head: u32,
+    tail: u32,
+    len: u32,
+}
+
+impl Queue {
+    const EMPTY: Queue = Queue {
+        head: NIL,
+        tail: NIL,
+        len: 0,
+    };
+}
+
+/// Cells in the fabric (after LOCAL): flow, sequence number, and the link to the
+/// next cell in whatever queue holds it.
+#[derive(Default)]
+struct CellPool {
+    flow: Vec<u32>,
+    seq: Vec<u32>,
+    next: Vec<u32>,
+    free: Vec<u32>,
+}
+
+impl CellPool {
+    fn alloc(&mut self, flow: u32, seq: u32) -> u32 {
+        if let Some(c) = self.free.pop() {
+            self.flow[c as usize] = flow;
+            self.seq[c as usize] = seq;
+            self.next[c as usize] = NIL;
+            c
+        } else {
+            self.flow.push(flow);
+            self.seq.push(seq);
+            self.next.push(NIL);
+            (self.flow.len() - 1) as u32
+        }
+    }
+    fn release(&mut self, c: u32) {
+        self.free.push(c);
+    }
+    fn push(&mut self, q: &mut Queue, c: u32) {
+        self.next[c as usize] = NIL;
+        if q.tail == NIL {
+            q.head = c;
+        } else {
+            self.next[q.tail as usize] = c;
+        }
+        q.tail = c;
+        q.len += 1;
+    }
+    fn pop(&mut self, q: &mut Queue) -> Option<u32> {
+        if q.head == NIL {
+            return None;
+        }
+        let c = q.head;
+        q.head = self.next[c as usize];
+        if q.head == NIL {
+            q.tail = NIL;
+        }
+        q.len -= 1;
+        Some(c)
+    }
+}
+
+/// Per-flow state.
+struct FlowState {
+    src_server: u32,
+    dst_server: u32,
+    src_node: u32,
+    dst_node: u32,
+    bytes: u64,
+    cells: u32,
+    /// Cells the source server has pushed to its ToR (or, server-based, that
+    /// the application has handed to the NIC).
+    pushed: u32,
+    /// Cells in LOCAL.
+    in_local: u32,
+    /// LOCAL cells with a request outstanding.
+    requested: u32,
+    /// Sequence number of the next cell to leave LOCAL.
+    next_seq: u32,
+    /// Cells received by the destination server, and the reorder state.
+    received: u32,
+    next_expected: u32,
+    reorder: Vec<u32>,
+    /// Cells at the destination ToR waiting for the server downlink.
+    down_q: Queue,
+    on_local_list: bool,
+    done: bool,
+}
+
+impl FlowState {
+    fn cell_bytes(&self, seq: u32, cell: u64) -> u64 {
+        let start = seq as u64 * cell;
+        cell.min(self.bytes - start)
+    }
+}
+
+/// A server's link to its ToR (up) or from it (down): a byte credit that grows
+/// at R each slot, in units of bits × 10¹² so that every increment is exact.
+#[derive(Default)]
+struct ServerLink {
+    credit: u64,
+    /// Up: flows with cells not yet pushed. Down: flows with cells waiting at
+    /// the ToR. Served round-robin, one cell each (per-flow queues, as in the
+    /// electrical baseline's switches).
+    flows: VecDeque<u32>,
+    /// Down: cells waiting at the ToR for this server.
+    queued: u32,
+    /// Up: cells of this server in LOCAL (bounded by the credit).
+    in_local: u32,
+    active: bool,
+}
+
+/// Counters reported in `stats()`.
+#[derive(Default, Clone)]
+struct Counters {
+    cells_pushed: u64,
+    cells_delivered: u64,
+    cells_out_of_order: u64,
+    cells_sent: u64,
+    cells_forwarded: u64,
+    requests: u64,
+    grants: u64,
+    slots: u64,
+    peak_node_queue_cells: u32,
+    peak_dest_queue_cells: u32,
+    peak_local_cells: u64,
+    peak_reorder_bytes: u64,
+    peak_downlink_cells: usize,
+    /// Cells that reached a node after it failed (gone from every queue).
+    lost_at_failed: u64,
+    for_failed_dest: u64,
+    contention_violations: u64,
+}
+
+/// The Sirius fabric.
+pub struct Sirius {
+    label: String,
+    ideal: bool,
+    check: bool,
+    layout: SiriusLayout,
+    servers_per_rack: u32,
+    host_rate: Rate,
+    server_credit_cells: u32,
+    queue_bound: u32,
+    reschedule: bool,
+    clock: SlotClock,
+    schedule: Schedule,
+    /// Absolute slot index where the current schedule's epoch 0 began.
+    epoch_origin: u64,
+    /// Schedule position of each node and node at each position (NIL = dark).
+    pos_of: Vec<u32>,
+    node_at: Vec<u32>,
+    failed: Vec<bool>,
+    pending_failures: Vec<(SimTime, u32)>,
+
+    pool: CellPool,
+    /// `fwd[i·N + d]`: cells at node i whose destination is d (second hop).
+    fwd: Vec<Queue>,
+    /// `vq[s·N + x]`: cells of node s granted to go via x (first hop).
+    vq: Vec<Queue>,
+    /// `occ[i·N + d]`: m of Fig. 15 — cells at i for d plus cells granted (or,
+    /// ideal, sent) towards i for d that have not arrived yet.
+    occ: Vec<u32>,
+    /// Per link: when both a second-hop and a first-hop cell wait, send the
+    /// first-hop one next.
+    prefer_first_hop: Vec<bool>,
+    node_queued: Vec<u32>,
+    local_cells: Vec<u64>,
+    local_flows: Vec<Vec<u32>>,
+    /// Cells on the wire, by arrival slot (ring indexed by slot mod len):
+    /// (next node, cell, sent by its source, i.e. on its first hop).
+    in_flight: Vec<Vec<(u32, u32, bool)>>,
+    in_flight_cells: u64,
+
+    inbox: Vec<Vec<Received>>,
+    /// Grant decisions made at the last epoch start, applied at the next:
+    /// (source, intermediate, flow, granted).
+    decisions: Vec<(u32, u32, u32, bool)>,
+    outstanding_requests: u64,
+
+    flows: Vec<FlowState>,
+    up: Vec<ServerLink>,
+    down: Vec<ServerLink>,
+    up_active: Vec<u32>,
+    down_active: Vec<u32>,
+    downlink_cells: u64,
+    /// Cells that can never move (at or for failed nodes), excluded from "busy".
+    frozen_cells: u64,
+    rng: SimRng,
+    scratch_flows: Vec<FlowCells>,
+    scratch_candidates: Vec<u32>,
+    scratch_requests: Vec<Request>,
+    scratch_grants: Vec<Received>,
+    rx_seen: Vec<u64>,
+    /// The last slot processed and the latest time seen (arrival or slot).
+    last_slot: Option<u64>,
+    latest: SimTime,
+    c: Counters,
+}
+
+impl Sirius {
+    /// Builds the fabric; `ideal` selects SIRIUS (IDEAL). `check` enables the
+    /// per-slot contention check.
+    pub fn new(
+        topo: &Topology,
+        p: &SiriusParams,
+        ideal: bool,
+        seed: u64,
+        check: bool,
+    ) -> Result<Sirius, ConfigError> {
+        let layout = p.layout(topo)?;
+        let n = layout.nodes;
+        let schedule =
+            Schedule::new(n, layout.uplinks, layout.ports).map_err(|e| bad("ports", p.ports, e))?;
+        let hosts = topo.hosts();
+        let label = if ideal { "SIRIUS (IDEAL)" } else { "SIRIUS" };
+        let mut pending: Vec<(SimTime, u32)> = p.failures.iter().map(|f| (f.at, f.node)).collect();
+        pending.sort();
+        pending.reverse(); // pop from the back in time order
+        let padded = schedule.padded();
+        let mut node_at = vec![NIL; padded];
+        for (i, slot) in node_at.iter_mut().enumerate().take(n) {
+            *slot = i as u32;
+        }
+        Ok(Sirius {
+            label: format!("{label} {}x{}", layout.uplinks, layout.ports),
+            ideal,
+            check,
+            servers_per_rack: topo.servers_per_rack,
+            host_rate: topo.host_rate(),
+            server_credit_cells: (p.server_buffer.0 / layout.cell_bytes).max(1) as u32,
+            queue_bound: p.queue_bound,
+            reschedule: p.reschedule_on_failure,
+            clock: SlotClock::new(layout.slot),
+            schedule,
+            epoch_origin: 0,
+            pos_of: (0..n as u32).collect(),
+            node_at,
+            failed: vec![false; n],
+            pending_failures: pending,
+            pool: CellPool::default(),
+            fwd: vec![Queue::EMPTY; n * n],
+            vq: vec![Queue::EMPTY; n * n],
+            occ: vec![0; n * n],
+            prefer_first_hop: vec![false; n * n],
+            node_queued: vec![0; n],
+            local_cells: vec![0; n],
+            local_flows: vec![Vec::new(); n],
+            in_flight: vec![Vec::new(); layout.prop_slots as usize + 2],
+            in_flight_cells: 0,
+            inbox: vec![Vec::new(); n],
+            decisions: Vec::new(),
+            outstanding_requests: 0,
+            flows: Vec::new(),
+            up: (0..hosts).map(|_| ServerLink::default()).collect(),
+            down: (0..hosts).map(|_| ServerLink::default()).collect(),
+            up_active: Vec::new(),
+            down_active: Vec::new(),
+            downlink_cells: 0,
+            frozen_cells: 0,
+            rng: RngStreams::new(seed).stream("sirius.request_grant"),
+            scratch_flows: Vec::new(),
+            scratch_candidates: Vec::new(),
+            scratch_requests: Vec::new(),
+            scratch_grants: Vec::new(),
+            rx_seen: vec![u64::MAX; padded * layout.uplinks],
+            last_slot: None,
+            latest: SimTime::ZERO,
+            layout,
+            c: Counters::default(),
+        })
+    }
+
+    /// The derived layout (uplinks, ports, slot, cell size).
+    pub fn layout(&self) -> &SiriusLayout {
+        &self.layout
+    }
+
+    fn n(&self) -> usize {
+        self.layout.nodes
+    }
+
+    fn rack_based(&self) -> bool {
+        self.servers_per_rack > 1
+    }
+
+    /// Credit a server link earns per slot, in bits × 10¹².
+    fn credit_per_slot(&self) -> u64 {
+        self.host_rate.0 * self.layout.slot.0
+    }
+
+    fn cell_cost(bytes: u64) -> u64 {
+        bytes * 8 * SimTime::S
+    }
+
+    /// Anything left that can still move?
+    fn busy(&self) -> bool {
+        !self.up_active.is_empty()
+            || !self.down_active.is_empty()
+            || self.in_flight_cells > 0
+            || self.outstanding_requests > 0
+            || !self.decisions.is_empty()
+            || self.movable_cells() > 0
+    }
+
+    fn movable_cells(&self) -> u64 {
+        let queued: u64 = self.node_queued.iter().map(|&x| x as u64).sum::<u64>()
+            + self.local_cells.iter().sum::<u64>();
+        queued.saturating_sub(self.frozen_cells)
+    }
+
+    fn slot_in_epoch(&self, t: u64) -> usize {
+        ((t - self.epoch_origin) % self.schedule.ports() as u64) as usize
+    }
+
+    // ---- LOCAL -----------------------------------------------------------
+
+    fn add_to_local(&mut self, f: u32, cells: u32) {
+        let st = &mut self.flows[f as usize];
+        st.in_local += cells;
+        let node = st.src_node as usize;
+        if self.failed[st.dst_node as usize] {
+            self.frozen_cells += cells as u64;
+            self.c.for_failed_dest += cells as u64;
+        }
+        if !st.on_local_list {
+            st.on_local_list = true;
+            self.local_flows[node].push(f);
+        }
+        self.local_cells[node] += cells as u64;
+        self.c.peak_local_cells = self.c.peak_local_cells.max(self.local_cells[node]);
+    }
+
+    /// Takes one cell of flow `f` out of LOCAL, giving it its sequence number.
+    fn take_from_local(&mut self, f: u32) -> u32 {
+        let st = &mut self.flows[f as usize];
+        debug_assert!(st.in_local > 0);
+        st.in_local -= 1;
+        let seq = st.next_seq;
+        st.next_seq += 1;
+        let (node, server) = (st.src_node as usize, st.src_server as usize);
+        self.local_cells[node] -= 1;
+        if self.rack_based() {
+            self.up[server].in_local -= 1;
+        }
+        self.pool.alloc(f, seq)
+    }
+
+    // ---- queues ----------------------------------------------------------
+
+    fn enqueue_fwd(&mut self, node: usize, dst: usize, cell: u32) {
+        let n = self.n();
+        let mut q = self.fwd[node * n + dst];
+        self.pool.push(&mut q, cell);
+        self.fwd[node * n + dst] = q;
+        self.c.peak_dest_queue_cells = self.c.peak_dest_queue_cells.max(q.len);
+        self.bump_node(node);
+    }
+
+    fn enqueue_vq(&mut self, node: usize, via: usize, cell: u32) {
+        let n = self.n();
+        let mut q = self.vq[node * n + via];
+        self.pool.push(&mut q, cell);
+        self.vq[node * n + via] = q;
+        self.bump_node(node);
+    }
+
+    fn bump_node(&mut self, node: usize) {
+        self.node_queued[node] += 1;
+        self.c.peak_node_queue_cells = self.c.peak_node_queue_cells.max(self.node_queued[node]);
+    }
+
+    // ---- delivery --------------------------------------------------------
+
+    /// A cell reached its destination node at `t`.
+    fn at_destination(&mut self, cell: u32, t: SimTime, sink: &mut Sink) {
+        if self.rack_based() {
+            self.queue_for_server(cell);
+        } else {
+            let (f, seq) = (self.pool.flow[cell as usize], self.pool.seq[cell as usize]);
+            self.pool.release(cell);
+            self.receive(f, seq, t, sink);
+        }
+    }
+
+    /// Queues a cell at the destination ToR for its server.
+    fn queue_for_server(&mut self, cell: u32) {
+        let f = self.pool.flow[cell as usize];
+        let st = &mut self.flows[f as usize];
+        let server = st.dst_server as usize;
+        let was_empty = st.down_q.len == 0;
+        self.pool.push(&mut st.down_q, cell);
+        self.downlink_cells += 1;
+        let d = &mut self.down[server];
+        d.queued += 1;
+        self.c.peak_downlink_cells = self.c.peak_downlink_cells.max(d.queued as usize);
+        if was_empty {
+            d.flows.push_back(f);
+        }
+        if !d.active {
+            d.active = true;
+            self.down_active.push(server as u32);
+        }
+    }
+
+    /// The destination server got cell `seq` of flow `f` at `t`.
+    fn receive(&mut self, f: u32, seq: u32, t: SimTime, sink: &mut Sink) {
+        let cell = self.layout.cell_bytes;
+        let st = &mut self.flows[f as usize];
+        let bytes = st.cell_bytes(seq, cell);
+        st.received += 1;
+        self.c.cells_delivered += 1;
+        if seq == st.next_expected {
+            st.next_expected += 1;
+            if !st.reorder.is_empty() {
+                st.reorder.sort_unstable();
+                let mut k = 0;
+                while k < st.reorder.len() && st.reorder[k] == st.next_expected {
+                    st.next_expected += 1;
+                    k += 1;
+                }
+                st.reorder.drain(..k);
+            }
+        } else {
+            self.c.cells_out_of_order += 1;
+            st.reorder.push(seq);
+            let held: u64 = st.reorder.len() as u64 * cell;
+            self.c.peak_reorder_bytes = self.c.peak_reorder_bytes.max(held);
+        }
+        sink.deliver(f, t, bytes);
+        if st.received == st.cells {
+            st.done = true;
+            st.reorder = Vec::new();
+            sink.complete(f, t);
+        }
+    }
+
+    // ---- per-slot steps ----------------------------------------------------
+
+    fn process_arrivals(&mut self, t: u64, now: SimTime, sink: &mut Sink) {
+        let len = self.in_flight.len();
+        let mut batch = std::mem::take(&mut self.in_flight[(t % len as u64) as usize]);
+        let n = self.n();
+        for &(x, cell, first_hop) in &batch {
+            self.in_flight_cells -= 1;
+            let x = x as usize;
+            let f = self.pool.flow[cell as usize] as usize;
+            let dst = self.flows[f].dst_node as usize;
+            if self.failed[x] {
+                self.c.lost_at_failed += 1;
+                self.pool.release(cell);
+                continue;
+            }
+            if x == dst {
+                if first_hop && !self.ideal {
+                    self.occ[x * n + dst] -= 1; // a cell granted direct arrived
+                }
+                self.at_destination(cell, now, sink);
+            } else {
+                // m is unchanged: the cell moves from "on its way" to "queued".
+                self.enqueue_fwd(x, dst, cell);
+                if self.failed[dst] {
+                    self.frozen_cells += 1;
+                    self.c.for_failed_dest += 1;
+                }
+            }
+        }
+        batch.clear();
+        self.in_flight[(t % len as u64) as usize] = batch;
+    }
+
+    fn server_uplinks(&mut self) {
+        let per_slot = self.credit_per_slot();
+        let cell = self.layout.cell_bytes;
+        let mut i = 0;
+        while i < self.up_active.len() {
+            let s = self.up_active[i] as usize;
+            let mut link = std::mem::take(&mut self.up[s]);
+            if self.failed[s / self.servers_per_rack as usize] {
+                link.flows.clear(); // the ToR is down: nothing more leaves the server
+            }
+            link.credit += per_slot;
+            while let Some(&f) = link.flows.front() {
+                let st = &self.flows[f as usize];
+                if self.failed[st.dst_node as usize] {
+                    link.flows.pop_front(); // the source gives up on a dead destination
+                    continue;
+                }
+                let bytes = st.cell_bytes(st.pushed, cell);
+                let cost = Self::cell_cost(bytes);
+                let intra = st.src_node == st.dst_node;
+                if link.credit < cost || (!intra && link.in_local >= self.server_credit_cells) {
+                    // Blocked: an idle link cannot bank more than one cell's worth.
+                    link.credit = link.credit.min(cost);
+                    break;
+                }
+                link.credit -= cost;
+                link.flows.pop_front();
+                let st = &mut self.flows[f as usize];
+                let seq = st.pushed;
+                st.pushed += 1;
+                let more = st.pushed < st.cells;
+                self.c.cells_pushed += 1;
+                if intra {
+                    st.next_seq += 1;
+                    let c = self.pool.alloc(f, seq);
+                    self.queue_for_server(c);
+                } else {
+                    link.in_local += 1;
+                    self.add_to_local(f, 1);
+                }
+                if more {
+                    link.flows.push_back(f);
+                }
+            }
+            let idle = link.flows.is_empty();
+            if idle {
+                link.credit = 0;
+                link.active = false;
+            }
+            self.up[s] = link;
+            if idle {
+                self.up_active.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn server_downlinks(&mut self, end_of_slot: SimTime, sink: &mut Sink) {
+        let per_slot = self.credit_per_slot();
+        let cell = self.layout.cell_bytes;
+        let mut i = 0;
+        while i < self.down_active.len() {
+            let s = self.down_active[i] as usize;
+            if self.failed[s / self.servers_per_rack as usize] {
+                // The ToR is down: its queued cells stay (counted), nothing drains.
+                self.down[s].active = false;
+                self.down_active.swap_remove(i);
+                continue;
+            }
+            self.down[s].credit += per_slot;
+            while let Some(&f) = self.down[s].flows.front() {
+                let st = &mut self.flows[f as usize];
+                let head = st.down_q.head;
+                let seq = self.pool.seq[head as usize];
+                let cost = Self::cell_cost(st.cell_bytes(seq, cell));
+                if self.down[s].credit < cost {
+                    break;
+                }
+                self.down[s].credit -= cost;
+                self.pool.pop(&mut st.down_q);
+                self.pool.release(head);
+                let more = st.down_q.len > 0;
+                let d = &mut self.down[s];
+                d.flows.pop_front();
+                if more {
+                    d.flows.push_back(f);
+                }
+                d.queued -= 1;
+                self.downlink_cells -= 1;
+                self.receive(f, seq, end_of_slot, sink);
+            }
+            if self.down[s].flows.is_empty() {
+                self.down[s].credit = 0;
+                self.down[s].active = false;
+                self.down_active.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Epoch start of request/grant: apply last epoch's grant decisions, grant
+    /// the requests received during the last epoch, draw this epoch's requests.
+    fn epoch_start(&mut self) {
+        let n = self.n();
+        // 1. Decisions made one epoch ago reach their sources now.
+        let decisions = std::mem::take(&mut self.decisions);
+        for &(src, via, f, granted) in &decisions {
+            self.outstanding_requests -= 1;
+            let st = &mut self.flows[f as usize];
+            st.requested -= 1;
+            if !granted {
+                continue;
+            }
+            self.c.grants += 1;
+            let dst = st.dst_node as usize;
+            if self.failed[src as usize] {
+                // The source died after asking: release the intermediate's slot.
+                self.occ[via as usize * n + dst] -= 1;
+                continue;
+            }
+            let cell = self.take_from_local(f);
+            if self.failed[via as usize] {
+                // Granted just before the intermediate failed: send the cell on
+                // the direct path instead (as if the destination had granted it).
+                self.occ[dst * n + dst] += 1;
+                self.enqueue_vq(src as usize, dst, cell);
+                continue;
+            }
+            self.enqueue_vq(src as usize, via as usize, cell);
+        }
+        self.decisions = decisions;
+        self.decisions.clear();
+
+        // 2. Grants, at each intermediate, over what it received last epoch.
+        let q = self.queue_bound;
+        for i in 0..n {
+            if self.inbox[i].is_empty() {
+                continue;
+            }
+            let mut reqs = std::mem::take(&mut self.inbox[i]);
+            if self.failed[i] {
+                for r in &reqs {
+                    self.decisions.push((r.src, i as u32, r.flow, false));
+                }
+            } else {
+                self.scratch_grants.clear();
+                let m = &mut self.occ[i * n..(i + 1) * n];
+                compute_grants(&mut reqs, m, q, &mut self.rng, &mut self.scratch_grants);
+                // compute_grants shuffles `reqs` and grants a prefix-respecting
+                // subset; mark which were granted by walking both in order.
+                let mut g = 0;
+                for r in &reqs {
+                    let granted = g < self.scratch_grants.len() && self.scratch_grants[g] == *r;
+                    if granted {
+                        g += 1;
+                    }
+                    self.decisions.push((r.src, i as u32, r.flow, granted));
+                }
+                debug_assert_eq!(g, self.scratch_grants.len());
+            }
+            reqs.clear();
+            self.inbox[i] = reqs;
+        }
+
+        // 3. Requests for this epoch.
+        for s in 0..n {
+            if self.failed[s] || self.local_flows[s].is_empty() {
+                continue;
+            }
+            let mut list = std::mem::take(&mut self.local_flows[s]);
+            self.scratch_flows.clear();
+            list.retain(|&f| {
+                let st = &mut self.flows[f as usize];
+                if st.in_local == 0 {
+                    st.on_local_list = false;
+                    return false;
+                }
+                let free = st.in_local - st.requested;
+                if free > 0 && !self.failed[st.dst_node as usize] {
+                    self.scratch_flows.push(FlowCells {
+                        flow: f,
+                        dst: st.dst_node,
+                        cells: free as u64,
+                    });
+                }
+                true
+            });
+            self.local_flows[s] = list;
+            if self.scratch_flows.is_empty() {
+                continue;
+            }
+            self.scratch_candidates.clear();
+            for x in 0..n {
+                // One request per intermediate per epoch (Fig. 15); we also skip
+                // intermediates whose virtual queue here still holds two or more
+                // cells, so that a link busy with second-hop traffic cannot make
+                // first-hop cells pile up without bound.
+                if x != s && !self.failed[x] && self.vq[s * n + x].len < 2 {
+                    self.scratch_candidates.push(x as u32);
+                }
+            }
+            self.scratch_requests.clear();
+            compute_requests(
+                &mut self.scratch_flows,
+                &mut self.scratch_candidates,
+                &mut self.rng,
+                &mut self.scratch_requests,
+            );
+            for k in 0..self.scratch_requests.len() {
+                let r = self.scratch_requests[k];
+                self.flows[r.flow as usize].requested += 1;
+                self.outstanding_requests += 1;
+                self.c.requests += 1;
+                self.inbox[r.via as usize].push(Received {
+                    src: s as u32,
+                    dst: r.dst,
+                    flow: r.flow,
+                });
+            }
+        }
+    }
+
+    /// Picks the LOCAL cell node `s` sends via `x` in SIRIUS (IDEAL): the first
+    /// flow, round-robin, whose destination is `x` or has room at `x`.
+    fn ideal_pick(&mut self, s: usize, x: usize) -> Option<u32> {
+        let n = self.n();
+        let q = self.queue_bound;
+        let list = &mut self.local_flows[s];
+        let mut k = 0;
+        while k < list.len() {
+            let f = list[k];
+            let st = &self.flows[f as usize];
+            if st.in_local == 0 {
+                self.flows[f as usize].on_local_list = false;
+                list.swap_remove(k);
+                continue;
+            }
+            let d = st.dst_node as usize;
+            if !self.failed[d] && (d == x || self.occ[x * n + d] < q) {
+                // Rotate for round-robin fairness across flows.
+                list[k..].rotate_left(1);
+                return Some(f);
+            }
+            k += 1;
+        }
+        None
+    }
+
+    fn transmit(&mut self, t: u64) {
+        let n = self.n();
+        let k = self.slot_in_epoch(t);
+        let uplinks = self.layout.uplinks;
+        let arrive = ((t + 1 + self.layout.prop_slots) % self.in_flight.len() as u64) as usize;
+        for s in 0..n {
+            if self.failed[s] {
+                continue;
+            }
+            let has_local = self.ideal && self.local_cells[s] > 0;
+            if self.node_queued[s] == 0 && !has_local {
+                continue;
+            }
+            let pos = self.pos_of[s] as usize;
+            for u in 0..uplinks {
+                let xpos = self.schedule.dest(pos, u, k);
+                let x = self.node_at[xpos];
+                if x == NIL || x as usize == s || self.failed[x as usize] {
+                    continue;
+                }
+                let x = x as usize;
+                let link = s * n + x;
+                let second = self.fwd[link].len > 0;
+                let mut first = self.vq[link].len > 0;
+                let mut ideal_flow = None;
+                if !first && self.ideal && self.local_cells[s] > 0 {
+                    ideal_flow = self.ideal_pick(s, x);
+                    first = ideal_flow.is_some();
+                }
+                let use_first = match (second, first) {
+                    (false, false) => continue,
+                    (true, false) => false,
+                    (false, true) => true,
+                    (true, true) => {
+                        let p = self.prefer_first_hop[link];
+                        self.prefer_first_hop[link] = !p;
+                        p
+                    }
+                };
+                let cell = if use_first {
+                    if let Some(f) = ideal_flow {
+                        let cell = self.take_from_local(f);
+                        let d = self.flows[f as usize].dst_node as usize;
+                        if d != x {
+                            self.occ[x * n + d] += 1; // on its way to x for d
+                        }
+                        cell
+                    } else {
+                        let mut q = self.vq[link];
+                        let c = self.pool.pop(&mut q).expect("non-empty");
+                        self.vq[link] = q;
+                        self.node_queued[s] -= 1;
+                        c
+                    }
+                } else {
+                    let mut q = self.fwd[link];
+                    let c = self.pool.pop(&mut q).expect("non-empty");
+                    self.fwd[link] = q;
+                    self.node_queued[s] -= 1;
+                    self.occ[link] -= 1;
+                    self.c.cells_forwarded += 1;
+                    c
+                };
+                if self.check {
+                    // Receive port of x that hears s: must hear no one else this slot.
+                    let port = self.schedule.rx_port(pos, u);
+                    let key = xpos * uplinks + port;
+                    if self.rx_seen[key] == t {
+                        self.c.contention_violations += 1;
+                    }
+                    self.rx_seen[key] = t;
+                }
+                self.c.cells_sent += 1;
+                self.in_flight[arrive].push((x as u32, cell, use_first));
+                self.in_flight_cells += 1;
+            }
+        }
+    }
+
+    /// Applies failures due by `now` (at an epoch boundary).
+    fn apply_failures(&mut self, now: SimTime, t: u64) {
+        let mut changed = false;
+        while let Some(&(at, node)) = self.pending_failures.last() {
+            if at > now {
+                break;
+            }
+            self.pending_failures.pop();
+            let x = node as usize;
+            if self.failed[x] {
+                continue;
+            }
+            self.failed[x] = true;
+            changed = true;
+            let n = self.n();
+            // Everything held at x is frozen (stuck at a failed node).
+            self.frozen_cells += self.node_queued[x] as u64 + self.local_cells[x];
+            let mut cells = Vec::new();
+            for s in 0..n {
+                if s == x || self.failed[s] {
+                    continue;
+                }
+                // Second-hop cells for x can never be delivered.
+                let l = self.fwd[s * n + x].len as u64;
+                self.frozen_cells += l;
+                self.c.for_failed_dest += l;
+                // First-hop cells that were to go via x take the direct path
+                // (unless x was their destination too).
+                let mut q = self.vq[s * n + x];
+                cells.clear();
+                while let Some(c) = self.pool.pop(&mut q) {
+                    cells.push(c);
+                }
+                self.vq[s * n + x] = q;
+                self.node_queued[s] -= cells.len() as u32;
+                for &c in &cells {
+                    let d = self.flows[self.pool.flow[c as usize] as usize].dst_node as usize;
+                    if d == x {
+                        self.frozen_cells += 1;
+                        self.c.for_failed_dest += 1;
+                    } else if !self.ideal {
+                        self.occ[d * n + d] += 1;
+                    }
+                    self.enqueue_vq(s, d, c);
+                }
+                // LOCAL cells for x can never leave; their servers get the credit back.
+                for k in 0..self.local_flows[s].len() {
+                    let f = self.local_flows[s][k] as usize;
+                    let st = &self.flows[f];
+                    if st.dst_node as usize == x && st.in_local > 0 {
+                        let (c, server) = (st.in_local, st.src_server as usize);
+                        self.frozen_cells += c as u64;
+                        self.c.for_failed_dest += c as u64;
+                        if self.servers_per_rack > 1 {
+                            self.up[server].in_local -= c;
+                        }
+                    }
+                }
+            }
+        }
+        if changed && self.reschedule {
+            let live: Vec<u32> = (0..self.n() as u32)
+                .filter(|&i| !self.failed[i as usize])
+                .collect();
+            let u = self.layout.uplinks;
+            let g = default_ports(live.len().max(1), u).min(self.layout.ports);
+            self.schedule = Schedule::new(live.len().max(1), u, g).expect("fewer nodes always fit");
+            self.node_at = vec![NIL; self.schedule.padded()];
+            self.rx_seen = vec![u64::MAX; self.schedule.padded() * u];
+            for (p, &node) in live.iter().enumerate() {
+                self.node_at[p] = node;
+                self.pos_of[node as usize] = p as u32;
+            }
+            self.epoch_origin = t;
+        }
+    }
+
+    /// Conservation: every cell pushed to a ToR is delivered or somewhere.
+    fn accounted_cells(&self) -> u64 {
+        let queued: u64 = self.node_queued.iter().map(|&x| x as u64).sum();
+        let local: u64 = self.local_cells.iter().sum();
+        self.c.cells_delivered
+            + queued
+            + local
+            + self.in_flight_cells
+            + self.downlink_cells
+            + self.c.lost_at_failed
+    }
+
+    fn frozen_at_failed_nodes(&self) -> u64 {
+        (0..self.n())
+            .filter(|&x| self.failed[x])
+            .map(|x| self.node_queued[x] as u64 + self.local_cells[x])
+            .sum()
+    }
+}
+
+impl Fabric for Sirius {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+
+    fn hosts(&self) -> usize {
+        self.up.len()
+    }
+
+    fn host_rate(&self) -> Rate {
+        self.host_rate
+    }
+
+    fn add_flow(&mut self, _now: SimTime, flow: &Flow, _sink: &mut Sink) {
+        let spr = self.servers_per_rack;
+        let cell = self.layout.cell_bytes;
+        let cells = flow.bytes.div_ceil(cell);
+        assert!(
+            cells <= u32::MAX as u64,
+            "flow {} has too many cells",
+            flow.id
+        );
+        let id = flow.id;
+        debug_assert_eq!(id as usize, self.flows.len());
+        self.flows.push(FlowState {
+            src_server: flow.src,
+            dst_server: flow.dst,
+            src_node: flow.src / spr,
+            dst_node: flow.dst / spr,
+            bytes: flow.bytes,
+            cells: cells as u32,
+            pushed: 0,
+            in_local: 0,
+            requested: 0,
+            next_seq: 0,
+            received: 0,
+            next_expected: 0,
+            reorder: Vec::new(),
+            down_q: Queue::EMPTY,
+            on_local_list: false,
+            done: false,
+        });
+        self.latest = self.latest.max(_now);
+        if self.failed[(flow.src / spr) as usize] {
+            return; // its source rack is down: the flow never starts
+        }
+        if self.rack_based() {
+            let link = &mut self.up[flow.src as usize];
+            link.flows.push_back(id);
+            if !link.active {
+                link.active = true;
+                self.up_active.push(flow.src);
+            }
+        } else {
+            // Server-based: the node is the server; the whole flow is in LOCAL.
+            self.flows[id as usize].pushed = cells as u32;
+            self.c.cells_pushed += cells;
+            self.add_to_local(id, cells as u32);
+        }
+    }
+
+    fn next_event(&self) -> Option<SimTime> {
+        // Idle: no events (a pending failure is applied at the first epoch
+        // boundary processed after it is due).
+        if !self.busy() {
+            return None;
+        }
+        let after_last = self.last_slot.map_or(0, |t| t + 1);
+        let k = after_last.max(self.clock.first_slot_at_or_after(self.latest));
+        Some(self.clock.start(k))
+    }
+
+    fn advance(&mut self, now: SimTime, sink: &mut Sink) {
+        let t = self.clock.slot_of(now);
+        debug_assert_eq!(self.clock.start(t), now, "advance only at slot boundaries");
+        self.c.slots += 1;
+        sink.internal_events += 1;
+        self.process_arrivals(t, now, sink);
+        let epoch_start = self.slot_in_epoch(t) == 0;
+        if epoch_start {
+            if !self.pending_failures.is_empty() {
+                self.apply_failures(now, t);
+            }
+            if !self.ideal {
+                self.epoch_start();
+            }
+        }
+        self.transmit(t);
+        if self.rack_based() {
+            let end = self.clock.start(t + 1);
+            self.server_downlinks(end, sink);
+            self.server_uplinks();
+        }
+        self.last_slot = Some(t);
+        self.latest = now;
+    }
+
+    fn finish(&mut self, _end: SimTime, _sink: &mut Sink) {}
+
+    fn stats(&self) -> FabricStats {
+        let mut m = FabricStats::new();
+        let cb = self.layout.cell_bytes as f64;
+        let l = &self.layout;
+        m.insert("uplinks".into(), l.uplinks as f64);
+        m.insert("ports".into(), l.ports as f64);
+        m.insert("dark_nodes".into(), (l.uplinks * l.ports - l.nodes) as f64);
+        m.insert("cell_bytes".into(), cb);
+        m.insert("slot_ns".into(), l.slot.0 as f64 / 1e3);
+        m.insert("epoch_ns".into(), (l.slot.0 * l.ports as u64) as f64 / 1e3);
+        m.insert("slots_simulated".into(), self.c.slots as f64);
+        m.insert("cells_pushed".into(), self.c.cells_pushed as f64);
+        m.insert("cells_sent".into(), self.c.cells_sent as f64);
+        m.insert("cells_forwarded".into(), self.c.cells_forwarded as f64);
+        m.insert("cells_delivered".into(), self.c.cells_delivered as f64);
+        m.insert(
+            "cells_out_of_order".into(),
+            self.c.cells_out_of_order as f64,
+        );
+        m.insert(
+            "peak_reorder_bytes".into(),
+            self.c.peak_reorder_bytes as f64,
+        );
+        m.insert(
+            "peak_node_queue_bytes".into(),
+            self.c.peak_node_queue_cells as f64 * cb,
+        );
+        m.insert(
+            "peak_dest_queue_cells".into(),
+            self.c.peak_dest_queue_cells as f64,
+        );
+        m.insert(
+            "peak_local_bytes".into(),
+            self.c.peak_local_cells as f64 * cb,
+        );
+        m.insert(
+            "peak_downlink_queue_bytes".into(),
+            self.c.peak_downlink_cells as f64 * cb,
+        );
+        if !self.ideal {
+            m.insert("requests".into(), self.c.requests as f64);
+            m.insert("grants".into(), self.c.grants as f64);
+        }
+        let failed = self.failed.iter().filter(|&&f| f).count();
+        m.insert("failed_nodes".into(), failed as f64);
+        m.insert(
+            "cells_stuck_at_failed_nodes".into(),
+            (self.c.lost_at_failed + self.frozen_at_failed_nodes()) as f64,
+        );
+        m.insert(
+            "cells_for_failed_destinations".into(),
+            self.c.for_failed_dest as f64,
+        );
+        if self.check {
+            m.insert(
+                "contention_violations".into(),
+                self.c.contention_violations as f64,
+            );
+        }
+        m
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        let n = self.n();
+        if self.accounted_cells() != self.c.cells_pushed {
+            return Err(format!(
+                "sirius: {} cells pushed but {} accounted for",
+                self.c.cells_pushed,
+                self.accounted_cells()
+            ));
+        }
+        if self.c.contention_violations > 0 {
+            return Err(format!(
+                "sirius: {} receive ports heard two senders in one slot",
+                self.c.contention_violations
+            ));
+        }
+        let q = self.queue_bound;
+        for i in 0..n {
+            for d in 0..n {
+                let (len, m) = (self.fwd[i * n + d].len, self.occ[i * n + d]);
+                if len > q || m > q {
+                    return Err(format!(
+                        "sirius: node {i} holds {len} cells (m = {m}) for {d}, above Q = {q}"
+                    ));
+                }
+                if len > m {
+                    return Err(format!(
+                        "sirius: node {i} holds {len} cells for {d} but m = {m}"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
