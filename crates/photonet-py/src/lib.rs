@@ -130,6 +130,27 @@ fn run<'py>(
     Ok(out)
 }
 
+/// The analytical power and cost model of Sirius §5 (and §2's scale tax).
+/// `params_toml` holds model parameters (missing keys take the defaults);
+/// Fig. 6a sweeps `power_multipliers` (default 1..6) and Fig. 6b puts error
+/// bars at `error_multiplier` (default 5). Returns the report as JSON text;
+/// bad parameters raise ConfigError naming the key, value and reason.
+#[pyfunction]
+#[pyo3(signature = (params_toml=None, power_multipliers=None, error_multiplier=None))]
+fn power_cost_model(
+    params_toml: Option<&str>,
+    power_multipliers: Option<Vec<f64>>,
+    error_multiplier: Option<f64>,
+) -> PyResult<String> {
+    use photonet::model;
+    let to_py = |e: photonet::ConfigError| ConfigError::new_err(e.to_string());
+    let p = model::ModelParams::from_toml(params_toml.unwrap_or("")).map_err(to_py)?;
+    let multipliers = power_multipliers.unwrap_or_else(|| model::FIG6A_MULTIPLIERS.to_vec());
+    let error_multiplier = error_multiplier.unwrap_or(model::FIG6B_ERROR_MULTIPLIER);
+    let report = model::report(&p, &multipliers, error_multiplier).map_err(to_py)?;
+    Ok(serde_json::to_string(&report).expect("model report serialises"))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
@@ -138,5 +159,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(fabrics, m)?)?;
+    m.add_function(wrap_pyfunction!(power_cost_model, m)?)?;
     Ok(())
 }

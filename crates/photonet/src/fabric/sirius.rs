@@ -361,6 +361,10 @@ struct ServerLink {
     /// Up: cells of this server in LOCAL (bounded by the credit).
     in_local: u32,
     active: bool,
+    /// What the front cell waits for: this much credit, and (up, inter-rack)
+    /// room in LOCAL. Lets a slot skip a link without touching its flows.
+    need: u64,
+    need_local: bool,
 }
 
 /// Counters reported in `stats()`.
@@ -382,6 +386,8 @@ struct Counters {
     /// Cells that reached a node after it failed (gone from every queue).
     lost_at_failed: u64,
     for_failed_dest: u64,
+    /// LOCAL cells whose destination failed, given up by their source.
+    discarded_for_failed_dest: u64,
     contention_violations: u64,
 }
 
@@ -572,16 +578,26 @@ impl Sirius {
         let st = &mut self.flows[f as usize];
         st.in_local += cells;
         let node = st.src_node as usize;
-        if self.failed[st.dst_node as usize] {
-            self.frozen_cells += cells as u64;
-            self.c.for_failed_dest += cells as u64;
-        }
         if !st.on_local_list {
             st.on_local_list = true;
             self.local_flows[node].push(f);
         }
         self.local_cells[node] += cells as u64;
         self.c.peak_local_cells = self.c.peak_local_cells.max(self.local_cells[node]);
+    }
+
+    /// Drops `cells` cells of flow `f` from LOCAL because their destination
+    /// failed: the source learns of the failure and gives up on them (counted,
+    /// and their server gets the credit back).
+    fn discard_local(&mut self, f: u32, cells: u32) {
+        let st = &mut self.flows[f as usize];
+        st.in_local -= cells;
+        let (node, server) = (st.src_node as usize, st.src_server as usize);
+        self.local_cells[node] -= cells as u64;
+        if self.rack_based() {
+            self.up[server].in_local -= cells;
+        }
+        self.c.discarded_for_failed_dest += cells as u64;
     }
 
     /// Takes one cell of flow `f` out of LOCAL, giving it its sequence number.
@@ -724,31 +740,46 @@ impl Sirius {
 
     fn server_uplinks(&mut self) {
         let per_slot = self.credit_per_slot();
+        let full_cell = Self::cell_cost(self.layout.cell_bytes);
         let cell = self.layout.cell_bytes;
+        let spr = self.servers_per_rack as usize;
         let mut i = 0;
         while i < self.up_active.len() {
             let s = self.up_active[i] as usize;
-            let mut link = std::mem::take(&mut self.up[s]);
-            if self.failed[s / self.servers_per_rack as usize] {
-                link.flows.clear(); // the ToR is down: nothing more leaves the server
+            // Fast path: the front cell still waits for credit or LOCAL room.
+            let l = &mut self.up[s];
+            l.credit += per_slot;
+            let waiting =
+                l.credit < l.need || (l.need_local && l.in_local >= self.server_credit_cells);
+            if waiting && !self.failed[s / spr] {
+                l.credit = l.credit.min(full_cell.max(l.need));
+                i += 1;
+                continue;
             }
-            link.credit += per_slot;
-            while let Some(&f) = link.flows.front() {
+            if self.failed[s / spr] {
+                self.up[s].flows.clear(); // the ToR is down: nothing more leaves the server
+            }
+            while let Some(&f) = self.up[s].flows.front() {
                 let st = &self.flows[f as usize];
                 if self.failed[st.dst_node as usize] {
-                    link.flows.pop_front(); // the source gives up on a dead destination
+                    self.up[s].flows.pop_front(); // the source gives up on a dead destination
                     continue;
                 }
-                let bytes = st.cell_bytes(st.pushed, cell);
-                let cost = Self::cell_cost(bytes);
+                let cost = Self::cell_cost(st.cell_bytes(st.pushed, cell));
                 let intra = st.src_node == st.dst_node;
+                let link = &mut self.up[s];
                 if link.credit < cost || (!intra && link.in_local >= self.server_credit_cells) {
                     // Blocked: an idle link cannot bank more than one cell's worth.
-                    link.credit = link.credit.min(cost);
+                    link.credit = link.credit.min(full_cell);
+                    link.need = cost;
+                    link.need_local = !intra;
                     break;
                 }
                 link.credit -= cost;
                 link.flows.pop_front();
+                if !intra {
+                    link.in_local += 1;
+                }
                 let st = &mut self.flows[f as usize];
                 let seq = st.pushed;
                 st.pushed += 1;
@@ -759,20 +790,17 @@ impl Sirius {
                     let c = self.pool.alloc(f, seq);
                     self.queue_for_server(c);
                 } else {
-                    link.in_local += 1;
                     self.add_to_local(f, 1);
                 }
                 if more {
-                    link.flows.push_back(f);
+                    self.up[s].flows.push_back(f);
                 }
             }
-            let idle = link.flows.is_empty();
-            if idle {
+            let link = &mut self.up[s];
+            if link.flows.is_empty() {
                 link.credit = 0;
+                link.need = 0;
                 link.active = false;
-            }
-            self.up[s] = link;
-            if idle {
                 self.up_active.swap_remove(i);
             } else {
                 i += 1;
@@ -793,12 +821,17 @@ impl Sirius {
                 continue;
             }
             self.down[s].credit += per_slot;
+            if self.down[s].credit < self.down[s].need {
+                i += 1;
+                continue;
+            }
             while let Some(&f) = self.down[s].flows.front() {
                 let st = &mut self.flows[f as usize];
                 let head = st.down_q.head;
                 let seq = self.pool.seq[head as usize];
                 let cost = Self::cell_cost(st.cell_bytes(seq, cell));
                 if self.down[s].credit < cost {
+                    self.down[s].need = cost;
                     break;
                 }
                 self.down[s].credit -= cost;
@@ -816,6 +849,7 @@ impl Sirius {
             }
             if self.down[s].flows.is_empty() {
                 self.down[s].credit = 0;
+                self.down[s].need = 0;
                 self.down[s].active = false;
                 self.down_active.swap_remove(i);
             } else {
@@ -834,14 +868,20 @@ impl Sirius {
             self.outstanding_requests -= 1;
             let st = &mut self.flows[f as usize];
             st.requested -= 1;
-            if !granted {
+            let dst = st.dst_node as usize;
+            if granted {
+                self.c.grants += 1;
+            }
+            if granted && (self.failed[src as usize] || self.failed[dst]) {
+                // The source died after asking, or the destination did: release
+                // the intermediate's reservation.
+                self.occ[via as usize * n + dst] -= 1;
+            }
+            if self.failed[dst] && !self.failed[src as usize] {
+                self.discard_local(f, 1);
                 continue;
             }
-            self.c.grants += 1;
-            let dst = st.dst_node as usize;
-            if self.failed[src as usize] {
-                // The source died after asking: release the intermediate's slot.
-                self.occ[via as usize * n + dst] -= 1;
+            if !granted || self.failed[src as usize] {
                 continue;
             }
             let cell = self.take_from_local(f);
@@ -1096,17 +1136,14 @@ impl Sirius {
                     }
                     self.enqueue_vq(s, d, c);
                 }
-                // LOCAL cells for x can never leave; their servers get the credit back.
+                // LOCAL cells for x are given up (those with a request out are
+                // given up when its answer comes back).
                 for k in 0..self.local_flows[s].len() {
-                    let f = self.local_flows[s][k] as usize;
-                    let st = &self.flows[f];
-                    if st.dst_node as usize == x && st.in_local > 0 {
-                        let (c, server) = (st.in_local, st.src_server as usize);
-                        self.frozen_cells += c as u64;
-                        self.c.for_failed_dest += c as u64;
-                        if self.servers_per_rack > 1 {
-                            self.up[server].in_local -= c;
-                        }
+                    let f = self.local_flows[s][k];
+                    let st = &self.flows[f as usize];
+                    if st.dst_node as usize == x && st.in_local > st.requested {
+                        let c = st.in_local - st.requested;
+                        self.discard_local(f, c);
                     }
                 }
             }
@@ -1138,6 +1175,7 @@ impl Sirius {
             + self.in_flight_cells
             + self.downlink_cells
             + self.c.lost_at_failed
+            + self.c.discarded_for_failed_dest
     }
 
     fn frozen_at_failed_nodes(&self) -> u64 {
@@ -1191,8 +1229,8 @@ impl Fabric for Sirius {
             done: false,
         });
         self.latest = self.latest.max(_now);
-        if self.failed[(flow.src / spr) as usize] {
-            return; // its source rack is down: the flow never starts
+        if self.failed[(flow.src / spr) as usize] || self.failed[(flow.dst / spr) as usize] {
+            return; // an end is down: the flow never starts
         }
         if self.rack_based() {
             let link = &mut self.up[flow.src as usize];
@@ -1299,6 +1337,10 @@ impl Fabric for Sirius {
         m.insert(
             "cells_for_failed_destinations".into(),
             self.c.for_failed_dest as f64,
+        );
+        m.insert(
+            "cells_given_up_for_failed_destinations".into(),
+            self.c.discarded_for_failed_dest as f64,
         );
         if self.check {
             m.insert(

@@ -1,0 +1,348 @@
+#![allow(clippy::field_reassign_with_default)] // tests tweak a default config key by key
+//! End-to-end checks of the Sirius fabric: hand-worked timings of the
+//! request/grant pipeline, conservation and queue bounds on random workloads,
+//! failures, and the direction of the paper's knobs (guardband, uplinks).
+
+mod common;
+use common::tempdir;
+
+use photonet::config::{Config, PatternKind, SizesConfig};
+use photonet::fabric::sirius::NodeFailure;
+use photonet::run::{prepare, simulate, Paths, RunResult};
+use photonet::units::{ByteSize, Rate, SimTime};
+use proptest::prelude::*;
+
+/// A Sirius config replaying `trace` (CSV `src,dst,bytes,start`), draining.
+fn trace_config(fabric: &str, trace: &str) -> (Config, Paths, tempdir::Dir) {
+    let dir = tempdir::Dir::new();
+    std::fs::write(dir.path.join("t.csv"), trace).unwrap();
+    let mut c = Config::default();
+    c.fabric = fabric.into();
+    c.workload.pattern.kind = PatternKind::Trace;
+    c.workload.pattern.file = Some("t.csv".into());
+    c.stop.flows = None;
+    c.stop.drain = true;
+    c.metrics.check_invariants = true;
+    c.sirius.propagation = SimTime::ZERO;
+    let paths = Paths {
+        base_dir: Some(dir.path.clone()),
+        search: vec![],
+    };
+    (c, paths, dir)
+}
+
+fn run(c: &Config, p: &Paths) -> RunResult {
+    let r = simulate(prepare(c, p).unwrap(), &mut |_| true);
+    assert!(
+        r.summary.invariant_violations.is_empty(),
+        "{:?}",
+        r.summary.invariant_violations
+    );
+    r
+}
+
+fn fct_ps(r: &RunResult, i: usize) -> u64 {
+    r.flows.finish_ps[i].expect("flow finished") - r.flows.start_ps[i]
+}
+
+/// Two nodes, one uplink each, 2-port gratings: node 0 reaches node 1 only in
+/// slot 1 of every 2-slot epoch, and the only intermediate is the destination.
+fn two_servers(c: &mut Config) {
+    c.topology.racks = 2;
+    c.topology.servers_per_rack = 1;
+    c.topology.uplinks = 1;
+    c.topology.uplink_rate = Rate::gbps(50);
+    c.sirius.uplink_multiplier = 1.0;
+}
+
+#[test]
+fn one_cell_takes_the_request_grant_pipeline() {
+    // Server-based, 100 ns slots, epoch = 2 slots. The cell is in LOCAL at t = 0:
+    // request drawn at the start of epoch 0 (slot 0), granted at the start of
+    // epoch 1 (slot 2), moved to the virtual queue at the start of epoch 2
+    // (slot 4), sent in slot 5 (when 0 reaches 1) and received at the end of
+    // slot 5: 600 ns. SIRIUS (IDEAL) sends it in slot 1: 200 ns.
+    let trace = "src,dst,bytes,start\n0,1,562,0ns\n";
+    let (mut c, p, _d) = trace_config("sirius", trace);
+    two_servers(&mut c);
+    assert_eq!(fct_ps(&run(&c, &p), 0), 600_000);
+    c.fabric = "sirius_ideal".into();
+    assert_eq!(fct_ps(&run(&c, &p), 0), 200_000);
+    // Propagation is rounded up to whole slots and added to the one hop.
+    c.fabric = "sirius".into();
+    c.sirius.propagation = SimTime::ns(450);
+    assert_eq!(fct_ps(&run(&c, &p), 0), 600_000 + 500_000);
+}
+
+#[test]
+fn one_request_per_intermediate_per_epoch_paces_a_flow() {
+    // With a single intermediate (the destination itself), a node may send one
+    // request per epoch, so n cells go out one per epoch from epoch 2 on: the
+    // last in slot 2(n+1)+1, received at the end of it: (2n + 4) slots.
+    let n = 5u64;
+    let trace = format!("src,dst,bytes,start\n0,1,{},0ns\n", 562 * n - 100);
+    let (mut c, p, _d) = trace_config("sirius", &trace);
+    two_servers(&mut c);
+    let r = run(&c, &p);
+    assert_eq!(fct_ps(&r, 0), (2 * n + 4) * 100_000);
+    assert_eq!(r.summary.fabric_stats["cells_delivered"], n as f64);
+    // One path only: nothing can arrive out of order.
+    assert_eq!(r.summary.fabric_stats["cells_out_of_order"], 0.0);
+}
+
+#[test]
+fn rack_based_adds_the_server_links() {
+    // 2 racks x 2 servers, rack uplinks 2 x 50 Gbps => R = 50 Gbps per server;
+    // multiplier 0.5 => one Sirius uplink per rack, 2-port gratings.
+    // Slot 0: the server link earns 625 B of credit and pushes the 562 B cell
+    // into LOCAL (after slot 0's epoch start). Requested at slot 2, granted at
+    // slot 4, in the virtual queue at slot 6, sent in slot 7, at rack 1 by
+    // slot 8, down the server link within slot 8: received at 900 ns.
+    let trace = "src,dst,bytes,start\n0,2,562,0ns\n1,0,100,2us\n";
+    let (mut c, p, _d) = trace_config("sirius", trace);
+    c.topology.racks = 2;
+    c.topology.servers_per_rack = 2;
+    c.topology.uplinks = 2;
+    c.topology.uplink_rate = Rate::gbps(50);
+    c.sirius.uplink_multiplier = 0.5;
+    let r = run(&c, &p);
+    assert_eq!(fct_ps(&r, 0), 900_000);
+    // Intra-rack, on an idle fabric: pushed to the ToR in its first slot and
+    // straight down in the next.
+    assert_eq!(fct_ps(&r, 1), 200_000);
+}
+
+/// A random workload on a small Sirius with every run-time check on.
+fn random_config(
+    fabric: &str,
+    racks: u32,
+    spr: u32,
+    uplinks: u32,
+    q: u32,
+    load: f64,
+    seed: u64,
+) -> Config {
+    let mut c = Config::default();
+    c.fabric = fabric.into();
+    c.seed = seed;
+    c.topology.racks = racks;
+    c.topology.servers_per_rack = spr;
+    c.topology.uplinks = uplinks;
+    c.sirius.queue_bound = q;
+    c.workload.load = load;
+    c.workload.sizes = SizesConfig::pareto(1.3, ByteSize(8_000));
+    c.stop.flows = Some(250);
+    c.stop.drain = true;
+    c.metrics.check_invariants = true;
+    c
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    /// Every byte arrives, every flow completes once, no receive port hears two
+    /// senders in a slot, and no intermediate ever holds (or has granted) more
+    /// than Q cells for one destination: checked after every slot.
+    #[test]
+    fn random_workloads_conserve_cells_and_respect_q(
+        racks in 2u32..12, spr in 1u32..4, uplinks in 1u32..4, q in 2u32..6,
+        load in 0.2f64..1.5, seed in 0u64..1000, ideal in any::<bool>(),
+    ) {
+        let fabric = if ideal { "sirius_ideal" } else { "sirius" };
+        let c = random_config(fabric, racks, spr, uplinks, q, load, seed);
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+        let s = &r.summary;
+        prop_assert!(s.invariant_violations.is_empty(), "{:?}", s.invariant_violations);
+        prop_assert_eq!(s.delivered_bytes, s.offered_bytes);
+        prop_assert_eq!(s.completed, 250);
+        prop_assert_eq!(s.fabric_stats["contention_violations"], 0.0);
+        prop_assert!(s.fabric_stats["peak_dest_queue_cells"] <= q as f64);
+        prop_assert_eq!(s.fabric_stats["cells_delivered"], s.fabric_stats["cells_pushed"]);
+    }
+}
+
+#[test]
+fn same_seed_same_summary() {
+    let c = random_config("sirius", 8, 3, 2, 4, 0.9, 7);
+    let a = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+    let b = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+    assert_eq!(a.flows.finish_ps, b.flows.finish_ps);
+    assert_eq!(
+        serde_json::to_string(&a.summary.fabric_stats).unwrap(),
+        serde_json::to_string(&b.summary.fabric_stats).unwrap()
+    );
+    let mut c2 = c.clone();
+    c2.seed = 8;
+    let d = simulate(prepare(&c2, &Paths::default()).unwrap(), &mut |_| true);
+    assert_ne!(a.flows.finish_ps, d.flows.finish_ps);
+}
+
+#[test]
+fn two_hop_paths_reorder_cells_and_the_reorder_buffer_sees_it() {
+    let mut c = random_config("sirius", 16, 2, 2, 4, 1.0, 3);
+    c.workload.sizes = SizesConfig::fixed(ByteSize(50_000));
+    let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+    let st = &r.summary.fabric_stats;
+    assert!(st["cells_out_of_order"] > 0.0);
+    assert!(st["peak_reorder_bytes"] >= st["cell_bytes"]);
+    // Most cells took two hops (VLB spreads over all 15 other racks).
+    assert!(st["cells_forwarded"] > 0.5 * st["cells_delivered"]);
+}
+
+/// Median FCT (us) of flows < 10 KB for a guardband, at 10 % of the slot.
+fn p99_with_guardband(gb_ns: u64) -> f64 {
+    // Load 0.2: well below what Valiant routing over 1.5x uplinks carries here,
+    // so latency is the fabric's (epochs, handshake), not server-link queueing.
+    let mut c = random_config("sirius", 16, 4, 4, 4, 0.2, 11);
+    c.metrics.check_invariants = false;
+    c.stop.flows = Some(3_000);
+    c.sirius.guardband = SimTime::ns(gb_ns);
+    c.sirius.slot = Some(SimTime::ns(10 * gb_ns));
+    let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+    assert_eq!(r.summary.delivered_bytes, r.summary.offered_bytes);
+    r.summary.fct["<10KB"].p50_us
+}
+
+#[test]
+fn fct_rises_with_the_guardband() {
+    // A longer slot (cells grow in proportion) makes every epoch longer: the
+    // request/grant pipeline and queueing at intermediates take longer.
+    let (a, b) = (p99_with_guardband(2), p99_with_guardband(40));
+    assert!(b > 1.5 * a, "median {a} us at 2 ns vs {b} us at 40 ns");
+}
+
+#[test]
+fn more_uplinks_more_goodput_under_overload() {
+    let goodput = |m: f64| {
+        let mut c = random_config("sirius", 16, 4, 4, 4, 1.5, 5);
+        c.metrics.check_invariants = false;
+        c.stop.flows = Some(3_000);
+        c.stop.drain = false;
+        c.workload.sizes = SizesConfig::fixed(ByteSize(20_000));
+        c.sirius.uplink_multiplier = m;
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+        r.summary.goodput
+    };
+    let (g1, g2) = (goodput(1.0), goodput(2.0));
+    // Valiant routing sends most bytes twice: 1x uplinks carry at most about
+    // half the offered load, 2x close to all of it.
+    assert!(g1 < 0.7, "1x goodput {g1}");
+    assert!(g2 > 1.3 * g1, "1x {g1} vs 2x {g2}");
+}
+
+#[test]
+fn a_failed_node_strands_its_own_traffic_and_counts_what_it_swallowed() {
+    let mut c = random_config("sirius", 8, 2, 2, 4, 0.7, 2);
+    c.stop.flows = Some(600);
+    c.stop.drain_limit = Some(SimTime::ms(5));
+    c.sirius.failures = vec![NodeFailure {
+        node: 3,
+        at: SimTime::us(5),
+    }];
+    // `run` checks conservation after every slot: every cell is delivered,
+    // queued somewhere, or counted as stuck at (or for) the failed node.
+    let r = run(&c, &Paths::default());
+    let f = &r.flows;
+    let spr = 2;
+    let (mut stranded_own, mut stranded_via) = (0, 0);
+    for i in 0..f.id.len() {
+        let touches = f.src[i] / spr == 3 || f.dst[i] / spr == 3;
+        let done = f.finish_ps[i].is_some();
+        if touches {
+            stranded_own += !done as u32;
+        } else if f.start_ps[i] > 10_000_000 {
+            // Started well after the failure took effect: routed around node 3.
+            assert!(
+                done,
+                "flow {i} ({} -> {}, {} B at {} ps) avoids node 3 and started after it failed; delivered {}; end {}",
+                f.src[i], f.dst[i], f.bytes[i], f.start_ps[i], f.delivered[i], r.summary.sim_time_us
+            );
+        } else {
+            // Older flows may have had cells queued at node 3 as intermediate.
+            stranded_via += !done as u32;
+        }
+    }
+    assert!(stranded_own > 0, "flows to or from node 3 cannot finish");
+    let st = &r.summary.fabric_stats;
+    assert_eq!(st["failed_nodes"], 1.0);
+    assert!(
+        st["cells_for_failed_destinations"] + st["cells_given_up_for_failed_destinations"] > 0.0
+    );
+    if stranded_via > 0 {
+        assert!(st["cells_stuck_at_failed_nodes"] > 0.0);
+    }
+}
+
+#[test]
+fn rescheduling_around_a_failure_regains_the_lost_slots() {
+    // 5 nodes, 1 uplink: 5-slot epochs. With node 4 gone, the survivors'
+    // schedule needs only 4 slots, so their traffic finishes sooner.
+    let mut trace = String::from("src,dst,bytes,start\n");
+    for s in 0..4 {
+        for d in 0..4 {
+            if s != d {
+                trace.push_str(&format!("{s},{d},20KB,2us\n"));
+            }
+        }
+    }
+    let (mut c, p, _d) = trace_config("sirius", &trace);
+    c.topology.racks = 5;
+    c.topology.servers_per_rack = 1;
+    c.topology.uplinks = 1;
+    c.sirius.uplink_multiplier = 1.0;
+    c.sirius.failures = vec![NodeFailure {
+        node: 4,
+        at: SimTime::ZERO,
+    }];
+    let last = |r: &RunResult| r.flows.finish_ps.iter().map(|x| x.unwrap()).max().unwrap();
+    let idle = last(&run(&c, &p));
+    c.sirius.reschedule_on_failure = true;
+    let resched = last(&run(&c, &p));
+    assert!(
+        (resched as f64) < 0.9 * idle as f64,
+        "rescheduled {resched} ps vs idle slots {idle} ps"
+    );
+}
+
+#[test]
+fn infeasible_topologies_are_rejected_with_the_reason() {
+    let bad = |f: &dyn Fn(&mut Config)| {
+        let mut c = Config::default();
+        c.fabric = "sirius".into();
+        f(&mut c);
+        prepare(&c, &Paths::default())
+            .err()
+            .expect("must be rejected")
+    };
+    let e = bad(&|c| c.sirius.ports = 5); // 12 x 5 = 60 < 128 racks
+    assert_eq!(e.key, "sirius.ports");
+    assert!(e.reason.contains("U·G = 12·5 = 60 < 128"), "{}", e.reason);
+    let e = bad(&|c| c.sirius.queue_bound = 1);
+    assert_eq!(e.key, "sirius.queue_bound");
+    assert!(e.reason.contains(">= 2"), "{}", e.reason);
+    let e = bad(&|c| {
+        c.sirius.slot = Some(SimTime::ns(10));
+        c.sirius.guardband = SimTime::ns(10);
+    });
+    assert_eq!(e.key, "sirius.guardband");
+    assert!(e.reason.contains("shorter than the slot"), "{}", e.reason);
+    let e = bad(&|c| {
+        c.sirius.slot = Some(SimTime::ns(100));
+        c.sirius.cell_time = Some(SimTime::ns(90));
+    });
+    assert_eq!(e.key, "sirius.slot");
+    let e = bad(&|c| c.sirius.uplink_multiplier = 0.01);
+    assert_eq!(e.key, "sirius.uplink_multiplier");
+    let e = bad(&|c| {
+        c.sirius.failures = vec![NodeFailure {
+            node: 500,
+            at: SimTime::ZERO,
+        }]
+    });
+    assert_eq!(e.key, "sirius.failures[0].node");
+    let e = bad(&|c| c.sirius.cell_time = Some(SimTime(100)));
+    assert_eq!(e.key, "sirius.cell_time");
+    // The same checks run when a TOML config is parsed.
+    let e = Config::from_toml("fabric = \"sirius\"\n[sirius]\nqueue_bound = 1\n").unwrap_err();
+    assert_eq!(e.key, "sirius.queue_bound");
+}
