@@ -178,6 +178,82 @@ def cmd_bench(a) -> int:
     return 0
 
 
+def cmd_reproduce(a) -> int:
+    from .reproduce import run_cli
+
+    return run_cli(a, console, out_console)
+
+
+def _pct(x) -> str:
+    return "-" if x is None or x != x else f"{100 * x:.1f} %"
+
+
+def _model_result(a, **kw):
+    from . import model
+
+    return model.power_cost(a.params, a.set, **kw)
+
+
+def _arch_table(r, title: str, money: bool) -> Table:
+    t = Table(title=title)
+    for c in ("architecture", "switches (rack + core)", "transceivers", "gratings", "$M" if money else "MW", "vs ESN", "Sirius / this"):
+        t.add_column(c, justify="left" if c == "architecture" else "right")
+    for _, x in r.architectures.iterrows():
+        trx = f"{x['tunable_transceivers']:,} tunable" if x["tunable_transceivers"] else f"{x['fixed_transceivers']:,}"
+        total = x["cost_total_usd"] / 1e6 if money else x["power_total_w"] / 1e6
+        t.add_row(x["label"], f"{x['rack_switches']:,} + {x['core_switches']:,}", trx, f"{x['gratings']:,}", f"{total:,.2f}",
+                  _pct(x["cost_vs_esn" if money else "power_vs_esn"]), _pct(x["sirius_cost_vs_this" if money else "sirius_power_vs_this"]))
+    return t
+
+
+def cmd_power(a) -> int:
+    from . import model
+
+    try:
+        mult = [float(m) for m in a.multipliers.split(",")] if a.multipliers else None
+    except ValueError:
+        raise ConfigError(f"--multipliers {a.multipliers!r}: expected comma-separated numbers, e.g. 1,3,5") from None
+    r = _model_result(a, power_multipliers=mult)
+    model.write_power(r, a.out)
+    out_console.print(_arch_table(r, f"Sirius §5 power model, {r.params['racks']:,} racks (tunable laser {r.params['tunable_power_multiplier']:g}x)", False))
+    t = Table(title="Fig. 6a: Sirius power relative to ESN")
+    for c in ("tunable laser x", "tunable transceiver W", "Sirius MW", "Sirius / ESN", "Sirius / ESN-OSUB", "paper"):
+        t.add_column(c, justify="right")
+    for _, x in r.power.iterrows():
+        t.add_row(f"{x['tunable_power_multiplier']:g}", f"{x['tunable_transceiver_w']:.2f}", f"{x['sirius_w'] / 1e6:,.2f}",
+                  _pct(x["sirius_vs_esn"]), _pct(x["sirius_vs_esn_osub"]), _pct(x["paper_sirius_vs_esn"]))
+    out_console.print(t)
+    t = Table(title="§2 scale tax (Fig. 2a): non-blocking Clos of the same switches and transceivers")
+    for c in ("switch layers", "nodes", "W/Tbps of bisection", "W/Tbps of node capacity", "paper"):
+        t.add_column(c, justify="right")
+    for _, x in r.scale_tax.iterrows():
+        paper = x["paper_w_per_tbps_bisection"]
+        t.add_row(f"{int(x['switch_layers'])}", f"{int(x['nodes']):,}", f"{x['w_per_tbps_bisection']:.0f}", f"{x['w_per_tbps_node']:.0f}",
+                  "-" if paper != paper else f"{paper:.0f}")
+    out_console.print(t)
+    console.print(f"wrote {a.out}/ (table.csv, fig6a.png, scale_tax.csv, architectures.csv, paper.csv, model.json)")
+    return 0
+
+
+def cmd_cost(a) -> int:
+    from . import model
+
+    r = _model_result(a, error_multiplier=a.error_multiplier)
+    model.write_cost(r, a.out)
+    c = r.cost
+    m, em = c["tunable_cost_multiplier"].iloc[0], c["error_multiplier"].iloc[0]
+    out_console.print(_arch_table(r, f"Sirius §5 cost model, {r.params['racks']:,} racks (tunable laser {m:g}x a fixed laser's cost)", True))
+    t = Table(title=f"Fig. 6b: cost relative to ESN, tunable laser {m:g}x (error bar {em:g}x)")
+    for col in ("architecture", f"$M at {m:g}x", f"$M at {em:g}x", "vs ESN", f"Sirius / this at {m:g}x", f"at {em:g}x", "paper (3x)"):
+        t.add_column(col, justify="left" if col == "architecture" else "right")
+    for _, x in c.iterrows():
+        t.add_row(x["label"], f"{x['cost_usd'] / 1e6:,.1f}", f"{x['cost_usd_error'] / 1e6:,.1f}", " – ".join(dict.fromkeys([_pct(x["vs_esn"]), _pct(x["vs_esn_error"])])),
+                  _pct(x["sirius_vs_this"]), _pct(x["sirius_vs_this_error"]), _pct(x["paper_sirius_vs_this"]))
+    out_console.print(t)
+    console.print(f"wrote {a.out}/ (table.csv, fig6b.png, architectures.csv, paper.csv, model.json)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="photonet", description="Packet-level simulator for optically switched datacenter networks.")
     p.add_argument("--version", action="version", version=f"photonet {_core.__version__}")
@@ -236,6 +312,33 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, default=3)
     b.add_argument("--out", default="results/bench.json")
     b.set_defaults(func=cmd_bench)
+
+    rp = sub.add_parser("reproduce", help="run a paper's figures (experiments/<paper>/), draw them, report ours next to the paper's numbers")
+    rp.add_argument("paper", help="experiment name, e.g. sirius (or all)")
+    rp.add_argument("--full", action="store_true", help="the paper's scale (default: the quick scale)")
+    rp.add_argument("--out", help="output directory (default results/reproduce/<paper>)")
+    rp.add_argument("--only", help="comma-separated figures, e.g. fig09,fig12")
+    rp.add_argument("--fabrics", help="comma-separated fabrics to run (points of others are reported as skipped)")
+    rp.add_argument("--jobs", type=int, default=2, help="points run in parallel (local backend)")
+    rp.add_argument("--backend", choices=["local", "ray", "slurm"], default="local")
+    rp.add_argument("--ray-address", default=None)
+    rp.add_argument("--partition", default=None, help="Slurm partition")
+    rp.add_argument("--time-limit", default="01:00:00", help="Slurm time limit per point")
+    add_set(rp)
+    rp.set_defaults(func=cmd_reproduce)
+
+    for name, helptext in (("power", "Sirius §5 power model: tables + Fig. 6a (Sirius vs ESN over the tunable-laser power multiplier)"),
+                           ("cost", "Sirius §5 cost model: tables + Fig. 6b (ESN, ESN-OSUB, electrical Sirius, Sirius)")):
+        m = sub.add_parser(name, help=helptext)
+        m.add_argument("params", nargs="?", help="TOML file of model parameters (default: the paper's §5 values)")
+        add_set(m)
+        m.add_argument("--out", default=f"results/{name}", help=f"output directory (default results/{name})")
+        if name == "power":
+            m.add_argument("--multipliers", help="comma-separated tunable-laser power multipliers (default 1,2,3,4,5,6)")
+            m.set_defaults(func=cmd_power)
+        else:
+            m.add_argument("--error-multiplier", type=float, default=5.0, help="tunable-laser cost multiplier of the error bars (default 5)")
+            m.set_defaults(func=cmd_cost)
     return p
 
 

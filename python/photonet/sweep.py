@@ -73,6 +73,10 @@ def run_point(out: Path, p: Point, progress=None) -> dict:
     from .api import run  # late import: keeps worker start-up light
 
     r = run(p.config_toml, progress=progress, base_dir=p.base_dir)
+    if r.cancelled:
+        # A cancelled run is not this point's result: write nothing, so that a
+        # resumed sweep runs it again.
+        raise KeyboardInterrupt(f"point {p.key} cancelled")
     r.manifest["sweep_params"] = p.params
     r.write(point_dir(out, p))
     atomic_write_json(point_dir(out, p) / "params.json", p.params)

@@ -133,3 +133,14 @@ def test_trace_replay_and_src_equals_dst(tmp_path, small):
     t.write_text("src,dst,bytes,start\n0,5,1MB,0ns\n4,4,10,1us\n")
     with pytest.raises(ConfigError, match=r"line 3.*src = dst = 4"):
         photonet.run(cfg)
+
+
+def test_cancelled_sweep_point_writes_nothing_and_reruns(tmp_path, small):
+    from photonet import sweep
+
+    small["stop"]["flows"] = 200_000  # long enough to be cancelled mid-run
+    (p,) = sweep.expand(small, {"fabric": ["sirius"]})
+    with pytest.raises(KeyboardInterrupt):
+        sweep.run_point(tmp_path, p, progress=lambda *a: False)
+    assert not sweep.is_done(tmp_path, p)
+    assert not sweep.point_dir(tmp_path, p).exists()
