@@ -1286,69 +1286,49 @@ impl Fabric for Sirius {
     fn finish(&mut self, _end: SimTime, _sink: &mut Sink) {}
 
     fn stats(&self) -> FabricStats {
-        let mut m = FabricStats::new();
-        let cb = self.layout.cell_bytes as f64;
-        let l = &self.layout;
-        m.insert("uplinks".into(), l.uplinks as f64);
-        m.insert("ports".into(), l.ports as f64);
-        m.insert("dark_nodes".into(), (l.uplinks * l.ports - l.nodes) as f64);
-        m.insert("cell_bytes".into(), cb);
-        m.insert("slot_ns".into(), l.slot.0 as f64 / 1e3);
-        m.insert("epoch_ns".into(), (l.slot.0 * l.ports as u64) as f64 / 1e3);
-        m.insert("slots_simulated".into(), self.c.slots as f64);
-        m.insert("cells_pushed".into(), self.c.cells_pushed as f64);
-        m.insert("cells_sent".into(), self.c.cells_sent as f64);
-        m.insert("cells_forwarded".into(), self.c.cells_forwarded as f64);
-        m.insert("cells_delivered".into(), self.c.cells_delivered as f64);
-        m.insert(
-            "cells_out_of_order".into(),
-            self.c.cells_out_of_order as f64,
-        );
-        m.insert(
-            "peak_reorder_bytes".into(),
-            self.c.peak_reorder_bytes as f64,
-        );
-        m.insert(
-            "peak_node_queue_bytes".into(),
-            self.c.peak_node_queue_cells as f64 * cb,
-        );
-        m.insert(
-            "peak_dest_queue_cells".into(),
-            self.c.peak_dest_queue_cells as f64,
-        );
-        m.insert(
-            "peak_local_bytes".into(),
-            self.c.peak_local_cells as f64 * cb,
-        );
-        m.insert(
-            "peak_downlink_queue_bytes".into(),
-            self.c.peak_downlink_cells as f64 * cb,
-        );
-        if !self.ideal {
-            m.insert("requests".into(), self.c.requests as f64);
-            m.insert("grants".into(), self.c.grants as f64);
-        }
+        let (l, c) = (&self.layout, &self.c);
+        let cb = l.cell_bytes as f64;
         let failed = self.failed.iter().filter(|&&f| f).count();
-        m.insert("failed_nodes".into(), failed as f64);
-        m.insert(
-            "cells_stuck_at_failed_nodes".into(),
-            (self.c.lost_at_failed + self.frozen_at_failed_nodes()) as f64,
-        );
-        m.insert(
-            "cells_for_failed_destinations".into(),
-            self.c.for_failed_dest as f64,
-        );
-        m.insert(
-            "cells_given_up_for_failed_destinations".into(),
-            self.c.discarded_for_failed_dest as f64,
-        );
-        if self.check {
-            m.insert(
-                "contention_violations".into(),
-                self.c.contention_violations as f64,
-            );
+        let mut rows: Vec<(&str, f64)> = vec![
+            ("uplinks", l.uplinks as f64),
+            ("ports", l.ports as f64),
+            ("dark_nodes", (l.uplinks * l.ports - l.nodes) as f64),
+            ("cell_bytes", cb),
+            ("slot_ns", l.slot.0 as f64 / 1e3),
+            ("epoch_ns", (l.slot.0 * l.ports as u64) as f64 / 1e3),
+            ("slots_simulated", c.slots as f64),
+            ("cells_pushed", c.cells_pushed as f64),
+            ("cells_sent", c.cells_sent as f64),
+            ("cells_forwarded", c.cells_forwarded as f64),
+            ("cells_delivered", c.cells_delivered as f64),
+            ("cells_out_of_order", c.cells_out_of_order as f64),
+            ("peak_reorder_bytes", c.peak_reorder_bytes as f64),
+            ("peak_node_queue_bytes", c.peak_node_queue_cells as f64 * cb),
+            ("peak_dest_queue_cells", c.peak_dest_queue_cells as f64),
+            ("peak_local_bytes", c.peak_local_cells as f64 * cb),
+            (
+                "peak_downlink_queue_bytes",
+                c.peak_downlink_cells as f64 * cb,
+            ),
+            ("failed_nodes", failed as f64),
+            (
+                "cells_stuck_at_failed_nodes",
+                (c.lost_at_failed + self.frozen_at_failed_nodes()) as f64,
+            ),
+            ("cells_for_failed_destinations", c.for_failed_dest as f64),
+            (
+                "cells_given_up_for_failed_destinations",
+                c.discarded_for_failed_dest as f64,
+            ),
+        ];
+        if !self.ideal {
+            rows.push(("requests", c.requests as f64));
+            rows.push(("grants", c.grants as f64));
         }
-        m
+        if self.check {
+            rows.push(("contention_violations", c.contention_violations as f64));
+        }
+        rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
 
     fn check_invariants(&self) -> Result<(), String> {
