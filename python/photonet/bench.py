@@ -24,8 +24,8 @@ SCENARIOS: dict[str, dict] = {
         "config": {"fabric": "esn", "topology": PAPER_TOPOLOGY, "workload": {"load": 0.5, "sizes": PARETO}, "stop": {"flows": 200_000}},
     },
     "esn-osub-paper": {
-        "about": "ESN-OSUB 3:1 (Ideal), same workload, load 0.5",
-        "config": {"fabric": "esn_osub", "topology": PAPER_TOPOLOGY, "workload": {"load": 0.5, "sizes": PARETO}, "stop": {"flows": 200_000}},
+        "about": "ESN-OSUB 3:1 (Ideal), same workload, load 0.5, rates re-solved at most every 1 us",
+        "config": {"fabric": "esn_osub", "topology": PAPER_TOPOLOGY, "workload": {"load": 0.5, "sizes": PARETO}, "stop": {"flows": 200_000}, "esn_osub": {"rate_update_interval": "1us"}},
     },
     "sirius-paper": {
         "about": "SIRIUS, 128 racks, 12 uplinks (1.5x), Pareto(1.05, 100KB), 200,000 flows, load 1.0",
