@@ -337,7 +337,6 @@ struct FlowState {
     /// Cells at the destination ToR waiting for the server downlink.
     down_q: Queue,
     on_local_list: bool,
-    done: bool,
 }
 
 impl FlowState {
@@ -698,7 +697,6 @@ impl Sirius {
         }
         sink.deliver(f, t, bytes);
         if st.received == st.cells {
-            st.done = true;
             st.reorder = Vec::new();
             sink.complete(f, t);
         }
@@ -1226,7 +1224,6 @@ impl Fabric for Sirius {
             reorder: Vec::new(),
             down_q: Queue::EMPTY,
             on_local_list: false,
-            done: false,
         });
         self.latest = self.latest.max(_now);
         if self.failed[(flow.src / spr) as usize] || self.failed[(flow.dst / spr) as usize] {
