@@ -133,7 +133,7 @@ def test_a_failing_point_is_reported_and_the_others_finish(tmp_path, monkeypatch
 
 
 def test_bad_names_are_errors_that_name_them(tmp_path):
-    with pytest.raises(ConfigError, match="fig99.*fig09, fig10, fig11, fig12, fig13"):
+    with pytest.raises(ConfigError, match="fig99.*fig09, fig10, fig11, fig12, fig12x, fig13"):
         R.reproduce("sirius", tmp_path / "x", only=["fig09", "fig99"])
     with pytest.raises(ConfigError, match="'nosuch'"):
         R.reproduce("nosuch", tmp_path / "x")
@@ -154,7 +154,7 @@ def test_every_point_validates_at_both_scales():
     built = photonet.fabrics()
     for scale in R.SCALES:
         figs, fps = R.build_points(paper, scale)
-        assert len(figs) == 5
+        assert len(figs) == 6
         for fp in fps:
             if fp.fabric in built:
                 assert fp.key and fp.point is not None
@@ -167,7 +167,8 @@ def test_every_point_validates_at_both_scales():
                 assert fp.status == f"skipped: fabric {fp.fabric} not built" and fp.key is None
         esn = [fp for fp in fps if fp.fabric == "esn"]
         flows = {tomllib.loads(fp.point.config_toml)["stop"]["flows"] for fp in esn}
-        assert flows == ({200000} if scale == "full" else {10000})
+        # fig12x (fixed 100 KB flows) runs 50,000 flows at full scale.
+        assert flows == ({200000, 50000} if scale == "full" else {10000})
 
 
 def _df(rows):
