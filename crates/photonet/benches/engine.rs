@@ -8,21 +8,26 @@ use photonet::run::{prepare, simulate, Paths};
 use photonet::sched::maxmin::{Problem, Solver};
 use std::hint::black_box;
 
+/// Times whole paper-scale runs of `cfg` (prepare + simulate).
+fn bench_run(c: &mut Criterion, name: &str, cfg: &Config) {
+    let mut g = c.benchmark_group("run");
+    g.sample_size(10);
+    g.bench_function(name, |b| {
+        b.iter(|| {
+            let p = prepare(cfg, &Paths::default()).unwrap();
+            black_box(simulate(p, &mut |_| true).summary.goodput)
+        })
+    });
+    g.finish();
+}
+
 fn esn_paper_scale(c: &mut Criterion) {
     // Issue target: ESN (Ideal), 128 racks x 24 servers, 8 x 50 Gbps uplinks,
     // Pareto(1.05, 100 KB), 200,000 flows at load 0.5.
     let mut cfg = Config::default();
     cfg.workload.load = 0.5;
     cfg.stop.flows = Some(200_000);
-    let mut g = c.benchmark_group("run");
-    g.sample_size(10);
-    g.bench_function("esn_128x24_200k_flows_load0.5", |b| {
-        b.iter(|| {
-            let p = prepare(&cfg, &Paths::default()).unwrap();
-            black_box(simulate(p, &mut |_| true).summary.goodput)
-        })
-    });
-    g.finish();
+    bench_run(c, "esn_128x24_200k_flows_load0.5", &cfg);
 }
 
 fn sirius_paper_scale(c: &mut Criterion) {
@@ -34,15 +39,7 @@ fn sirius_paper_scale(c: &mut Criterion) {
     };
     cfg.workload.load = 1.0;
     cfg.stop.flows = Some(200_000);
-    let mut g = c.benchmark_group("run");
-    g.sample_size(10);
-    g.bench_function("sirius_128x24_12up_200k_flows_load1.0", |b| {
-        b.iter(|| {
-            let p = prepare(&cfg, &Paths::default()).unwrap();
-            black_box(simulate(p, &mut |_| true).summary.goodput)
-        })
-    });
-    g.finish();
+    bench_run(c, "sirius_128x24_12up_200k_flows_load1.0", &cfg);
 }
 
 fn sirius_request_grant(c: &mut Criterion) {
