@@ -375,6 +375,12 @@ mod tests {
         }
     }
 
+    /// F of the hand-worked example: (f7, d=3, p=2), (f9, d=5, p=1).
+    fn fig15_flows() -> Vec<FlowCells> {
+        let f = |flow, dst, cells| FlowCells { flow, dst, cells };
+        vec![f(7, 3, 2), f(9, 5, 1)]
+    }
+
     #[test]
     fn fig15_by_hand() {
         // compute_requests at a node with
@@ -386,18 +392,7 @@ mod tests {
         //           and removed: F = [(f7,3,1)]; C = [3, 1].
         //   iter 3: F[0] = (f7,3,1); C[1] = 1  -> request (3 via 1); F = [] -> stop
         //           with C = [3] left (F emptied first).
-        let mut flows = vec![
-            FlowCells {
-                flow: 7,
-                dst: 3,
-                cells: 2,
-            },
-            FlowCells {
-                flow: 9,
-                dst: 5,
-                cells: 1,
-            },
-        ];
+        let mut flows = fig15_flows();
         let mut cand = vec![0, 1, 2, 3];
         let mut out = Vec::new();
         let mut script = Script(vec![0, 2, 1, 0, 0, 1], 0);
@@ -409,18 +404,7 @@ mod tests {
 
         // The same with fewer intermediates than cells: C = [4], F as above.
         //   iter 1: F[1] = (f9,5,1), C[0] = 4 -> request (5 via 4); C empty -> stop.
-        let mut flows = vec![
-            FlowCells {
-                flow: 7,
-                dst: 3,
-                cells: 2,
-            },
-            FlowCells {
-                flow: 9,
-                dst: 5,
-                cells: 1,
-            },
-        ];
+        let mut flows = fig15_flows();
         let mut cand = vec![4];
         let mut out = Vec::new();
         compute_requests(&mut flows, &mut cand, &mut Script(vec![1, 0], 0), &mut out);
