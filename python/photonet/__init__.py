@@ -7,7 +7,7 @@ electrical baselines.
     >>> r.summary["goodput"], r.fct("<100KB", "p99_us")
 """
 from ._core import __version__
-from .api import Result, default_config, fabrics, run
+from .api import FabricInfo, Result, default_config, fabric_names, fabrics, run
 from .config import ConfigError
 
-__all__ = ["run", "Result", "ConfigError", "default_config", "fabrics", "__version__"]
+__all__ = ["run", "Result", "ConfigError", "default_config", "fabrics", "fabric_names", "FabricInfo", "__version__"]

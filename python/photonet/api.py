@@ -142,6 +142,26 @@ def default_config() -> str:
     return _core.default_config()
 
 
-def fabrics() -> list[str]:
-    """Names accepted by ``fabric = ...``."""
-    return list(_core.fabrics())
+@dataclass(frozen=True)
+class FabricInfo:
+    """One registered fabric: ``name`` (the value of ``fabric = ...``), ``label``
+    (as shown in tables and plots), ``table`` (the config table holding its
+    parameters, shared by a fabric's variants) and a one-line ``description``."""
+
+    name: str
+    label: str
+    table: str
+    description: str
+
+
+def fabrics() -> list[FabricInfo]:
+    """Every registered fabric, in the order ``compare`` runs them."""
+    out = []
+    for f in _core.fabrics():
+        out.append(FabricInfo(**f) if isinstance(f, dict) else FabricInfo(f, f, f, ""))
+    return out
+
+
+def fabric_names() -> list[str]:
+    """Names accepted by ``fabric = ...``, in the order ``compare`` runs them."""
+    return [f.name for f in fabrics()]

@@ -14,6 +14,7 @@ import time
 from typing import Optional, Sequence
 
 from . import _core
+from .api import fabric_names
 
 PAPER_TOPOLOGY = {"racks": 128, "servers_per_rack": 24, "uplinks": 8, "uplink_rate": "50Gbps"}
 PARETO = {"dist": "pareto", "shape": 1.05, "mean": "100KB"}
@@ -36,7 +37,7 @@ SCENARIOS: dict[str, dict] = {
 
 
 def available() -> list[str]:
-    fabs = set(_core.fabrics())
+    fabs = set(fabric_names())
     return [k for k, v in SCENARIOS.items() if v.get("needs") is None or v["needs"] in fabs]
 
 

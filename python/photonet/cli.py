@@ -103,7 +103,8 @@ def cmd_compare(a) -> int:
         def on_point(done, total):
             prog.update(task, completed=done, total=total)
 
-        table = compare(a.out, scenario_path=a.scenario, loads=loads, fabrics=fabrics, overrides=overrides, jobs=a.jobs, force=a.force, on_point=on_point)
+        table = compare(a.out, scenario_path=a.scenario, loads=loads, fabrics=fabrics, overrides=overrides, jobs=backend_kwargs(a)["jobs"],
+                        force=a.force, on_point=on_point)
     cls = "<100KB"
     col = f"fct{cls}_p99_us"
     t = Table(title="photonet compare (default scenario)" if not a.scenario else f"photonet compare ({a.scenario})")
@@ -126,16 +127,17 @@ def cmd_sweep(a) -> int:
         raise ConfigError("give at least one --grid key=v1,v2,...")
     points = sweep.expand(a.config, grid, a.set)
     if not a.collect:
+        kw = backend_kwargs(a)
         pending = sum(not sweep.is_done(out, p) for p in points)
-        console.print(f"{len(points)} points, {len(points) - pending} already done, {pending} to run ({a.backend})")
-        if a.backend == "local":
+        console.print(f"{len(points)} points, {len(points) - pending} already done, {pending} to run ({kw['backend']})")
+        if kw["backend"] == "local":
             with Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, disable=not console.is_terminal) as prog:
                 task = prog.add_task("points", total=len(points), completed=len(points) - pending)
-                sweep.run_local(out, points, jobs=a.jobs, on_done=lambda p: prog.advance(task))
-        elif a.backend == "ray":
-            sweep.run_ray(out, points, address=a.ray_address)
-        elif a.backend == "slurm":
-            script = sweep.write_slurm(out, points, partition=a.partition, time_limit=a.time_limit)
+                sweep.run_local(out, points, jobs=kw["jobs"], on_done=lambda p: prog.advance(task))
+        elif kw["backend"] == "ray":
+            sweep.run_ray(out, points, address=kw["ray_address"])
+        elif kw["backend"] == "slurm":
+            script = sweep.write_slurm(out, points, partition=kw["partition"], time_limit=kw["time_limit"])
             console.print(f"wrote {script}: submit it with `sbatch {script}`, then rerun this command with --collect")
             return 0
     table = sweep.collect(out, points)
@@ -181,77 +183,86 @@ def cmd_bench(a) -> int:
 def cmd_reproduce(a) -> int:
     from .reproduce import run_cli
 
-    return run_cli(a, console, out_console)
+    return run_cli(a, console, out_console, backend_kwargs(a))
 
 
-def _pct(x) -> str:
-    return "-" if x is None or x != x else f"{100 * x:.1f} %"
-
-
-def _model_result(a, **kw):
+def _model_args(a) -> tuple[str, Optional[str]]:
+    """``photonet power|cost [MODEL] [PARAMS]``: (model name, parameter file).
+    A single argument is the model if one is called so, else a parameter file
+    of the default model."""
     from . import model
 
-    return model.power_cost(a.params, a.set, **kw)
+    names = model.model_names()
+    args = [x for x in (a.model, a.params) if x is not None]
+    if len(args) == 2:
+        return model.resolve(args[0]), args[1]
+    if len(args) == 1:
+        arg = args[0]
+        if arg in names:
+            return arg, None
+        if arg.endswith(".toml") or Path(arg).exists():
+            return model.resolve(None), arg
+        raise ConfigError(f"model {arg!r} is not known (nor a parameter file); expected one of {', '.join(names)}")
+    return model.resolve(None), None
 
 
-def _arch_table(r, title: str, money: bool) -> Table:
-    t = Table(title=title)
-    for c in ("architecture", "switches (rack + core)", "transceivers", "gratings", "$M" if money else "MW", "vs ESN", "Sirius / this"):
-        t.add_column(c, justify="left" if c == "architecture" else "right")
-    for _, x in r.architectures.iterrows():
-        trx = f"{x['tunable_transceivers']:,} tunable" if x["tunable_transceivers"] else f"{x['fixed_transceivers']:,}"
-        total = x["cost_total_usd"] / 1e6 if money else x["power_total_w"] / 1e6
-        t.add_row(x["label"], f"{x['rack_switches']:,} + {x['core_switches']:,}", trx, f"{x['gratings']:,}", f"{total:,.2f}",
-                  _pct(x["cost_vs_esn" if money else "power_vs_esn"]), _pct(x["sirius_cost_vs_this" if money else "sirius_power_vs_this"]))
-    return t
+def _model_options(a) -> dict:
+    from .config import parse_value
+
+    opts = {}
+    for item in a.option or []:
+        if "=" not in item:
+            raise ConfigError(f"--option {item!r}: expected key=value, e.g. error_multiplier=4")
+        k, v = item.split("=", 1)
+        opts[k.strip()] = parse_value(v.strip())
+    if getattr(a, "multipliers", None):
+        try:
+            opts["power_multipliers"] = [float(m) for m in a.multipliers.split(",")]
+        except ValueError:
+            raise ConfigError(f"--multipliers {a.multipliers!r}: expected comma-separated numbers, e.g. 1,3,5") from None
+    if getattr(a, "error_multiplier", None) is not None:
+        opts["error_multiplier"] = a.error_multiplier
+    return opts
 
 
-def cmd_power(a) -> int:
+def cmd_model(a) -> int:
+    """``photonet power|cost [MODEL]``: the model's tables and plots (its view)."""
     from . import model
 
-    try:
-        mult = [float(m) for m in a.multipliers.split(",")] if a.multipliers else None
-    except ValueError:
-        raise ConfigError(f"--multipliers {a.multipliers!r}: expected comma-separated numbers, e.g. 1,3,5") from None
-    r = _model_result(a, power_multipliers=mult)
-    model.write_power(r, a.out)
-    out_console.print(_arch_table(r, f"Sirius §5 power model, {r.params['racks']:,} racks (tunable laser {r.params['tunable_power_multiplier']:g}x)", False))
-    t = Table(title="Fig. 6a: Sirius power relative to ESN")
-    for c in ("tunable laser x", "tunable transceiver W", "Sirius MW", "Sirius / ESN", "Sirius / ESN-OSUB", "paper"):
-        t.add_column(c, justify="right")
-    for _, x in r.power.iterrows():
-        t.add_row(f"{x['tunable_power_multiplier']:g}", f"{x['tunable_transceiver_w']:.2f}", f"{x['sirius_w'] / 1e6:,.2f}",
-                  _pct(x["sirius_vs_esn"]), _pct(x["sirius_vs_esn_osub"]), _pct(x["paper_sirius_vs_esn"]))
-    out_console.print(t)
-    t = Table(title="§2 scale tax (Fig. 2a): non-blocking Clos of the same switches and transceivers")
-    for c in ("switch layers", "nodes", "W/Tbps of bisection", "W/Tbps of node capacity", "paper"):
-        t.add_column(c, justify="right")
-    for _, x in r.scale_tax.iterrows():
-        paper = x["paper_w_per_tbps_bisection"]
-        t.add_row(f"{int(x['switch_layers'])}", f"{int(x['nodes']):,}", f"{x['w_per_tbps_bisection']:.0f}", f"{x['w_per_tbps_node']:.0f}",
-                  "-" if paper != paper else f"{paper:.0f}")
-    out_console.print(t)
-    console.print(f"wrote {a.out}/ (table.csv, fig6a.png, scale_tax.csv, architectures.csv, paper.csv, model.json)")
+    name, params = _model_args(a)
+    r = model.power_cost(params, a.set, model=name, options=_model_options(a))
+    out, files = model.write(a.cmd, r, a.out)
+    model.view(name).show(a.cmd, r, out_console)
+    console.print(f"wrote {out}/ ({', '.join(files)})")
     return 0
 
 
-def cmd_cost(a) -> int:
-    from . import model
+BACKENDS = ("local", "ray", "slurm")
 
-    r = _model_result(a, error_multiplier=a.error_multiplier)
-    model.write_cost(r, a.out)
-    c = r.cost
-    m, em = c["tunable_cost_multiplier"].iloc[0], c["error_multiplier"].iloc[0]
-    out_console.print(_arch_table(r, f"Sirius §5 cost model, {r.params['racks']:,} racks (tunable laser {m:g}x a fixed laser's cost)", True))
-    t = Table(title=f"Fig. 6b: cost relative to ESN, tunable laser {m:g}x (error bar {em:g}x)")
-    for col in ("architecture", f"$M at {m:g}x", f"$M at {em:g}x", "vs ESN", f"Sirius / this at {m:g}x", f"at {em:g}x", "paper (3x)"):
-        t.add_column(col, justify="left" if col == "architecture" else "right")
-    for _, x in c.iterrows():
-        t.add_row(x["label"], f"{x['cost_usd'] / 1e6:,.1f}", f"{x['cost_usd_error'] / 1e6:,.1f}", " – ".join(dict.fromkeys([_pct(x["vs_esn"]), _pct(x["vs_esn_error"])])),
-                  _pct(x["sirius_vs_this"]), _pct(x["sirius_vs_this_error"]), _pct(x["paper_sirius_vs_this"]))
-    out_console.print(t)
-    console.print(f"wrote {a.out}/ (table.csv, fig6b.png, architectures.csv, paper.csv, model.json)")
-    return 0
+
+def add_backend_options(sp, *, local_only: bool = False) -> None:
+    """The options that say where points run: ``--jobs`` and, unless the
+    command runs locally only, ``--backend``, ``--ray-address``,
+    ``--partition``, ``--time-limit``. Read them back with :func:`backend_kwargs`."""
+    sp.add_argument("--jobs", type=int, default=2, help="points run in parallel (local backend)")
+    if local_only:
+        return
+    sp.add_argument("--backend", choices=BACKENDS, default="local", help="local threads, Ray tasks or a Slurm job array")
+    sp.add_argument("--ray-address", default=None, help="Ray cluster address (default: start or join a local one)")
+    sp.add_argument("--partition", default=None, help="Slurm partition")
+    sp.add_argument("--time-limit", default="01:00:00", help="Slurm time limit per point")
+
+
+def backend_kwargs(a) -> dict:
+    """The backend options of ``a`` as keyword arguments (``jobs``, ``backend``,
+    ``ray_address``, ``partition``, ``time_limit``)."""
+    return {
+        "jobs": a.jobs,
+        "backend": getattr(a, "backend", "local"),
+        "ray_address": getattr(a, "ray_address", None),
+        "partition": getattr(a, "partition", None),
+        "time_limit": getattr(a, "time_limit", "01:00:00"),
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -284,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--loads", help="comma-separated loads, e.g. 0.1,0.5,1.0")
     c.add_argument("--fabrics", help="comma-separated fabric names (default: all)")
     c.add_argument("--flows", type=int, help="flows per point")
-    c.add_argument("--jobs", type=int, default=2, help="points run in parallel")
+    add_backend_options(c, local_only=True)
     c.add_argument("--force", action="store_true", help="rerun points that already have results")
     add_set(c)
     c.set_defaults(func=cmd_compare)
@@ -294,11 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", help="a swept key (repeatable; the grid is their product)")
     add_set(s)
     s.add_argument("--out", default="results/sweep")
-    s.add_argument("--backend", choices=["local", "ray", "slurm"], default="local")
-    s.add_argument("--jobs", type=int, default=2)
-    s.add_argument("--ray-address", default=None)
-    s.add_argument("--partition", default=None, help="Slurm partition")
-    s.add_argument("--time-limit", default="01:00:00", help="Slurm time limit per point")
+    add_backend_options(s)
     s.add_argument("--collect", action="store_true", help="only gather finished points into table.csv")
     s.set_defaults(func=cmd_sweep)
 
@@ -319,26 +326,23 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="output directory (default results/reproduce/<paper>)")
     rp.add_argument("--only", help="comma-separated figures, e.g. fig09,fig12")
     rp.add_argument("--fabrics", help="comma-separated fabrics to run (points of others are reported as skipped)")
-    rp.add_argument("--jobs", type=int, default=2, help="points run in parallel (local backend)")
-    rp.add_argument("--backend", choices=["local", "ray", "slurm"], default="local")
-    rp.add_argument("--ray-address", default=None)
-    rp.add_argument("--partition", default=None, help="Slurm partition")
-    rp.add_argument("--time-limit", default="01:00:00", help="Slurm time limit per point")
+    add_backend_options(rp)
     add_set(rp)
     rp.set_defaults(func=cmd_reproduce)
 
-    for name, helptext in (("power", "Sirius §5 power model: tables + Fig. 6a (Sirius vs ESN over the tunable-laser power multiplier)"),
-                           ("cost", "Sirius §5 cost model: tables + Fig. 6b (ESN, ESN-OSUB, electrical Sirius, Sirius)")):
-        m = sub.add_parser(name, help=helptext)
-        m.add_argument("params", nargs="?", help="TOML file of model parameters (default: the paper's §5 values)")
+    models = [m["name"] for m in _core.models()]  # not photonet.model: keeps start-up free of pandas
+    for name, what in (("power", "power"), ("cost", "cost")):
+        m = sub.add_parser(name, help=f"analytical {what} model by name ({', '.join(models) or 'none built'}): tables + plots")
+        m.add_argument("model", nargs="?", help=f"the model, one of {', '.join(models)} (default {models[0] if models else '-'})")
+        m.add_argument("params", nargs="?", help="a TOML file of the model's parameters (default: its paper's values)")
         add_set(m)
+        m.add_argument("--option", action="append", metavar="KEY=VALUE", help="a model option, e.g. error_multiplier=4 (repeatable)")
         m.add_argument("--out", default=f"results/{name}", help=f"output directory (default results/{name})")
         if name == "power":
-            m.add_argument("--multipliers", help="comma-separated tunable-laser power multipliers (default 1,2,3,4,5,6)")
-            m.set_defaults(func=cmd_power)
+            m.add_argument("--multipliers", help="comma-separated tunable-laser power multipliers (option power_multipliers; sirius default 1,2,3,4,5,6)")
         else:
-            m.add_argument("--error-multiplier", type=float, default=5.0, help="tunable-laser cost multiplier of the error bars (default 5)")
-            m.set_defaults(func=cmd_cost)
+            m.add_argument("--error-multiplier", type=float, default=None, help="tunable-laser cost multiplier of the error bars (option error_multiplier; sirius default 5)")
+        m.set_defaults(func=cmd_model)
     return p
 
 

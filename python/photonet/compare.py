@@ -8,6 +8,7 @@ from typing import Callable, Optional, Sequence
 import pandas as pd
 
 from . import _core, plots, sweep
+from .api import fabric_names
 from .config import ConfigError, load, tomllib
 from .io import atomic_write_text
 
@@ -44,7 +45,7 @@ def compare(
     cfg, _ = load(cfg, list(overrides))
     loads = list(loads or settings.get("loads", [0.1, 0.25, 0.5, 0.75, 1.0]))
     fab = fabrics or settings.get("fabrics", "all")
-    known = list(_core.fabrics())
+    known = fabric_names()
     fab = known if fab == "all" else list(fab)
     for f in fab:
         if f not in known:

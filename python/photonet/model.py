@@ -1,9 +1,13 @@
-"""The analytical power and cost model of Sirius §5 (Fig. 6a, 6b) and §2's
-scale tax (Fig. 2a), as pandas DataFrames.
+"""Analytical models (power, cost, scale) of the Rust core (``photonet::model``),
+by name, as pandas DataFrames: ``photonet power|cost <model>``.
 
-The Rust core (``photonet::model``) owns the model, its parameters, defaults
-and validation; this module loads parameters from an optional TOML file plus
-``key=value`` overrides, and turns the core's report into tables and files.
+The core owns each model, its parameters, defaults and validation, and
+reports the model's own numbers only. The numbers a paper published are in
+its experiment directory (``experiments/<paper>/``: a figure file whose
+``[reproduce]`` says ``model = "<name>"``, with claims that pick model values by
+path); :func:`published` puts them next to the model's. How ``power`` and
+``cost`` show a model (tables, plots) is its *view*: models without one get a
+generic view (every list of records in the report as a table).
 
     >>> from photonet import model
     >>> r = model.power_cost(overrides=["count_rack_switches=false"])
@@ -13,37 +17,57 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 import pandas as pd
 
 from . import _core
-from .config import ConfigError, ConfigLike, load, to_toml
+from .config import ConfigError, ConfigLike, load, to_toml, tomllib
 
-PAPER_KEYS_POWER = {3.0: "power_vs_esn_3x", 5.0: "power_vs_esn_5x"}
-PAPER_KEYS_COST = {"esn": "cost_vs_esn", "esn_osub": "cost_vs_esn_osub", "sirius_electrical": "cost_vs_sirius_electrical"}
+
+def models() -> list[dict]:
+    """The registered models: dicts with ``name`` and ``description``."""
+    return [dict(m) for m in _core.models()]
+
+
+def model_names() -> list[str]:
+    return [m["name"] for m in models()]
+
+
+def resolve(name: Optional[str]) -> str:
+    """``name``, checked; None means the first registered model."""
+    names = model_names()
+    if name is None:
+        if not names:
+            raise ConfigError("no analytical model is built into this photonet")
+        return names[0]
+    if name not in names:
+        raise ConfigError(f"model {name!r} is not known; expected one of {', '.join(names)}")
+    return name
 
 
 @dataclass
 class ModelResult:
-    """Everything ``photonet power`` and ``photonet cost`` show."""
+    """A model's report as DataFrames. ``tables`` are the view's (also
+    reachable as attributes: ``r.power``, ``r.cost`` ...)."""
 
+    name: str
     params: dict
     """The complete model parameters (every default filled in)."""
-    architectures: pd.DataFrame
-    """One row per architecture: counts, power and cost by component, ratios."""
-    power: pd.DataFrame
-    """Fig. 6a: one row per tunable-laser power multiplier, with the paper's value where it gives one."""
-    cost: pd.DataFrame
-    """Fig. 6b: one row per architecture (ESN, ESN-OSUB, electrical Sirius, Sirius), bar and error bar."""
-    scale_tax: pd.DataFrame
-    """§2 / Fig. 2a: W per Tbps by switch layers."""
+    tables: dict[str, pd.DataFrame]
     paper: pd.DataFrame
-    """The paper's published numbers next to the model's."""
+    """The paper's published numbers (from the experiment files) next to the model's."""
     raw: dict
     """The core's report as parsed JSON."""
+    extra: dict = field(default_factory=dict)
+
+    def __getattr__(self, k: str) -> pd.DataFrame:
+        tables = self.__dict__.get("tables", {})
+        if k in tables:
+            return tables[k]
+        raise AttributeError(k)
 
 
 def load_params(params: ConfigLike | None = None, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> dict:
@@ -53,116 +77,178 @@ def load_params(params: ConfigLike | None = None, overrides: Sequence[str] | Map
     return cfg
 
 
+def evaluate(
+    name: Optional[str] = None,
+    params: ConfigLike | None = None,
+    overrides: Sequence[str] | Mapping[str, Any] | None = None,
+    options: Optional[Mapping[str, Any]] = None,
+) -> dict:
+    """The core's report of model ``name`` (default: the first registered).
+    Bad parameters or options raise ConfigError naming the key, the value and
+    the reason (prefixed with the file name when there is one)."""
+    name = resolve(name)
+    cfg = load_params(params, overrides)
+    try:
+        text = _core.model_report(name, to_toml(cfg), json.dumps(dict(options or {})))
+    except _core.ConfigError as e:
+        is_file = params is not None and not isinstance(params, Mapping) and "\n" not in os.fspath(params)
+        # An option's error is not about the parameter file: no file prefix then.
+        about_params = not str(e).startswith("`options")
+        raise ConfigError(f"{os.fspath(params)}: {e}" if is_file and about_params else str(e)) from None
+    return json.loads(text)
+
+
+PUBLISHED_COLUMNS = ["key", "path", "quantity", "figure", "paper", "paper_text", "model", "unit", "quote", "file"]
+
+
+def published(name: str, raw: Optional[dict] = None, root: Optional[Path] = None) -> pd.DataFrame:
+    """The claims of every experiment file that reproduces model ``name``: the
+    report path (``path``; ``key`` is its last step), the paper's number, the
+    figure or section it is from, and, given the report ``raw``, the model's
+    value there."""
+    from .reproduce.experiment import EXPERIMENT_FILE, experiments_root, papers
+    from .reproduce.models import lookup
+
+    root = Path(root) if root else experiments_root()
+    rows = []
+    for paper in papers(root):
+        for f in sorted((root / paper).glob("*.toml")):
+            if f.name == EXPERIMENT_FILE:
+                continue
+            try:
+                rep = tomllib.loads(f.read_text()).get("reproduce", {})
+            except tomllib.TOMLDecodeError:
+                continue  # `photonet reproduce` names the broken file; here it only lacks published numbers
+            if not isinstance(rep, dict) or rep.get("model") != name:
+                continue
+            for c in rep.get("claims", []):
+                if not isinstance(c, dict) or not isinstance(c.get("value"), str):
+                    continue
+                try:
+                    ours = float(lookup(raw, c["value"])) if raw is not None else float("nan")
+                except (KeyError, TypeError, ValueError):
+                    ours = float("nan")
+                rows.append({
+                    "key": c["value"].rsplit(".", 1)[-1],
+                    "path": c["value"],
+                    "quantity": c.get("what", ""),
+                    "figure": c.get("figure", f.stem.split("_", 1)[0]),
+                    "paper": float(c["paper"]) if isinstance(c.get("paper"), (int, float)) else float("nan"),
+                    "paper_text": c.get("paper_text", ""),
+                    "model": ours,
+                    "unit": c.get("unit", ""),
+                    "quote": c.get("quote", ""),
+                    "file": str(f.relative_to(root)),
+                })
+    return pd.DataFrame(rows, columns=PUBLISHED_COLUMNS)
+
+
+# --------------------------------------------------------------------------- views
+
+class GenericView:
+    """How ``power``/``cost`` show a model that has no view of its own: every
+    list of records in the report is a table (CSV), nothing is plotted."""
+
+    def tables(self, raw: dict, paper: pd.DataFrame) -> dict[str, pd.DataFrame]:
+        return {k: pd.DataFrame(v) for k, v in raw.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)}
+
+    def write(self, what: str, r: ModelResult, d: Path) -> list[str]:
+        names = []
+        for k, t in r.tables.items():
+            t.to_csv(d / f"{k}.csv", index=False)
+            names.append(f"{k}.csv")
+        return names
+
+    def show(self, what: str, r: ModelResult, out_console) -> None:
+        from rich.table import Table
+
+        for k, t in r.tables.items():
+            tt = Table(title=f"{r.name}: {k}")
+            for c in t.columns:
+                tt.add_column(str(c), justify="right")
+            for _, row in t.iterrows():
+                tt.add_row(*(_cell(v) for v in row))
+            out_console.print(tt)
+        show_paper(r, out_console)
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return "-" if v != v else f"{v:.4g}"
+    return str(v)
+
+
+def show_paper(r: ModelResult, out_console) -> None:
+    """The published numbers next to the model's, if any experiment has them."""
+    from rich.table import Table
+
+    if r.paper.empty:
+        return
+    t = Table(title=f"{r.name}: the paper's numbers next to the model's")
+    for c in ("figure", "quantity", "model", "paper", "unit"):
+        t.add_column(c, justify="right" if c in ("model", "paper") else "left")
+    for _, x in r.paper.iterrows():
+        t.add_row(x["figure"], x["quantity"], _cell(x["model"]), _cell(x["paper"]) if x["paper"] == x["paper"] else (x["paper_text"] or "-"), x["unit"])
+    out_console.print(t)
+
+
+def view(name: str):
+    """The view of model ``name``: ``VIEW`` of the module ``photonet.model_<name>``
+    if there is one, else the generic view."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(f".model_{name}", __package__)
+    except ModuleNotFoundError as e:
+        if e.name != f"{__package__}.model_{name}":
+            raise
+        return GenericView()
+    return mod.VIEW
+
+
 def power_cost(
     params: ConfigLike | None = None,
     overrides: Sequence[str] | Mapping[str, Any] | None = None,
     *,
+    model: Optional[str] = None,
+    options: Optional[Mapping[str, Any]] = None,
     power_multipliers: Optional[Sequence[float]] = None,
     error_multiplier: Optional[float] = None,
 ) -> ModelResult:
-    """Runs the model. Bad parameters raise ConfigError naming the key, the
-    value and the reason (prefixed with the file name when there is one)."""
-    cfg = load_params(params, overrides)
-    try:
-        text = _core.power_cost_model(
-            to_toml(cfg),
-            [float(m) for m in power_multipliers] if power_multipliers is not None else None,
-            float(error_multiplier) if error_multiplier is not None else None,
-        )
-    except _core.ConfigError as e:
-        is_file = params is not None and not isinstance(params, Mapping) and "\n" not in os.fspath(params)
-        raise ConfigError(f"{os.fspath(params)}: {e}" if is_file else str(e)) from None
-    return _frames(json.loads(text))
+    """Runs model ``model`` (default: the first registered) and returns its
+    view's tables. ``power_multipliers`` / ``error_multiplier`` are shorthands
+    for those options (models that sweep a tunable-laser multiplier)."""
+    name = resolve(model)
+    opts = dict(options or {})
+    if power_multipliers is not None:
+        opts["power_multipliers"] = [float(m) for m in power_multipliers]
+    if error_multiplier is not None:
+        opts["error_multiplier"] = float(error_multiplier)
+    raw = evaluate(name, params, overrides, opts)
+    paper = published(name, raw)
+    return ModelResult(name, raw.get("params", {}), view(name).tables(raw, paper), paper, raw)
 
 
-def _frames(raw: dict) -> ModelResult:
-    summ = raw["summary"]
-    paper = pd.DataFrame(raw["paper"])
-    paper_by_key = dict(zip(paper["key"], paper["paper"]))
+def write(what: str, r: ModelResult, out: str | os.PathLike) -> tuple[Path, list[str]]:
+    """Writes the view's ``what`` (``power`` or ``cost``) files, ``paper.csv``
+    and ``model.json`` into ``out``, atomically (a temporary directory renamed
+    into place). Returns (the directory, the file names)."""
+    from .io import atomic_dir
 
-    rows = []
-    esn = next(a for a in summ["architectures"] if a["id"] == "esn")
-    sirius = next(a for a in summ["architectures"] if a["id"] == "sirius")
-    for a in summ["architectures"]:
-        row = {k: v for k, v in a.items() if k not in ("power_w", "cost_usd", "core_switches_per_level")}
-        row["core_switches_per_level"] = "/".join(str(n) for n in a["core_switches_per_level"])
-        for part, v in a["power_w"].items():
-            row[f"power_{part}_w"] = v
-        for part, v in a["cost_usd"].items():
-            row[f"cost_{part}_usd"] = v
-        row["power_vs_esn"] = a["power_w"]["total"] / esn["power_w"]["total"]
-        row["cost_vs_esn"] = a["cost_usd"]["total"] / esn["cost_usd"]["total"]
-        row["sirius_power_vs_this"] = sirius["power_w"]["total"] / a["power_w"]["total"]
-        row["sirius_cost_vs_this"] = sirius["cost_usd"]["total"] / a["cost_usd"]["total"]
-        rows.append(row)
-    archs = pd.DataFrame(rows)
+    names: list[str] = []
 
-    power = pd.DataFrame(raw["fig6a"])
-    power["paper_sirius_vs_esn"] = [paper_by_key.get(PAPER_KEYS_POWER.get(float(m), ""), float("nan")) for m in power["tunable_power_multiplier"]]
+    def fill(d: Path) -> None:
+        names.extend(view(r.name).write(what, r, d))
+        r.paper.to_csv(d / "paper.csv", index=False)
+        (d / "model.json").write_text(json.dumps(r.raw, indent=2, sort_keys=True) + "\n")
+        names.extend(["paper.csv", "model.json"])
 
-    cost = pd.DataFrame(raw["fig6b"])
-    cost["paper_sirius_vs_this"] = [paper_by_key.get(PAPER_KEYS_COST.get(i, ""), float("nan")) for i in cost["id"]]
-
-    tax = pd.DataFrame(raw["fig2a"])
-    tax["paper_w_per_tbps_bisection"] = tax["switch_layers"].map({0: paper_by_key["scale_tax_direct"], 4: paper_by_key["scale_tax_4_layers"]})
-    return ModelResult(params=summ["params"], architectures=archs, power=power, cost=cost, scale_tax=tax, paper=paper, raw=raw)
-
-
-def _fig6a(r: ModelResult, path: Path) -> Path:
-    from . import plots
-
-    ours = pd.DataFrame({"x": r.power["tunable_power_multiplier"], "pct": 100 * r.power["sirius_vs_esn"], "series": "this model"})
-    pub = r.power.dropna(subset=["paper_sirius_vs_esn"])
-    theirs = pd.DataFrame({"x": pub["tunable_power_multiplier"], "pct": 100 * pub["paper_sirius_vs_esn"], "series": "paper (§5)"})
-    df = pd.concat([ours, theirs], ignore_index=True)
-    return plots.lines(df, "x", "pct", path, hue="series", xlabel="tunable-laser power / fixed-laser power",
-                       ylabel="Sirius power / ESN power (%)", title=f"Fig. 6a: Sirius vs non-blocking ESN, {r.params['racks']:,} racks")
-
-
-def _fig6b(r: ModelResult, path: Path) -> Path:
-    from . import plots
-
-    c = r.cost
-    df = pd.DataFrame({
-        "architecture": c["label"],
-        "pct": 100 * c["vs_esn"],
-        "lo": 100 * c[["vs_esn", "vs_esn_error"]].min(axis=1),
-        "hi": 100 * c[["vs_esn", "vs_esn_error"]].max(axis=1),
-    })
-    m, em = c["tunable_cost_multiplier"].iloc[0], c["error_multiplier"].iloc[0]
-    return plots.bars(df, "architecture", "pct", path, ylabel="cost relative to ESN (%)", errlo="lo", errhi="hi",
-                      title=f"Fig. 6b: tunable laser {m:g}x a fixed laser's cost (error bars {em:g}x)")
-
-
-def _write_common(r: ModelResult, d: Path) -> None:
-    r.architectures.to_csv(d / "architectures.csv", index=False)
-    r.paper.to_csv(d / "paper.csv", index=False)
-    (d / "model.json").write_text(json.dumps(r.raw, indent=2, sort_keys=True) + "\n")
+    return atomic_dir(out, fill), names
 
 
 def write_power(r: ModelResult, out: str | os.PathLike) -> Path:
-    """Writes ``table.csv`` (Fig. 6a), ``fig6a.png``, ``scale_tax.csv``,
-    ``architectures.csv``, ``paper.csv`` and ``model.json`` into ``out``,
-    atomically (a temporary directory renamed into place)."""
-    from .io import atomic_dir
-
-    def fill(d: Path) -> None:
-        r.power.to_csv(d / "table.csv", index=False)
-        r.scale_tax.to_csv(d / "scale_tax.csv", index=False)
-        _write_common(r, d)
-        _fig6a(r, d / "fig6a.png")
-
-    return atomic_dir(out, fill)
+    return write("power", r, out)[0]
 
 
 def write_cost(r: ModelResult, out: str | os.PathLike) -> Path:
-    """Writes ``table.csv`` (Fig. 6b), ``fig6b.png``, ``architectures.csv``,
-    ``paper.csv`` and ``model.json`` into ``out``, atomically."""
-    from .io import atomic_dir
-
-    def fill(d: Path) -> None:
-        r.cost.to_csv(d / "table.csv", index=False)
-        _write_common(r, d)
-        _fig6b(r, d / "fig6b.png")
-
-    return atomic_dir(out, fill)
+    return write("cost", r, out)[0]

@@ -22,8 +22,9 @@ SIRIUS_DIR = REPO / "experiments" / "sirius"
 
 def claims_in_files():
     n = 0
-    for p in sorted(SIRIUS_DIR.glob("fig*.toml")):
-        n += len(tomllib.loads(p.read_text())["reproduce"].get("claims", []))
+    for p in sorted(SIRIUS_DIR.glob("*.toml")):
+        if p.name != "experiment.toml":
+            n += len(tomllib.loads(p.read_text())["reproduce"].get("claims", []))
     return n
 
 
@@ -38,7 +39,7 @@ def test_cli_quick_harness_writes_everything_and_resumes(tmp_path):
     assert p.returncode == 0, p.stderr
     for f in ("report.md", "numbers.csv", "points.csv"):
         assert (out / f).stat().st_size > 0, f
-    for fig in ("fig09", "fig10", "fig11", "fig12", "fig13"):
+    for fig in ("fig09", "fig10", "fig11", "fig12", "fig13", "model"):
         assert (out / f"{fig}.png").read_bytes()[:4] == b"\x89PNG", fig
     points = pd.read_csv(out / "points.csv", keep_default_na=False)
     # one progress line per point: every distinct run once, every skipped (figure, series, x) once
@@ -54,6 +55,8 @@ def test_cli_quick_harness_writes_everything_and_resumes(tmp_path):
     assert list(nums.columns[:7]) == ["figure", "quantity", "unit", "ours", "paper", "ratio", "difference"]
     report = (out / "report.md").read_text()
     assert "78.2" in report and "6.7" in report and "![fig09](fig09.png)" in report
+    # the §5 model is reproduced alongside: its claims, its figure, its report
+    assert "0.23" in report and "![model](model.png)" in report and (out / "model.json").exists()
 
     # A second run finds every point done: nothing reruns, results untouched.
     before = mtimes(out)
@@ -151,18 +154,22 @@ def test_bad_names_are_errors_that_name_them(tmp_path):
 def test_every_point_validates_at_both_scales():
     """Each figure's points are valid configs; sirius points too once the fabric is built."""
     paper = R.load_paper("sirius")
-    built = photonet.fabrics()
+    built = photonet.fabric_names()
+    table_of = {f.name: f.table for f in photonet.fabrics()}
+    tables = set(table_of.values())
     for scale in R.SCALES:
         figs, fps = R.build_points(paper, scale)
-        assert len(figs) == 6
+        assert len([f for f in figs if not f.is_model]) == 6
+        assert [f.id for f in figs if f.is_model] == ["model"]
         for fp in fps:
             if fp.fabric in built:
                 assert fp.key and fp.point is not None
                 cfg = tomllib.loads(fp.point.config_toml)
                 assert cfg["fabric"] == fp.fabric
-                if not fp.fabric.startswith("sirius"):
-                    # other fabrics' tables never change an electrical point's key
-                    assert "sirius" not in cfg or cfg["sirius"] == tomllib.loads(photonet.default_config()).get("sirius")
+                assert fp.key == R.point_key(fp.point.config_toml)
+                # other fabrics' tables never change a point's key: the complete
+                # config holds its own fabric's table only
+                assert tables & set(cfg) == {table_of[fp.fabric]}
             else:
                 assert fp.status == f"skipped: fabric {fp.fabric} not built" and fp.key is None
         esn = [fp for fp in fps if fp.fabric == "esn"]
@@ -194,7 +201,7 @@ def test_claim_arithmetic():
 
 def test_numbers_ratio_difference_and_notes():
     fig = R.Figure(id="figX", path=SIRIUS_DIR / "x.toml", title="t", base={}, xs=[0.1, 1.0], x_sets=[{}, {}], xlabel="load (%)",
-                   x_percent=True, logx=False, series=[], panels=[], fct_class="<100KB", notes="", scale_set={},
+                   x_percent=True, logx=False, series=[], panels=[], notes="", scale_set={},
                    claims=[{"what": "r", "metric": "goodput", "kind": "ratio", "a": "A", "b": "B", "at": 1.0, "paper": 5.0},
                            {"what": "q", "metric": "fct", "kind": "value", "a": "A", "at": "max", "paper": 80.0, "unit": "KB",
                             "scale_sensitive": True},
@@ -216,7 +223,7 @@ def test_numbers_ratio_difference_and_notes():
 def test_bad_experiment_file_names_file_and_key(tmp_path):
     d = tmp_path / "exp" / "toy"
     d.mkdir(parents=True)
-    (d / "scales.toml").write_text("[full]\nset = {}\n[quick]\nset = {}\n")
+    (d / "experiment.toml").write_text("[scales.full]\nset = {}\n[scales.quick]\nset = {}\n[metrics.goodput]\nsummary = \"goodput\"\n")
     fig = textwrap.dedent("""
         [topology]
         racks = 4
@@ -253,15 +260,16 @@ def test_bad_experiment_file_names_file_and_key(tmp_path):
 
 
 def test_point_key_ignores_name_and_other_fabrics_tables():
-    import tomli_w
+    from photonet.config import complete
 
-    cfg = tomllib.loads(photonet.default_config())
-    cfg.pop("sirius", None)
-    dump = tomli_w.dumps
-    tables = ["esn", "esn_osub", "sirius"]
-    k = R.point_key(dump(cfg), "esn", tables)
-    assert R.point_key(dump({**cfg, "name": "other"}), "esn", tables) == k
+    def key(cfg):
+        return R.point_key(complete(cfg)[0])
+
+    cfg = {"fabric": "esn", "stop": {"flows": 100}}
+    k = key(cfg)
+    assert key({**cfg, "name": "other"}) == k
     knob = {**cfg, "sirius": {"queue_bound": 8}}
-    assert R.point_key(dump(knob), "esn", tables) == k      # a Sirius knob does not touch an ESN run
-    assert R.point_key(dump(knob), "sirius_ideal", tables) != R.point_key(dump(cfg), "sirius_ideal", tables)  # but keys a Sirius run
-    assert R.point_key(dump({**cfg, "seed": 2}), "esn", tables) != k
+    assert key(knob) == k      # a Sirius knob does not touch an ESN run
+    ideal = {**cfg, "fabric": "sirius_ideal"}
+    assert key({**ideal, "sirius": {"queue_bound": 8}}) != key(ideal)  # but keys a Sirius run
+    assert key({**cfg, "seed": 2}) != k

@@ -1,7 +1,8 @@
 //! Python bindings: `photonet._core`. The simulation runs with the GIL released;
 //! progress is reported to an optional Python callback, which can also cancel.
 
-use photonet::config::{Config, FABRICS};
+use photonet::config::Config;
+use photonet::fabric::registry;
 use photonet::run::{prepare, simulate, Paths};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -37,16 +38,28 @@ fn validate(config_toml: &str, base_dir: Option<String>, search: Vec<String>) ->
     Ok(cfg.to_toml())
 }
 
-/// The default config as TOML.
+/// The default config as TOML, documented: the common keys and every
+/// registered fabric's table, each key with its doc comment and default.
 #[pyfunction]
 fn default_config() -> String {
-    Config::default().to_toml()
+    photonet::config::documented_default_config()
 }
 
-/// Fabric names accepted by `fabric = ...`, in comparison order.
+/// Every registered fabric, in comparison order: dicts with `name` (the
+/// value of `fabric = ...`), `label`, `table` (its parameter table) and
+/// `description`.
 #[pyfunction]
-fn fabrics() -> Vec<&'static str> {
-    FABRICS.to_vec()
+fn fabrics(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    registry::variants()
+        .map(|(spec, v)| {
+            let d = PyDict::new(py);
+            d.set_item("name", v.name)?;
+            d.set_item("label", v.label)?;
+            d.set_item("table", spec.table)?;
+            d.set_item("description", v.description)?;
+            Ok(d)
+        })
+        .collect()
 }
 
 /// Runs one simulation. `progress(now_us, arrived, completed, events)` is called
@@ -130,24 +143,37 @@ fn run<'py>(
     Ok(out)
 }
 
-/// The analytical power and cost model of Sirius §5 (and §2's scale tax).
-/// `params_toml` holds model parameters (missing keys take the defaults);
-/// Fig. 6a sweeps `power_multipliers` (default 1..6) and Fig. 6b puts error
-/// bars at `error_multiplier` (default 5). Returns the report as JSON text;
-/// bad parameters raise ConfigError naming the key, value and reason.
+/// The registered analytical models, in listing order: dicts with `name` and
+/// a one-line `description`.
 #[pyfunction]
-#[pyo3(signature = (params_toml=None, power_multipliers=None, error_multiplier=None))]
-fn power_cost_model(
-    params_toml: Option<&str>,
-    power_multipliers: Option<Vec<f64>>,
-    error_multiplier: Option<f64>,
-) -> PyResult<String> {
-    use photonet::model;
+fn models(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    photonet::model::MODELS
+        .iter()
+        .map(|m| {
+            let d = PyDict::new(py);
+            d.set_item("name", m.name)?;
+            d.set_item("description", m.description)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Evaluates the model `name`: `params_toml` holds its parameters (missing
+/// keys take the defaults), `options_json` its options (JSON object; what to
+/// sweep). Returns the report as JSON text; an unknown model, bad parameters
+/// or options raise ConfigError naming the key, value and reason.
+#[pyfunction]
+#[pyo3(signature = (name, params_toml="", options_json="{}"))]
+fn model_report(name: &str, params_toml: &str, options_json: &str) -> PyResult<String> {
     let to_py = |e: photonet::ConfigError| ConfigError::new_err(e.to_string());
-    let p = model::ModelParams::from_toml(params_toml.unwrap_or("")).map_err(to_py)?;
-    let multipliers = power_multipliers.unwrap_or_else(|| model::FIG6A_MULTIPLIERS.to_vec());
-    let error_multiplier = error_multiplier.unwrap_or(model::FIG6B_ERROR_MULTIPLIER);
-    let report = model::report(&p, &multipliers, error_multiplier).map_err(to_py)?;
+    let options: serde_json::Value = serde_json::from_str(options_json).map_err(|e| {
+        to_py(photonet::ConfigError::new(
+            "options",
+            options_json,
+            format!("not valid JSON: {e}"),
+        ))
+    })?;
+    let report = photonet::model::evaluate(name, params_toml, &options).map_err(to_py)?;
     Ok(serde_json::to_string(&report).expect("model report serialises"))
 }
 
@@ -159,6 +185,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(fabrics, m)?)?;
-    m.add_function(wrap_pyfunction!(power_cost_model, m)?)?;
+    m.add_function(wrap_pyfunction!(models, m)?)?;
+    m.add_function(wrap_pyfunction!(model_report, m)?)?;
     Ok(())
 }

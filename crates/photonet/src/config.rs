@@ -1,139 +1,29 @@
-//! Run configuration: serde structs with defaults (the schema is the
-//! documentation), parsing from TOML, and validation with errors that name the
-//! key, the value and the reason before any simulation time is spent.
+//! Run configuration: the common keys (topology, workload, stop, metrics) as
+//! serde structs with defaults (the schema is the documentation), plus the
+//! selected fabric's parameter table, read through the fabric registry.
+//! Parsing and validation give errors that name the key, the value and the
+//! reason before any simulation time is spent.
+//!
+//! The complete config — what `validate` prints and what keys a sweep point —
+//! holds the common keys and the selected fabric's table only, so registering
+//! a new fabric changes no existing point's key.
 
-use crate::fabric::esn::{EsnOsubParams, EsnParams};
-use crate::fabric::sirius::SiriusParams;
-use crate::units::{ByteSize, Rate, SimTime};
+pub use crate::error::ConfigError;
+use crate::error::{from_toml_table, from_toml_text};
+use crate::fabric::registry::{self, BuildContext, FabricSpec, ParamTable, Variant};
+pub use crate::topology::Topology;
+use crate::units::{ByteSize, SimTime};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
-/// A configuration problem: which key, what value, and why it is wrong.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfigError {
-    pub key: String,
-    pub value: String,
-    pub reason: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.value.is_empty() {
-            write!(f, "`{}`: {}", self.key, self.reason)
-        } else {
-            write!(f, "`{}` = {}: {}", self.key, self.value, self.reason)
-        }
-    }
-}
-impl std::error::Error for ConfigError {}
-
 fn err(key: &str, value: impl fmt::Display, reason: impl Into<String>) -> ConfigError {
-    ConfigError {
-        key: key.to_string(),
-        value: value.to_string(),
-        reason: reason.into(),
-    }
-}
-
-/// Racks of servers; every fabric sees the servers as its endpoints. A
-/// server-based deployment is `servers_per_rack = 1`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct Topology {
-    /// Number of racks.
-    pub racks: u32,
-    /// Servers under each ToR.
-    pub servers_per_rack: u32,
-    /// Uplinks per rack towards the network core (the electrical baseline's count).
-    pub uplinks: u32,
-    /// Rate of each uplink.
-    pub uplink_rate: Rate,
-    /// Per-server bandwidth R. Default: the rack's uplink capacity shared by its
-    /// servers (uplinks × uplink_rate / servers_per_rack), i.e. non-blocking.
-    pub server_rate: Option<Rate>,
-}
-
-impl Default for Topology {
-    fn default() -> Self {
-        Topology {
-            racks: 128,
-            servers_per_rack: 24,
-            uplinks: 8,
-            uplink_rate: Rate::gbps(50),
-            server_rate: None,
-        }
-    }
-}
-
-impl Topology {
-    pub fn hosts(&self) -> usize {
-        self.racks as usize * self.servers_per_rack as usize
-    }
-    pub fn rack_uplink_rate(&self) -> Rate {
-        Rate(self.uplinks as u64 * self.uplink_rate.0)
-    }
-    pub fn host_rate(&self) -> Rate {
-        self.server_rate.unwrap_or(Rate(
-            self.rack_uplink_rate().0 / self.servers_per_rack.max(1) as u64,
-        ))
-    }
-    pub fn rack_of(&self, host: u32) -> u32 {
-        host / self.servers_per_rack
-    }
-    fn validate(&self) -> Result<(), ConfigError> {
-        if self.racks == 0 {
-            return Err(err("topology.racks", 0, "need at least one rack"));
-        }
-        if self.servers_per_rack == 0 {
-            return Err(err(
-                "topology.servers_per_rack",
-                0,
-                "need at least one server per rack",
-            ));
-        }
-        if self.hosts() < 2 {
-            return Err(err(
-                "topology",
-                format!("{} host", self.hosts()),
-                "need at least two servers in all",
-            ));
-        }
-        if self.uplinks == 0 {
-            return Err(err(
-                "topology.uplinks",
-                0,
-                "need at least one uplink per rack",
-            ));
-        }
-        if self.uplink_rate.0 == 0 {
-            return Err(err(
-                "topology.uplink_rate",
-                "\"0bps\"",
-                "a rate must be > 0",
-            ));
-        }
-        if let Some(r) = self.server_rate {
-            if r.0 == 0 {
-                return Err(err(
-                    "topology.server_rate",
-                    "\"0bps\"",
-                    "a rate must be > 0",
-                ));
-            }
-        }
-        if self.host_rate().0 == 0 {
-            return Err(err(
-                "topology.servers_per_rack",
-                self.servers_per_rack,
-                "leaves each server a zero rate",
-            ));
-        }
-        Ok(())
-    }
+    ConfigError::new(key, value, reason)
 }
 
 /// Size distribution families.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SizeDistKind {
     /// Pareto with `shape` > 1 and mean `mean`, optionally truncated at `max`.
@@ -147,18 +37,27 @@ pub enum SizeDistKind {
 }
 
 /// Flow sizes: `dist` picks the family; the other keys are its parameters.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SizesConfig {
+    /// The family: "pareto" (shape, mean, optional max), "fixed" (size) or
+    /// "cdf" (file).
     pub dist: SizeDistKind,
+    /// Pareto shape α > 1 (the Sirius paper uses 1.05).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<f64>,
+    /// Pareto mean size (of the untruncated distribution).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean: Option<ByteSize>,
+    /// Pareto truncation: larger draws are cut to this size (this lowers the
+    /// realised mean below `mean`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<ByteSize>,
+    /// Fixed: every flow's size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<ByteSize>,
+    /// CDF: the file (`<bytes> <cumulative probability>` per line), looked up
+    /// next to the config, then in the workload search path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
 }
@@ -203,7 +102,7 @@ impl SizesConfig {
 }
 
 /// Traffic pattern families.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PatternKind {
     /// Uniformly random source and destination (src ≠ dst).
@@ -220,15 +119,20 @@ pub enum PatternKind {
 }
 
 /// Who sends to whom: `kind` picks the pattern; the other keys are its parameters.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatternConfig {
+    /// The pattern: "uniform", "permutation", "incast" (degree, size),
+    /// "all_to_all" (size) or "trace" (file).
     #[serde(default)]
     pub kind: PatternKind,
+    /// Incast: senders per receiver.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degree: Option<u32>,
+    /// Incast and all-to-all: bytes per flow.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<ByteSize>,
+    /// Trace: a CSV with header `src,dst,bytes,start`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
 }
@@ -270,12 +174,14 @@ fn keys_for(
     Ok(())
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkloadConfig {
     /// Offered load L = F / (R · N · τ), in (0, ∞); 1.0 means the hosts' full rate.
     pub load: f64,
+    /// Flow sizes.
     pub sizes: SizesConfig,
+    /// Who sends to whom.
     pub pattern: PatternConfig,
 }
 
@@ -291,10 +197,12 @@ impl Default for WorkloadConfig {
 
 /// When to stop. Arrivals stop after `flows` flows or at `duration`, whichever
 /// comes first; the run ends at the last arrival (or `duration`), unless `drain`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct StopConfig {
+    /// Stop generating flows after this many.
     pub flows: Option<u64>,
+    /// Stop generating flows at this time; the run ends here unless draining.
     pub duration: Option<SimTime>,
     /// Keep running after the last arrival until every flow completes.
     pub drain: bool,
@@ -313,7 +221,7 @@ impl Default for StopConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MetricsConfig {
     /// FCT size-class cut-offs: classes `<c` for each c, plus `all` and `>=max`.
@@ -334,29 +242,27 @@ impl Default for MetricsConfig {
     }
 }
 
-/// Names accepted by `fabric`, in the order `photonet compare` runs them.
-pub const FABRICS: &[&str] = &["esn", "esn_osub", "sirius", "sirius_ideal"];
-
-/// A whole run.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// The common keys of a run (every fabric's table is separate).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// Free-form label for outputs.
     pub name: String,
     /// Seed of every random stream of the run.
     pub seed: u64,
-    /// Which architecture runs: one of [`FABRICS`].
+    /// Which architecture runs: a name from the fabric registry
+    /// (`photonet.fabrics()`); its parameters are in the table it names.
     pub fabric: String,
     pub topology: Topology,
     pub workload: WorkloadConfig,
     pub stop: StopConfig,
     pub metrics: MetricsConfig,
-    /// Parameters of ESN (Ideal).
-    pub esn: EsnParams,
-    /// Parameters of ESN-OSUB (Ideal).
-    pub esn_osub: EsnOsubParams,
-    /// Parameters of SIRIUS and SIRIUS (IDEAL).
-    pub sirius: SiriusParams,
+    /// Fabric parameter tables by table name, as given (defaults are filled in
+    /// when a table is read). Only the selected fabric's table is part of the
+    /// complete config.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub tables: BTreeMap<String, toml::Table>,
 }
 
 impl Default for Config {
@@ -369,40 +275,122 @@ impl Default for Config {
             workload: WorkloadConfig::default(),
             stop: StopConfig::default(),
             metrics: MetricsConfig::default(),
-            esn: EsnParams::default(),
-            esn_osub: EsnOsubParams::default(),
-            sirius: SiriusParams::default(),
+            tables: BTreeMap::new(),
         }
     }
 }
 
+/// Two configs are equal when they describe the same run: their complete
+/// TOML (common keys + the selected fabric's complete table) is the same.
+impl PartialEq for Config {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_toml() == other.to_toml()
+    }
+}
+
 impl Config {
-    /// Parses TOML text; unknown keys and malformed values are errors naming the key.
+    /// Parses TOML text; unknown keys and malformed values are errors naming
+    /// the key. Tables of fabrics other than the selected one are checked too
+    /// (a typo is an error) but are not kept.
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
-        let de = toml::Deserializer::parse(text)
-            .map_err(|e| err("(toml)", "", e.message().to_string()))?;
-        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let msg = e.inner().message().to_string();
-            err(if path == "." { "(top level)" } else { &path }, "", msg)
+        let mut all: toml::Table = from_toml_text(text, "")?;
+        let mut tables = BTreeMap::new();
+        for spec in registry::REGISTRY {
+            if let Some(v) = all.remove(spec.table) {
+                let toml::Value::Table(t) = v else {
+                    return Err(err(
+                        spec.table,
+                        v,
+                        "must be a table of the fabric's parameters",
+                    ));
+                };
+                spec.complete(&t)?;
+                tables.insert(spec.table.to_string(), t);
+            }
+        }
+        let mut cfg: Config = from_toml_table(&all, "").map_err(|e| {
+            if e.reason.starts_with("unknown field") && !e.key.contains('.') {
+                let known: Vec<_> = registry::REGISTRY.iter().map(|s| s.table).collect();
+                let reason = format!("{} (fabric tables: {})", e.reason, known.join(", "));
+                ConfigError { reason, ..e }
+            } else {
+                e
+            }
         })?;
+        let own = cfg.spec()?.table;
+        tables.retain(|k, _| k == own);
+        cfg.tables = tables;
         cfg.validate()?;
         Ok(cfg)
     }
 
+    /// The complete config as TOML: the common keys with every default, and
+    /// the selected fabric's table with every default (no other fabric's).
     pub fn to_toml(&self) -> String {
-        toml::to_string(self).expect("config serialises")
+        let mut t = toml::Table::try_from(self).expect("config serialises");
+        if let Ok((spec, _)) = self.selected() {
+            if let Ok(own) = self.fabric_table(spec) {
+                t.insert(spec.table.to_string(), toml::Value::Table(own));
+            }
+        }
+        toml::to_string(&t).expect("config serialises")
+    }
+
+    /// The registry entry and variant of `fabric`.
+    pub fn selected(&self) -> Result<(&'static FabricSpec, &'static Variant), ConfigError> {
+        registry::find(&self.fabric).ok_or_else(|| {
+            err(
+                "fabric",
+                format!("{:?}", self.fabric),
+                format!(
+                    "unknown fabric; expected one of {}",
+                    registry::names().join(", ")
+                ),
+            )
+        })
+    }
+
+    fn spec(&self) -> Result<&'static FabricSpec, ConfigError> {
+        Ok(self.selected()?.0)
+    }
+
+    /// A fabric's complete table (defaults filled in where not given).
+    pub fn fabric_table(&self, spec: &FabricSpec) -> Result<toml::Table, ConfigError> {
+        let empty = toml::Table::new();
+        spec.complete(self.tables.get(spec.table).unwrap_or(&empty))
+    }
+
+    /// A fabric's typed parameters (defaults where not given).
+    pub fn params<P: ParamTable>(&self) -> Result<P, ConfigError> {
+        let empty = toml::Table::new();
+        from_toml_table(self.tables.get(P::TABLE).unwrap_or(&empty), P::TABLE)
+    }
+
+    /// Sets a fabric's parameters.
+    pub fn set_params<P: ParamTable>(&mut self, p: &P) {
+        let t = toml::Table::try_from(p).expect("a parameter table serialises");
+        self.tables.insert(P::TABLE.to_string(), t);
+    }
+
+    /// Changes some of a fabric's parameters in place.
+    pub fn edit<P: ParamTable>(&mut self, change: impl FnOnce(&mut P)) {
+        let mut p: P = self.params().expect("the table was checked when set");
+        change(&mut p);
+        self.set_params(&p);
+    }
+
+    /// What the selected fabric is built from besides its table.
+    pub fn build_context(&self) -> BuildContext<'_> {
+        BuildContext {
+            topology: &self.topology,
+            seed: self.seed,
+            check_invariants: self.metrics.check_invariants,
+        }
     }
 
     /// Checks values that parse but cannot be simulated.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if !FABRICS.contains(&self.fabric.as_str()) {
-            return Err(err(
-                "fabric",
-                format!("{:?}", self.fabric),
-                format!("unknown fabric; expected one of {}", FABRICS.join(", ")),
-            ));
-        }
+        let spec = self.spec()?;
         self.topology.validate()?;
         let w = &self.workload;
         if !(w.load > 0.0 && w.load.is_finite()) {
@@ -549,23 +537,108 @@ impl Config {
                 "a bin width must be > 0",
             ));
         }
-        if !(self.esn_osub.oversubscription >= 1.0 && self.esn_osub.oversubscription.is_finite()) {
-            return Err(err(
-                "esn_osub.oversubscription",
-                self.esn_osub.oversubscription,
-                "must be >= 1 (1 means non-blocking)",
-            ));
+        let table = self.fabric_table(spec)?;
+        spec.layout(&table, &self.build_context())
+    }
+}
+
+/// The default config as documented TOML: the common keys and every
+/// registered fabric's table, each key preceded by its doc comment (from the
+/// source) and set to its default. Keys without a default are shown commented
+/// out. What `photonet default-config` prints.
+pub fn documented_default_config() -> String {
+    let mut out = String::from(
+        "# photonet configuration: every key with its doc and default.\n\
+         # Units are strings: \"100ns\", \"50Gbps\", \"562B\". Only the table of the\n\
+         # selected `fabric` is used; the others may stay (a sweep over `fabric` needs them).\n\n",
+    );
+    let schema = serde_json::Value::from(schemars::schema_for!(Config));
+    let table = toml::Table::try_from(Config::default()).expect("config serialises");
+    render_table(&mut out, "", &table, &schema, &schema);
+    for spec in registry::REGISTRY {
+        let users: Vec<String> = spec
+            .variants
+            .iter()
+            .map(|v| format!("`fabric = \"{}\"` ({})", v.name, v.label))
+            .collect();
+        out.push_str(&format!("\n# ---- used by {}\n", users.join(", ")));
+        let schema = serde_json::Value::from(spec.schema());
+        out.push_str(&format!("[{}]\n", spec.table));
+        render_table(&mut out, spec.table, &spec.defaults(), &schema, &schema);
+    }
+    out
+}
+
+/// The schema node `node` refers to (following one `$ref` into `root`'s `$defs`).
+fn resolve<'a>(node: &'a serde_json::Value, root: &'a serde_json::Value) -> &'a serde_json::Value {
+    match node.get("$ref").and_then(|r| r.as_str()) {
+        Some(r) => r
+            .strip_prefix("#/$defs/")
+            .and_then(|name| root.get("$defs")?.get(name))
+            .unwrap_or(node),
+        None => node,
+    }
+}
+
+fn render_table(
+    out: &mut String,
+    path: &str,
+    table: &toml::Table,
+    schema: &serde_json::Value,
+    root: &serde_json::Value,
+) {
+    let schema = resolve(schema, root);
+    let empty = serde_json::Map::new();
+    let props = schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .unwrap_or(&empty);
+    let doc_of = |key: &str| -> String {
+        let Some(p) = props.get(key) else {
+            return String::new();
+        };
+        let own = p.get("description").and_then(|d| d.as_str());
+        let via_ref = resolve(p, root).get("description").and_then(|d| d.as_str());
+        own.or(via_ref).unwrap_or_default().to_string()
+    };
+    let comment = |out: &mut String, doc: &str| {
+        for line in doc.lines() {
+            out.push_str(&format!("# {line}\n").replace("#  \n", "#\n"));
         }
-        if self.fabric.starts_with("sirius") {
-            self.sirius.layout(&self.topology)?;
+    };
+    let mut subtables = Vec::new();
+    for (k, v) in table {
+        if let toml::Value::Table(t) = v {
+            subtables.push((k, t));
+            continue;
         }
-        Ok(())
+        comment(out, &doc_of(k));
+        out.push_str(&format!("{k} = {v}\n"));
+    }
+    for k in props.keys() {
+        if !table.contains_key(k) {
+            comment(out, &doc_of(k));
+            out.push_str(&format!("# {k} = (not set)\n"));
+        }
+    }
+    for (k, t) in subtables {
+        let full = if path.is_empty() {
+            k.clone()
+        } else {
+            format!("{path}.{k}")
+        };
+        out.push('\n');
+        comment(out, &doc_of(k));
+        out.push_str(&format!("[{full}]\n"));
+        let sub = props.get(k.as_str()).cloned().unwrap_or_default();
+        render_table(out, &full, t, &sub, root);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Rate;
 
     fn bad(toml: &str) -> ConfigError {
         Config::from_toml(toml).expect_err("should be rejected")
@@ -644,7 +717,7 @@ mod tests {
         assert_eq!(e.key, "topology.racks");
         let e = bad("[stop]\nflows = 0\n");
         assert_eq!(e.key, "stop.flows");
-        let e = bad("[esn_osub]\noversubscription = 0.5\n");
+        let e = bad("fabric = \"esn_osub\"\n[esn_osub]\noversubscription = 0.5\n");
         assert_eq!(e.key, "esn_osub.oversubscription");
         let e = bad("[workload.pattern]\nkind = \"incast\"\ndegree = 5000\nsize = \"1KB\"\n");
         assert_eq!(e.key, "workload.pattern.degree");

@@ -1,120 +1,14 @@
-//! The event engine: a deterministic event queue, a slot clock for fabrics that
-//! step all their ports once per slot, and the run loop that feeds a workload to a
-//! [`Fabric`] and collects what it reports.
+//! The run loop: feeds a workload to a [`Fabric`] in time order, interleaving
+//! arrivals with the fabric's own events, and collects what it reports in a
+//! [`Recorder`].
 //!
-//! Ordering is by (time, insertion sequence), so two runs with the same seed
-//! process events in the same order. Slotted fabrics do not put one heap event per
-//! cell: they expose a single "next slot" wake-up and jump over idle periods.
+//! The loop asks the fabric for `next_event()` once per iteration, so that call
+//! must be O(1) (keep a counter or the head of a queue; never scan ports).
 
-use crate::fabric::{Fabric, Flow, Sink};
+use crate::fabric::Fabric;
+use crate::flow::Flow;
+use crate::recorder::Recorder;
 use crate::units::SimTime;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
-struct Entry<E> {
-    time: SimTime,
-    seq: u64,
-    event: E,
-}
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
-    }
-}
-
-/// A min-queue of timed events; equal times pop in insertion order.
-pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
-    seq: u64,
-}
-
-impl<E> Default for EventQueue<E> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<E> EventQueue<E> {
-    pub fn new() -> Self {
-        EventQueue {
-            heap: BinaryHeap::new(),
-            seq: 0,
-        }
-    }
-    pub fn push(&mut self, time: SimTime, event: E) {
-        self.heap.push(Entry {
-            time,
-            seq: self.seq,
-            event,
-        });
-        self.seq += 1;
-    }
-    pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.heap.pop().map(|e| (e.time, e.event))
-    }
-    pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time)
-    }
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-    /// Pops the earliest event if it is due at or before `t`.
-    pub fn pop_due(&mut self, t: SimTime) -> Option<(SimTime, E)> {
-        if self.peek_time()? <= t {
-            self.pop()
-        } else {
-            None
-        }
-    }
-}
-
-/// Periodic slot boundaries `origin + k * period`, for fabrics that act once per
-/// slot over all their ports. Idle fabrics ask for the first boundary at or after
-/// the next arrival instead of ticking through empty slots.
-#[derive(Clone, Copy, Debug)]
-pub struct SlotClock {
-    pub origin: SimTime,
-    pub period: SimTime,
-}
-
-impl SlotClock {
-    pub fn new(period: SimTime) -> Self {
-        assert!(period.0 > 0, "slot period must be positive");
-        SlotClock {
-            origin: SimTime::ZERO,
-            period,
-        }
-    }
-    /// Index of the slot that contains `t` (slot k covers [start(k), start(k+1))).
-    pub fn slot_of(&self, t: SimTime) -> u64 {
-        t.0.saturating_sub(self.origin.0) / self.period.0
-    }
-    pub fn start(&self, k: u64) -> SimTime {
-        SimTime(self.origin.0 + k * self.period.0)
-    }
-    /// The first slot index whose start is at or after `t`.
-    pub fn first_slot_at_or_after(&self, t: SimTime) -> u64 {
-        if t <= self.origin {
-            return 0;
-        }
-        (t.0 - self.origin.0).div_ceil(self.period.0)
-    }
-}
 
 /// When the run stops.
 #[derive(Clone, Debug, Default)]
@@ -141,7 +35,7 @@ pub struct Progress {
 /// Everything a run produced, before it is summarised.
 pub struct RunOutput {
     pub flows: Vec<Flow>,
-    pub sink: Sink,
+    pub recorder: Recorder,
     pub end_time: SimTime,
     pub events: u64,
     pub cancelled: bool,
@@ -153,7 +47,7 @@ pub fn run(
     fabric: &mut dyn Fabric,
     arrivals: &mut dyn Iterator<Item = Flow>,
     stop: &StopRule,
-    mut sink: Sink,
+    mut rec: Recorder,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> RunOutput {
     let mut flows: Vec<Flow> = Vec::new();
@@ -183,19 +77,19 @@ pub fn run(
         let now = match (ta, tf) {
             (None, None) => break,
             (Some(a), Some(b)) if b <= a => {
-                fabric.advance(b, &mut sink);
+                fabric.advance(b, &mut rec);
                 b
             }
             (None, Some(b)) => {
-                fabric.advance(b, &mut sink);
+                fabric.advance(b, &mut rec);
                 b
             }
             (Some(a), _) => {
                 let f = next_arrival.take().expect("arrival present");
                 debug_assert!(f.start >= last_arrival, "arrivals must be sorted by start");
                 last_arrival = f.start;
-                sink.register(&f);
-                fabric.add_flow(a, &f, &mut sink);
+                rec.register(&f);
+                fabric.add_flow(a, &f, &mut rec);
                 flows.push(f);
                 next_arrival = arrivals.next();
                 a
@@ -207,8 +101,8 @@ pub fn run(
             let p = Progress {
                 now,
                 flows_arrived: flows.len() as u64,
-                flows_completed: sink.completed,
-                events: events + sink.internal_events,
+                flows_completed: rec.completed(),
+                events: events + rec.internal_events(),
             };
             if !progress(p) {
                 cancelled = true;
@@ -218,7 +112,7 @@ pub fn run(
     }
     let end_time = if stop.drain {
         // Drained: the run ends when the last thing happened (or at the cap).
-        let last_done = sink.last_completion.max(last_arrival);
+        let last_done = rec.last_completion().max(last_arrival);
         match stop.drain_limit {
             Some(cap) if fabric.next_event().is_some() => cap,
             _ => last_done,
@@ -226,63 +120,19 @@ pub fn run(
     } else {
         stop.duration.unwrap_or(last_arrival)
     };
-    fabric.finish(end_time, &mut sink);
-    let events = events + sink.internal_events;
+    fabric.finish(end_time, &mut rec);
+    let events = events + rec.internal_events();
     progress(Progress {
         now: end_time,
         flows_arrived: flows.len() as u64,
-        flows_completed: sink.completed,
+        flows_completed: rec.completed(),
         events,
     });
     RunOutput {
         flows,
-        sink,
+        recorder: rec,
         end_time,
         events,
         cancelled,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn queue_pops_in_time_then_insertion_order(times in prop::collection::vec(0u64..50, 1..200)) {
-            let mut q = EventQueue::new();
-            for (i, t) in times.iter().enumerate() {
-                q.push(SimTime(*t), i);
-            }
-            let mut expected: Vec<(u64, usize)> = times.iter().copied().zip(0..).collect();
-            expected.sort(); // by time, then by index = insertion order
-            let mut got = Vec::new();
-            while let Some((t, i)) = q.pop() {
-                got.push((t.0, i));
-            }
-            prop_assert_eq!(got, expected);
-        }
-
-        #[test]
-        fn slot_clock_boundaries(period in 1u64..10_000, t in 0u64..10_000_000) {
-            let c = SlotClock::new(SimTime(period));
-            let k = c.first_slot_at_or_after(SimTime(t));
-            prop_assert!(c.start(k).0 >= t);
-            prop_assert!(k == 0 || c.start(k - 1).0 < t);
-            let s = c.slot_of(SimTime(t));
-            prop_assert!(c.start(s).0 <= t && t < c.start(s + 1).0);
-        }
-    }
-
-    #[test]
-    fn pop_due_respects_the_bound() {
-        let mut q = EventQueue::new();
-        q.push(SimTime(5), "a");
-        q.push(SimTime(9), "b");
-        assert_eq!(q.pop_due(SimTime(4)), None);
-        assert_eq!(q.pop_due(SimTime(5)), Some((SimTime(5), "a")));
-        assert_eq!(q.pop_due(SimTime(8)), None);
-        assert_eq!(q.len(), 1);
     }
 }

@@ -3,19 +3,45 @@
 //!
 //! The spine is the [`fabric::Fabric`] trait: every architecture and baseline
 //! takes flows in and reports completions, so every workload, metric and sweep
-//! works for all of them. [`simulate`] builds a fabric and a workload from a
+//! works for all of them. Each fabric declares itself once in
+//! [`fabric::registry`]. [`simulate`] builds a fabric and a workload from a
 //! [`config::Config`] and runs them.
+//!
+//! Layers (each uses only the ones above it; no import cycles):
+//! 1. core: [`units`], [`rng`], [`error`], [`flow`], [`topology`], [`queue`]
+//!    (event queue, slot clock), [`timer`] (cancellable timers), [`pool`]
+//!    (index-addressed pools and FIFOs), [`delivery`] (in-order delivery),
+//!    [`recorder`] (what fabrics report);
+//! 2. [`workload`], [`sched`] (pure algorithms), [`model`] (analytical models);
+//! 3. [`fabric`]: the trait, the architectures, the registry;
+//! 4. [`engine`]: the run loop;
+//! 5. [`config`] and [`metrics`], then [`run`]: config → registry → fabric +
+//!    workload → results.
+#![forbid(unsafe_code)]
 
-pub mod config;
-pub mod engine;
-pub mod fabric;
-pub mod metrics;
-pub mod model;
+// 1. core
+pub mod delivery;
+pub mod error;
+pub mod flow;
+pub mod pool;
+pub mod queue;
+pub mod recorder;
 pub mod rng;
-pub mod run;
-pub mod sched;
+pub mod timer;
+pub mod topology;
 pub mod units;
+// 2. workloads, algorithms, models
+pub mod model;
+pub mod sched;
 pub mod workload;
+// 3. fabrics
+pub mod fabric;
+// 4. the run loop
+pub mod engine;
+// 5. configs, metrics, runs
+pub mod config;
+pub mod metrics;
+pub mod run;
 
 pub use config::{Config, ConfigError};
 pub use run::{prepare, simulate, Prepared, RunResult};

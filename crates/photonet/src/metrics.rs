@@ -1,50 +1,9 @@
 //! Flow records, FCT percentiles by size class, goodput, and time series.
 
 use crate::engine::RunOutput;
-use crate::units::{ByteSize, SimTime};
+use crate::units::ByteSize;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// Bytes delivered per fixed-width time bin.
-#[derive(Clone, Debug)]
-pub struct TimeSeries {
-    pub bin: SimTime,
-    pub bytes: Vec<f64>,
-}
-
-impl TimeSeries {
-    pub fn new(bin: SimTime) -> Self {
-        assert!(bin.0 > 0);
-        TimeSeries {
-            bin,
-            bytes: Vec::new(),
-        }
-    }
-
-    /// Adds `bytes` spread evenly over [t0, t1] (a point if t0 == t1).
-    pub fn add_span(&mut self, t0: SimTime, t1: SimTime, bytes: u64) {
-        if bytes == 0 {
-            return;
-        }
-        let (b0, b1) = (
-            (t0.0 / self.bin.0) as usize,
-            (t1.0.saturating_sub(1).max(t0.0) / self.bin.0) as usize,
-        );
-        if self.bytes.len() <= b1 {
-            self.bytes.resize(b1 + 1, 0.0);
-        }
-        if b0 == b1 || t1 <= t0 {
-            self.bytes[b0] += bytes as f64;
-            return;
-        }
-        let span = (t1.0 - t0.0) as f64;
-        for b in b0..=b1 {
-            let lo = (b as u64 * self.bin.0).max(t0.0);
-            let hi = ((b as u64 + 1) * self.bin.0).min(t1.0);
-            self.bytes[b] += bytes as f64 * (hi.saturating_sub(lo)) as f64 / span;
-        }
-    }
-}
 
 /// FCT statistics of one size class, in microseconds.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -121,7 +80,7 @@ pub fn summarise(
     cuts: &[u64],
     fabric_stats: BTreeMap<String, f64>,
 ) -> Summary {
-    let s = &out.sink;
+    let s = &out.recorder;
     let mut classes: Vec<(String, Vec<u64>)> = vec![("all".into(), Vec::new())];
     for &c in cuts {
         classes.push((class_below(c), Vec::new()));
@@ -131,7 +90,7 @@ pub fn summarise(
         classes.push((format!(">={}", ByteSize(t)), Vec::new()));
     }
     for f in &out.flows {
-        let Some(fin) = s.finish[f.id as usize] else {
+        let Some(fin) = s.finish(f.id) else {
             continue;
         };
         let fct = fin.0 - f.start.0;
@@ -150,7 +109,7 @@ pub fn summarise(
         .filter_map(|(k, v)| fct_stats(v).map(|st| (k, st)))
         .collect();
     let offered: u64 = out.flows.iter().map(|f| f.bytes).sum();
-    let delivered: u64 = s.delivered.iter().sum();
+    let delivered: u64 = s.delivered_total();
     let t = out.end_time.as_secs_f64();
     let cap = t * host_rate_bps as f64 * hosts as f64;
     let norm = |bytes: u64| {
@@ -165,8 +124,8 @@ pub fn summarise(
         hosts,
         host_rate_bps,
         flows: out.flows.len() as u64,
-        completed: s.completed,
-        unfinished: out.flows.len() as u64 - s.completed,
+        completed: s.completed(),
+        unfinished: out.flows.len() as u64 - s.completed(),
         sim_time_us: out.end_time.as_us_f64(),
         offered_bytes: offered,
         delivered_bytes: delivered,
@@ -175,7 +134,7 @@ pub fn summarise(
         fct,
         events: out.events,
         fabric_stats,
-        invariant_violations: s.violations.clone(),
+        invariant_violations: s.violations().to_vec(),
     }
 }
 
@@ -193,16 +152,5 @@ mod tests {
         let v: Vec<u64> = (1..=10).collect();
         assert_eq!(percentile_sorted(&v, 99.0), 10);
         assert_eq!(percentile_sorted(&v, 10.0), 1);
-    }
-
-    #[test]
-    fn time_series_spreads_bytes_in_proportion() {
-        let mut ts = TimeSeries::new(SimTime(10));
-        ts.add_span(SimTime(5), SimTime(25), 200);
-        assert_eq!(ts.bytes, vec![50.0, 100.0, 50.0]);
-        ts.add_span(SimTime(30), SimTime(30), 7);
-        assert_eq!(ts.bytes[3], 7.0);
-        let total: f64 = ts.bytes.iter().sum();
-        assert_eq!(total, 207.0);
     }
 }

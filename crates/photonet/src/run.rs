@@ -3,10 +3,10 @@
 
 use crate::config::{Config, ConfigError, PatternKind, SizeDistKind};
 use crate::engine::{self, Progress, StopRule};
-use crate::fabric::esn::Esn;
-use crate::fabric::sirius::Sirius;
-use crate::fabric::{Fabric, Flow, Sink};
-use crate::metrics::{summarise, Summary, TimeSeries};
+use crate::fabric::Fabric;
+use crate::flow::Flow;
+use crate::metrics::{summarise, Summary};
+use crate::recorder::{Recorder, TimeSeries};
 use crate::rng::RngStreams;
 use crate::workload::{trace, Cdf, Generator, Pattern, SizeDist};
 use std::path::{Path, PathBuf};
@@ -45,11 +45,11 @@ impl Paths {
             }
         }
         let list: Vec<String> = tried.iter().map(|t| t.display().to_string()).collect();
-        Err(ConfigError {
-            key: key.into(),
-            value: format!("{file:?}"),
-            reason: format!("file not found (looked in: {})", list.join(", ")),
-        })
+        Err(ConfigError::new(
+            key,
+            format!("{file:?}"),
+            format!("file not found (looked in: {})", list.join(", ")),
+        ))
     }
 }
 
@@ -61,17 +61,11 @@ pub struct Prepared {
     pub stop: StopRule,
 }
 
-/// Builds the fabric named by `config.fabric`.
+/// Builds the fabric named by `config.fabric`, through the registry.
 pub fn build_fabric(config: &Config) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-    let c = config;
-    let check = c.metrics.check_invariants;
-    Ok(match c.fabric.as_str() {
-        "esn" => Box::new(Esn::ideal(&c.topology, &c.esn)),
-        "esn_osub" => Box::new(Esn::oversubscribed(&c.topology, &c.esn_osub)),
-        "sirius" => Box::new(Sirius::new(&c.topology, &c.sirius, false, c.seed, check)?),
-        "sirius_ideal" => Box::new(Sirius::new(&c.topology, &c.sirius, true, c.seed, check)?),
-        other => unreachable!("validated fabric name {other}"),
-    })
+    let (spec, variant) = config.selected()?;
+    let table = config.fabric_table(spec)?;
+    spec.build(&table, variant, &config.build_context())
 }
 
 pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> {
@@ -92,10 +86,8 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
         SizeDistKind::Cdf => {
             let file = z.file.clone().unwrap_or_default();
             let path = paths.resolve("workload.sizes.file", &file)?;
-            let cdf = Cdf::from_file(&path).map_err(|reason| ConfigError {
-                key: "workload.sizes.file".into(),
-                value: format!("{file:?}"),
-                reason,
+            let cdf = Cdf::from_file(&path).map_err(|reason| {
+                ConfigError::new("workload.sizes.file", format!("{file:?}"), reason)
             })?;
             SizeDist::Cdf(cdf)
         }
@@ -113,10 +105,8 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
         PatternKind::Trace => {
             let file = pt.file.clone().unwrap_or_default();
             let path = paths.resolve("workload.pattern.file", &file)?;
-            let flows = trace::read_trace(&path, hosts).map_err(|reason| ConfigError {
-                key: "workload.pattern.file".into(),
-                value: format!("{file:?}"),
-                reason,
+            let flows = trace::read_trace(&path, hosts).map_err(|reason| {
+                ConfigError::new("workload.pattern.file", format!("{file:?}"), reason)
             })?;
             let arrivals: Box<dyn Iterator<Item = Flow> + Send> = Box::new(flows.into_iter());
             return Ok(Prepared {
@@ -176,18 +166,18 @@ pub struct RunResult {
 /// Runs a prepared simulation, calling `progress` now and then (return false to stop).
 pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> RunResult {
     let series = p.config.metrics.time_series.map(TimeSeries::new);
-    let sink = Sink::new(series);
+    let rec = Recorder::new(series);
     let out = if p.config.metrics.check_invariants {
         let mut checked = Checked {
             inner: p.fabric.as_mut(),
         };
-        engine::run(&mut checked, p.arrivals.as_mut(), &p.stop, sink, progress)
+        engine::run(&mut checked, p.arrivals.as_mut(), &p.stop, rec, progress)
     } else {
         engine::run(
             p.fabric.as_mut(),
             p.arrivals.as_mut(),
             &p.stop,
-            sink,
+            rec,
             progress,
         )
     };
@@ -207,30 +197,28 @@ pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> 
         t.dst.push(f.dst);
         t.bytes.push(f.bytes);
         t.start_ps.push(f.start.0);
-        t.finish_ps
-            .push(out.sink.finish[f.id as usize].map(|x| x.0));
-        t.delivered.push(out.sink.delivered[f.id as usize]);
+        t.finish_ps.push(out.recorder.finish(f.id).map(|x| x.0));
+        t.delivered.push(out.recorder.delivered(f.id));
     }
+    let mut out = out;
     RunResult {
         summary,
         flows: t,
-        series: out.sink.series,
+        series: out.recorder.take_series(),
         cancelled: out.cancelled,
     }
 }
 
 /// Wraps a fabric and checks its invariants after every call, recording
-/// violations in the sink (run-time checking, `metrics.check_invariants`).
+/// violations in the rec (run-time checking, `metrics.check_invariants`).
 struct Checked<'a> {
     inner: &'a mut (dyn Fabric + Send),
 }
 
 impl Checked<'_> {
-    fn check(&self, sink: &mut Sink) {
+    fn check(&self, rec: &mut Recorder) {
         if let Err(e) = self.inner.check_invariants() {
-            if sink.violations.len() < 100 {
-                sink.violations.push(e);
-            }
+            rec.violation(e);
         }
     }
 }
@@ -245,20 +233,20 @@ impl Fabric for Checked<'_> {
     fn host_rate(&self) -> crate::units::Rate {
         self.inner.host_rate()
     }
-    fn add_flow(&mut self, now: crate::units::SimTime, flow: &Flow, sink: &mut Sink) {
-        self.inner.add_flow(now, flow, sink);
-        self.check(sink);
+    fn add_flow(&mut self, now: crate::units::SimTime, flow: &Flow, rec: &mut Recorder) {
+        self.inner.add_flow(now, flow, rec);
+        self.check(rec);
     }
     fn next_event(&self) -> Option<crate::units::SimTime> {
         self.inner.next_event()
     }
-    fn advance(&mut self, now: crate::units::SimTime, sink: &mut Sink) {
-        self.inner.advance(now, sink);
-        self.check(sink);
+    fn advance(&mut self, now: crate::units::SimTime, rec: &mut Recorder) {
+        self.inner.advance(now, rec);
+        self.check(rec);
     }
-    fn finish(&mut self, end: crate::units::SimTime, sink: &mut Sink) {
-        self.inner.finish(end, sink);
-        self.check(sink);
+    fn finish(&mut self, end: crate::units::SimTime, rec: &mut Recorder) {
+        self.inner.finish(end, rec);
+        self.check(rec);
     }
     fn stats(&self) -> crate::fabric::FabricStats {
         self.inner.stats()

@@ -64,6 +64,12 @@ impl std::ops::Sub for SimTime {
         SimTime(self.0 - o.0)
     }
 }
+impl std::ops::Mul<u64> for SimTime {
+    type Output = SimTime;
+    fn mul(self, k: u64) -> SimTime {
+        SimTime(self.0 * k)
+    }
+}
 impl std::ops::AddAssign for SimTime {
     fn add_assign(&mut self, o: SimTime) {
         self.0 += o.0;
@@ -298,6 +304,18 @@ macro_rules! unit_serde {
         impl Serialize for $ty {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(&self.to_string())
+            }
+        }
+        // In a parameter table's schema a unit value is a string with its unit.
+        impl schemars::JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($ty).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "type": "string",
+                    "description": format!("a {} with a unit, e.g. \"1{}\"", $what, <$ty>::EXAMPLE_UNIT),
+                })
             }
         }
     };

@@ -2,6 +2,7 @@
 //! End-to-end checks of the ideal electrical baselines against hand-worked cases.
 
 use photonet::config::{Config, SizesConfig};
+use photonet::fabric::esn::{EsnOsubParams, EsnParams};
 use photonet::run::{prepare, run_toml, simulate, Paths};
 use photonet::units::{ByteSize, Rate, SimTime};
 
@@ -17,8 +18,8 @@ fn small_config(trace: &str) -> (Config, Paths, tempdir::Dir) {
     c.workload.pattern.file = Some("t.csv".into());
     c.stop.flows = None;
     c.stop.drain = true;
-    c.esn.base_latency = SimTime::ns(500);
-    c.esn_osub.base_latency = SimTime::ns(500);
+    c.edit(|p: &mut EsnParams| p.base_latency = SimTime::ns(500));
+    c.edit(|p: &mut EsnOsubParams| p.base_latency = SimTime::ns(500));
     let paths = Paths {
         base_dir: Some(dir.path.clone()),
         search: vec![],
@@ -167,7 +168,7 @@ fn run_without_drain_ends_at_the_last_arrival() {
 fn rate_update_interval_delays_the_start_to_the_next_update() {
     // Flow starts at 0.3 us; rates are updated every 1 us, so it starts at 1 us.
     let (mut c, p, _d) = small_config("src,dst,bytes,start\n0,5,1MB,300ns\n");
-    c.esn.rate_update_interval = SimTime::us(1);
+    c.edit(|p: &mut EsnParams| p.rate_update_interval = SimTime::us(1));
     let fct = finishes(&c, &p);
     assert_eq!(fct, vec![Some(700_000 + 800_000_000 + 500_000)]);
 }
@@ -183,7 +184,7 @@ fn rate_update_interval_approaches_the_exact_model() {
         c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(30_000));
         c.stop.flows = Some(4_000);
         c.stop.drain = true;
-        c.esn_osub.rate_update_interval = SimTime(interval);
+        c.edit(|p: &mut EsnOsubParams| p.rate_update_interval = SimTime(interval));
         let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
         assert!(r.summary.invariant_violations.is_empty());
         assert_eq!(r.summary.delivered_bytes, r.summary.offered_bytes);

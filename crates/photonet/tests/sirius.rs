@@ -7,7 +7,7 @@ mod common;
 use common::tempdir;
 
 use photonet::config::{Config, PatternKind, SizesConfig};
-use photonet::fabric::sirius::NodeFailure;
+use photonet::fabric::sirius::{NodeFailure, SiriusParams};
 use photonet::run::{prepare, simulate, Paths, RunResult};
 use photonet::units::{ByteSize, Rate, SimTime};
 use proptest::prelude::*;
@@ -23,7 +23,7 @@ fn trace_config(fabric: &str, trace: &str) -> (Config, Paths, tempdir::Dir) {
     c.stop.flows = None;
     c.stop.drain = true;
     c.metrics.check_invariants = true;
-    c.sirius.propagation = SimTime::ZERO;
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ZERO);
     let paths = Paths {
         base_dir: Some(dir.path.clone()),
         search: vec![],
@@ -52,7 +52,7 @@ fn two_servers(c: &mut Config) {
     c.topology.servers_per_rack = 1;
     c.topology.uplinks = 1;
     c.topology.uplink_rate = Rate::gbps(50);
-    c.sirius.uplink_multiplier = 1.0;
+    c.edit(|p: &mut SiriusParams| p.uplink_multiplier = 1.0);
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn one_cell_takes_the_request_grant_pipeline() {
     assert_eq!(fct_ps(&run(&c, &p), 0), 200_000);
     // Propagation is rounded up to whole slots and added to the one hop.
     c.fabric = "sirius".into();
-    c.sirius.propagation = SimTime::ns(450);
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ns(450));
     assert_eq!(fct_ps(&run(&c, &p), 0), 600_000 + 500_000);
 }
 
@@ -104,7 +104,7 @@ fn rack_based_adds_the_server_links() {
     c.topology.servers_per_rack = 2;
     c.topology.uplinks = 2;
     c.topology.uplink_rate = Rate::gbps(50);
-    c.sirius.uplink_multiplier = 0.5;
+    c.edit(|p: &mut SiriusParams| p.uplink_multiplier = 0.5);
     let r = run(&c, &p);
     assert_eq!(fct_ps(&r, 0), 900_000);
     // Intra-rack, on an idle fabric: pushed to the ToR in its first slot and
@@ -128,7 +128,7 @@ fn random_config(
     c.topology.racks = racks;
     c.topology.servers_per_rack = spr;
     c.topology.uplinks = uplinks;
-    c.sirius.queue_bound = q;
+    c.edit(|p: &mut SiriusParams| p.queue_bound = q);
     c.workload.load = load;
     c.workload.sizes = SizesConfig::pareto(1.3, ByteSize(8_000));
     c.stop.flows = Some(250);
@@ -196,8 +196,8 @@ fn p99_with_guardband(gb_ns: u64) -> f64 {
     let mut c = random_config("sirius", 16, 4, 4, 4, 0.2, 11);
     c.metrics.check_invariants = false;
     c.stop.flows = Some(3_000);
-    c.sirius.guardband = SimTime::ns(gb_ns);
-    c.sirius.slot = Some(SimTime::ns(10 * gb_ns));
+    c.edit(|p: &mut SiriusParams| p.guardband = SimTime::ns(gb_ns));
+    c.edit(|p: &mut SiriusParams| p.slot = Some(SimTime::ns(10 * gb_ns)));
     let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
     assert_eq!(r.summary.delivered_bytes, r.summary.offered_bytes);
     r.summary.fct["<10KB"].p50_us
@@ -219,7 +219,7 @@ fn more_uplinks_more_goodput_under_overload() {
         c.stop.flows = Some(3_000);
         c.stop.drain = false;
         c.workload.sizes = SizesConfig::fixed(ByteSize(20_000));
-        c.sirius.uplink_multiplier = m;
+        c.edit(|p: &mut SiriusParams| p.uplink_multiplier = m);
         let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
         r.summary.goodput
     };
@@ -235,10 +235,12 @@ fn a_failed_node_strands_its_own_traffic_and_counts_what_it_swallowed() {
     let mut c = random_config("sirius", 8, 2, 2, 4, 0.7, 2);
     c.stop.flows = Some(600);
     c.stop.drain_limit = Some(SimTime::ms(5));
-    c.sirius.failures = vec![NodeFailure {
-        node: 3,
-        at: SimTime::us(5),
-    }];
+    c.edit(|p: &mut SiriusParams| {
+        p.failures = vec![NodeFailure {
+            node: 3,
+            at: SimTime::us(5),
+        }]
+    });
     // `run` checks conservation after every slot: every cell is delivered,
     // queued somewhere, or counted as stuck at (or for) the failed node.
     let r = run(&c, &Paths::default());
@@ -289,14 +291,16 @@ fn rescheduling_around_a_failure_regains_the_lost_slots() {
     c.topology.racks = 5;
     c.topology.servers_per_rack = 1;
     c.topology.uplinks = 1;
-    c.sirius.uplink_multiplier = 1.0;
-    c.sirius.failures = vec![NodeFailure {
-        node: 4,
-        at: SimTime::ZERO,
-    }];
+    c.edit(|p: &mut SiriusParams| p.uplink_multiplier = 1.0);
+    c.edit(|p: &mut SiriusParams| {
+        p.failures = vec![NodeFailure {
+            node: 4,
+            at: SimTime::ZERO,
+        }]
+    });
     let last = |r: &RunResult| r.flows.finish_ps.iter().map(|x| x.unwrap()).max().unwrap();
     let idle = last(&run(&c, &p));
-    c.sirius.reschedule_on_failure = true;
+    c.edit(|p: &mut SiriusParams| p.reschedule_on_failure = true);
     let resched = last(&run(&c, &p));
     assert!(
         (resched as f64) < 0.9 * idle as f64,
@@ -314,33 +318,35 @@ fn infeasible_topologies_are_rejected_with_the_reason() {
             .err()
             .expect("must be rejected")
     };
-    let e = bad(&|c| c.sirius.ports = 5); // 12 x 5 = 60 < 128 racks
+    let e = bad(&|c| c.edit(|p: &mut SiriusParams| p.ports = 5)); // 12 x 5 = 60 < 128 racks
     assert_eq!(e.key, "sirius.ports");
     assert!(e.reason.contains("U·G = 12·5 = 60 < 128"), "{}", e.reason);
-    let e = bad(&|c| c.sirius.queue_bound = 1);
+    let e = bad(&|c| c.edit(|p: &mut SiriusParams| p.queue_bound = 1));
     assert_eq!(e.key, "sirius.queue_bound");
     assert!(e.reason.contains(">= 2"), "{}", e.reason);
     let e = bad(&|c| {
-        c.sirius.slot = Some(SimTime::ns(10));
-        c.sirius.guardband = SimTime::ns(10);
+        c.edit(|p: &mut SiriusParams| p.slot = Some(SimTime::ns(10)));
+        c.edit(|p: &mut SiriusParams| p.guardband = SimTime::ns(10));
     });
     assert_eq!(e.key, "sirius.guardband");
     assert!(e.reason.contains("shorter than the slot"), "{}", e.reason);
     let e = bad(&|c| {
-        c.sirius.slot = Some(SimTime::ns(100));
-        c.sirius.cell_time = Some(SimTime::ns(90));
+        c.edit(|p: &mut SiriusParams| p.slot = Some(SimTime::ns(100)));
+        c.edit(|p: &mut SiriusParams| p.cell_time = Some(SimTime::ns(90)));
     });
     assert_eq!(e.key, "sirius.slot");
-    let e = bad(&|c| c.sirius.uplink_multiplier = 0.01);
+    let e = bad(&|c| c.edit(|p: &mut SiriusParams| p.uplink_multiplier = 0.01));
     assert_eq!(e.key, "sirius.uplink_multiplier");
     let e = bad(&|c| {
-        c.sirius.failures = vec![NodeFailure {
-            node: 500,
-            at: SimTime::ZERO,
-        }]
+        c.edit(|p: &mut SiriusParams| {
+            p.failures = vec![NodeFailure {
+                node: 500,
+                at: SimTime::ZERO,
+            }]
+        })
     });
     assert_eq!(e.key, "sirius.failures[0].node");
-    let e = bad(&|c| c.sirius.cell_time = Some(SimTime(100)));
+    let e = bad(&|c| c.edit(|p: &mut SiriusParams| p.cell_time = Some(SimTime(100))));
     assert_eq!(e.key, "sirius.cell_time");
     // The same checks run when a TOML config is parsed.
     let e = Config::from_toml("fabric = \"sirius\"\n[sirius]\nqueue_bound = 1\n").unwrap_err();

@@ -13,15 +13,20 @@
 //! Max-min allocations decompose over connected components of the flow/link graph,
 //! so an arrival or departure re-solves only the component it touches.
 
-use crate::config::Topology;
-use crate::engine::EventQueue;
-use crate::fabric::{Fabric, FabricStats, Flow, FlowId, Sink};
+use crate::error::ConfigError;
+use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::{Fabric, FabricStats};
+use crate::flow::{Flow, FlowId};
+use crate::queue::EventQueue;
+use crate::recorder::Recorder;
 use crate::sched::maxmin::{Problem, Solver};
+use crate::topology::Topology;
 use crate::units::{Rate, SimTime};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of ESN (Ideal), the non-blocking folded Clos.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EsnParams {
     /// One-way latency added to every flow's completion time (propagation and
@@ -44,15 +49,16 @@ impl Default for EsnParams {
 }
 
 /// Parameters of ESN-OSUB (Ideal): the same Clos, oversubscribed above the racks.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EsnOsubParams {
-    /// See [`EsnParams::base_latency`].
+    /// One-way latency added to every flow's completion time (as in ESN).
     pub base_latency: SimTime,
     /// Ratio of a rack's server bandwidth to its bandwidth towards the tier above
     /// (3.0 means 3:1). Must be >= 1.
     pub oversubscription: f64,
-    /// See [`EsnParams::rate_update_interval`]. Under oversubscription the rack
+    /// Re-solve rates at most once per this interval ("0ps" = exact, as in
+    /// ESN). Under oversubscription the rack
     /// links join most flows into one sharing component, so exact re-solving
     /// costs O(active flows) per event; an interval bounds the number of solves.
     pub rate_update_interval: SimTime,
@@ -65,6 +71,109 @@ impl Default for EsnOsubParams {
             oversubscription: 3.0,
             rate_update_interval: SimTime::ZERO,
         }
+    }
+}
+
+impl ParamTable for EsnParams {
+    const TABLE: &'static str = "esn";
+}
+impl ParamTable for EsnOsubParams {
+    const TABLE: &'static str = "esn_osub";
+}
+
+/// A lone flow in an idle ESN takes exactly 8·bytes/R + base_latency; the
+/// fluid model's completion time is rounded to whole picoseconds (at most one
+/// rounding per rate change), so the bound allows 1 ns.
+fn lone_flow(topo: &Topology, base_latency: SimTime, bytes: u64) -> FctBounds {
+    let min = topo.host_rate().tx_time(bytes).saturating_sub(SimTime(1)) + base_latency;
+    FctBounds {
+        min,
+        max: min + SimTime::ns(1),
+    }
+}
+
+/// Registration of ESN (Ideal).
+pub struct EsnIdeal;
+
+impl FabricModule for EsnIdeal {
+    type Params = EsnParams;
+    const VARIANTS: &'static [Variant] = &[Variant {
+        name: "esn",
+        label: "ESN (Ideal)",
+        description: "ESN (Ideal): non-blocking folded Clos with per-flow queues, back-pressure and packet spraying, as a max-min fair fluid model",
+    }];
+    fn layout(_: &EsnParams, _: &BuildContext) -> Result<(), ConfigError> {
+        Ok(())
+    }
+    fn build(
+        p: EsnParams,
+        _: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        Ok(Box::new(Esn::ideal(ctx.topology, &p)))
+    }
+    fn lone_flow_fct(
+        p: &EsnParams,
+        _: &Variant,
+        ctx: &BuildContext,
+        _: u32,
+        _: u32,
+        bytes: u64,
+    ) -> Result<FctBounds, ConfigError> {
+        Ok(lone_flow(ctx.topology, p.base_latency, bytes))
+    }
+}
+
+/// Registration of ESN-OSUB (Ideal).
+pub struct EsnOsub;
+
+impl FabricModule for EsnOsub {
+    type Params = EsnOsubParams;
+    const VARIANTS: &'static [Variant] = &[Variant {
+        name: "esn_osub",
+        label: "ESN-OSUB (Ideal)",
+        description:
+            "ESN-OSUB (Ideal): the same fluid Clos, oversubscribed (3:1 by default) above the racks",
+    }];
+    fn layout(p: &EsnOsubParams, _: &BuildContext) -> Result<(), ConfigError> {
+        if !(p.oversubscription >= 1.0 && p.oversubscription.is_finite()) {
+            return Err(ConfigError::new(
+                "esn_osub.oversubscription",
+                p.oversubscription,
+                "must be >= 1 (1 means non-blocking)",
+            ));
+        }
+        Ok(())
+    }
+    fn build(
+        p: EsnOsubParams,
+        _: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        Ok(Box::new(Esn::oversubscribed(ctx.topology, &p)))
+    }
+    /// A lone flow between racks runs at min(R, the rack link's capacity
+    /// uplinks × uplink_rate / oversubscription) — with few uplinks per rack
+    /// the oversubscribed link can be slower than one NIC; within a rack at R.
+    fn lone_flow_fct(
+        p: &EsnOsubParams,
+        _: &Variant,
+        ctx: &BuildContext,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<FctBounds, ConfigError> {
+        let t = ctx.topology;
+        let rack_cap = t.rack_uplink_rate().as_f64() / p.oversubscription;
+        if t.rack_of(src) == t.rack_of(dst) || rack_cap >= t.host_rate().as_f64() {
+            return Ok(lone_flow(t, p.base_latency, bytes));
+        }
+        let secs = bytes as f64 * 8.0 / rack_cap;
+        let min = SimTime((secs * SimTime::S as f64).floor() as u64).saturating_sub(SimTime(1));
+        Ok(FctBounds {
+            min: min + p.base_latency,
+            max: min + p.base_latency + SimTime::ns(1),
+        })
     }
 }
 
@@ -212,7 +321,7 @@ impl Esn {
     }
 
     /// Brings a flow's delivered bytes up to `now` at its current rate.
-    fn settle(&mut self, slot: u32, now: SimTime, sink: &mut Sink) {
+    fn settle(&mut self, slot: u32, now: SimTime, sink: &mut Recorder) {
         let a = &mut self.slots[slot as usize];
         if now > a.last {
             let dt = (now - a.last).as_secs_f64();
@@ -252,7 +361,7 @@ impl Esn {
 
     /// Re-solves the components containing the pending seed resources and
     /// reschedules completions of flows whose rate changed.
-    fn resolve(&mut self, now: SimTime, sink: &mut Sink) {
+    fn resolve(&mut self, now: SimTime, sink: &mut Recorder) {
         self.mark += 1;
         let mark = self.mark;
         self.comp_res.clear();
@@ -326,7 +435,7 @@ impl Esn {
     }
 
     /// Re-solves now (exact mode), or at the next multiple of the update interval.
-    fn update_rates(&mut self, now: SimTime, sink: &mut Sink) {
+    fn update_rates(&mut self, now: SimTime, sink: &mut Recorder) {
         let due = self.interval.0 == 0
             || self.next_update.is_some_and(|t| t <= now)
             || (!self.pending_seeds.is_empty() && now.0.is_multiple_of(self.interval.0));
@@ -368,7 +477,7 @@ impl Fabric for Esn {
         self.host_rate
     }
 
-    fn add_flow(&mut self, now: SimTime, flow: &Flow, sink: &mut Sink) {
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, sink: &mut Recorder) {
         let (res, nres) = self.resources_for(flow);
         let slot = self.free.pop().unwrap_or_else(|| {
             self.slots.push(Active {
@@ -420,13 +529,13 @@ impl Fabric for Esn {
         }
     }
 
-    fn advance(&mut self, now: SimTime, sink: &mut Sink) {
+    fn advance(&mut self, now: SimTime, sink: &mut Recorder) {
         while let Some((_, (slot, version))) = self.completions.pop_due(now) {
             let a = &self.slots[slot as usize];
             if !a.live || a.version != version {
                 continue; // superseded by a rate change
             }
-            sink.internal_events += 1;
+            sink.count_internal_events(1);
             self.settle(slot, now, sink);
             let a = &mut self.slots[slot as usize];
             let rest = a.bytes - a.reported_bytes;
@@ -440,7 +549,7 @@ impl Fabric for Esn {
         self.update_rates(now, sink);
     }
 
-    fn finish(&mut self, end: SimTime, sink: &mut Sink) {
+    fn finish(&mut self, end: SimTime, sink: &mut Recorder) {
         for s in 0..self.slots.len() as u32 {
             if self.slots[s as usize].live {
                 self.settle(s, end, sink);

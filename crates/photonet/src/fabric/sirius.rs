@@ -41,20 +41,25 @@
 //! number when it leaves LOCAL, so the reorder buffer at the destination sees
 //! exactly the reordering caused by the two-hop paths.
 
-use crate::config::{ConfigError, Topology};
-use crate::engine::SlotClock;
-use crate::fabric::{Fabric, FabricStats, Flow, Sink};
+use crate::error::ConfigError;
+use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::{Fabric, FabricStats};
+use crate::flow::Flow;
+use crate::queue::SlotClock;
+use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
 use crate::sched::sirius::{
     compute_grants, compute_requests, default_ports, scaled_uplinks, FlowCells, Received, Request,
     Schedule,
 };
+use crate::topology::Topology;
 use crate::units::{ByteSize, Rate, SimTime};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// A node that fails during the run.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeFailure {
     /// Node (rack, or server in a server-based deployment) index.
@@ -65,7 +70,7 @@ pub struct NodeFailure {
 }
 
 /// Parameters of the Sirius fabric (`fabric = "sirius"` or `"sirius_ideal"`).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SiriusParams {
     /// Sirius uplinks per node = round(multiplier × `topology.uplinks`) (the
@@ -115,10 +120,79 @@ impl Default for SiriusParams {
 const DEFAULT_CELL_TIME: SimTime = SimTime::ns(90);
 
 fn bad(key: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> ConfigError {
-    ConfigError {
-        key: format!("sirius.{key}"),
-        value: value.to_string(),
-        reason: reason.into(),
+    ConfigError::new(key, value, reason).under(SiriusParams::TABLE)
+}
+
+impl ParamTable for SiriusParams {
+    const TABLE: &'static str = "sirius";
+}
+
+/// Registration of SIRIUS and SIRIUS (IDEAL).
+pub struct SiriusModule;
+
+impl FabricModule for SiriusModule {
+    type Params = SiriusParams;
+    const VARIANTS: &'static [Variant] = &[
+        Variant {
+            name: "sirius",
+            label: "SIRIUS",
+            description: "SIRIUS (SIGCOMM '20): tunable-laser uplinks into one layer of AWGRs, static cyclic schedule, fixed cells, Valiant two-hop routing, request/grant congestion control (Fig. 15), time-stepped one event per slot",
+        },
+        Variant {
+            name: "sirius_ideal",
+            label: "SIRIUS (IDEAL)",
+            description: "SIRIUS (IDEAL): the same fabric with zero-delay per-destination back-pressure instead of request/grant (the paper's bound)",
+        },
+    ];
+    fn layout(p: &SiriusParams, ctx: &BuildContext) -> Result<(), ConfigError> {
+        p.layout(ctx.topology).map(|_| ())
+    }
+    fn build(
+        p: SiriusParams,
+        v: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        let ideal = v.name == "sirius_ideal";
+        let f = Sirius::new(ctx.topology, &p, ideal, ctx.seed, ctx.check_invariants)?;
+        Ok(Box::new(f))
+    }
+    /// A lone flow of c cells between racks in an idle fabric.
+    ///
+    /// At least: its bytes at R over the server link (or, server-based, the
+    /// node's share R of its uplinks), then one slot on a cell's last hop plus
+    /// the propagation (rounded up to slots). Intra-rack: bytes at R.
+    ///
+    /// At most: bytes at R and a slot of server-link granularity; two epochs
+    /// of request/grant pipeline plus one epoch per cell (at least one of the
+    /// source's requests is granted each epoch — fewer intermediates pace the
+    /// flow, see `one_request_per_intermediate_per_epoch_paces_a_flow`); two
+    /// more epochs for each hop to wait for its link in the cyclic schedule;
+    /// two hops of a slot plus propagation; the last cell down the server link
+    /// at R; one slot of rounding.
+    fn lone_flow_fct(
+        p: &SiriusParams,
+        _: &Variant,
+        ctx: &BuildContext,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<FctBounds, ConfigError> {
+        let topo = ctx.topology;
+        let l = p.layout(topo)?;
+        let r = topo.host_rate();
+        let at_r = r.tx_time(bytes).saturating_sub(SimTime(1));
+        if topo.rack_of(src) == topo.rack_of(dst) && topo.servers_per_rack > 1 {
+            let max = at_r + r.tx_time(l.cell_bytes) + l.slot * 3;
+            return Ok(FctBounds { min: at_r, max });
+        }
+        let hop = l.slot * (1 + l.prop_slots);
+        let epoch = l.slot * l.ports as u64;
+        let cells = bytes.div_ceil(l.cell_bytes);
+        let max = at_r + l.slot + epoch * (cells + 4) + hop * 2 + r.tx_time(l.cell_bytes) + l.slot;
+        Ok(FctBounds {
+            min: at_r + hop,
+            max,
+        })
     }
 }
 
@@ -151,13 +225,11 @@ impl SiriusParams {
         }
         let nodes = topo.racks as usize;
         if nodes < 2 {
-            return Err(ConfigError {
-                key: "topology.racks".into(),
-                value: nodes.to_string(),
-                reason:
-                    "Sirius needs at least two nodes (racks, or servers with servers_per_rack = 1)"
-                        .into(),
-            });
+            return Err(ConfigError::new(
+                "topology.racks",
+                nodes,
+                "Sirius needs at least two nodes (racks, or servers with servers_per_rack = 1)",
+            ));
         }
         let ports = if self.ports == 0 {
             default_ports(nodes, uplinks)
@@ -641,7 +713,7 @@ impl Sirius {
     // ---- delivery --------------------------------------------------------
 
     /// A cell reached its destination node at `t`.
-    fn at_destination(&mut self, cell: u32, t: SimTime, sink: &mut Sink) {
+    fn at_destination(&mut self, cell: u32, t: SimTime, sink: &mut Recorder) {
         if self.rack_based() {
             self.queue_for_server(cell);
         } else {
@@ -672,7 +744,7 @@ impl Sirius {
     }
 
     /// The destination server got cell `seq` of flow `f` at `t`.
-    fn receive(&mut self, f: u32, seq: u32, t: SimTime, sink: &mut Sink) {
+    fn receive(&mut self, f: u32, seq: u32, t: SimTime, sink: &mut Recorder) {
         let cell = self.layout.cell_bytes;
         let st = &mut self.flows[f as usize];
         let bytes = st.cell_bytes(seq, cell);
@@ -704,7 +776,7 @@ impl Sirius {
 
     // ---- per-slot steps ----------------------------------------------------
 
-    fn process_arrivals(&mut self, t: u64, now: SimTime, sink: &mut Sink) {
+    fn process_arrivals(&mut self, t: u64, now: SimTime, sink: &mut Recorder) {
         let len = self.in_flight.len();
         let mut batch = std::mem::take(&mut self.in_flight[(t % len as u64) as usize]);
         let n = self.n();
@@ -806,7 +878,7 @@ impl Sirius {
         }
     }
 
-    fn server_downlinks(&mut self, end_of_slot: SimTime, sink: &mut Sink) {
+    fn server_downlinks(&mut self, end_of_slot: SimTime, sink: &mut Recorder) {
         let per_slot = self.credit_per_slot();
         let cell = self.layout.cell_bytes;
         let mut i = 0;
@@ -1197,7 +1269,7 @@ impl Fabric for Sirius {
         self.host_rate
     }
 
-    fn add_flow(&mut self, _now: SimTime, flow: &Flow, _sink: &mut Sink) {
+    fn add_flow(&mut self, _now: SimTime, flow: &Flow, _sink: &mut Recorder) {
         let spr = self.servers_per_rack;
         let cell = self.layout.cell_bytes;
         let cells = flow.bytes.div_ceil(cell);
@@ -1255,11 +1327,11 @@ impl Fabric for Sirius {
         Some(self.clock.start(k))
     }
 
-    fn advance(&mut self, now: SimTime, sink: &mut Sink) {
+    fn advance(&mut self, now: SimTime, sink: &mut Recorder) {
         let t = self.clock.slot_of(now);
         debug_assert_eq!(self.clock.start(t), now, "advance only at slot boundaries");
         self.c.slots += 1;
-        sink.internal_events += 1;
+        sink.count_internal_events(1);
         self.process_arrivals(t, now, sink);
         let epoch_start = self.slot_in_epoch(t) == 0;
         if epoch_start {
@@ -1280,7 +1352,7 @@ impl Fabric for Sirius {
         self.latest = now;
     }
 
-    fn finish(&mut self, _end: SimTime, _sink: &mut Sink) {}
+    fn finish(&mut self, _end: SimTime, _sink: &mut Recorder) {}
 
     fn stats(&self) -> FabricStats {
         let (l, c) = (&self.layout, &self.c);

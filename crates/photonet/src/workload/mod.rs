@@ -7,7 +7,7 @@
 pub mod sizes;
 pub mod trace;
 
-use crate::fabric::{Flow, HostId};
+use crate::flow::{Flow, HostId};
 use crate::rng::{open_unit, RngStreams, SimRng};
 use crate::units::{Rate, SimTime};
 use rand::Rng;

@@ -2,7 +2,7 @@
 //! `bytes` is an integer or a size with a unit (`"64KB"`); `start` is a duration
 //! with a unit (`"12.5us"`). Flows are replayed in start order (stable).
 
-use crate::fabric::Flow;
+use crate::flow::Flow;
 use crate::units::{ByteSize, SimTime};
 use std::path::Path;
 

@@ -1,0 +1,275 @@
+//! The fabric registry: every architecture and baseline declares itself once,
+//! here, and everything else — config parsing, `default-config`, `validate`,
+//! `photonet.fabrics()`, `compare`, `reproduce`, `bench`, the conformance suite —
+//! reads this list. Adding a fabric touches its own module and one line of
+//! [`REGISTRY`] (see `docs/adding-a-fabric.md`).
+//!
+//! A fabric module implements [`FabricModule`]: a parameter table (a serde
+//! struct whose doc comments and `Default` are the documentation), the
+//! `fabric = "…"` values it answers to ([`Variant`]s sharing that table), a
+//! `layout` step that checks everything before any simulated time, a `build`
+//! step, and the bounds on a lone flow's FCT that the conformance suite checks.
+
+use crate::error::{from_toml_table, ConfigError};
+use crate::fabric::{esn, ideal, sirius, Fabric};
+use crate::topology::Topology;
+use crate::units::SimTime;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// A fabric's parameter table, read from `[TABLE]` of a config.
+pub trait ParamTable: Serialize + DeserializeOwned + Default + JsonSchema + Clone {
+    /// The config table's name, e.g. `"sirius"`.
+    const TABLE: &'static str;
+}
+
+/// One value of `fabric = "…"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// The config value, e.g. `"sirius_ideal"`.
+    pub name: &'static str,
+    /// As shown in tables and plots, e.g. `"SIRIUS (IDEAL)"`.
+    pub label: &'static str,
+    /// One line: what it models.
+    pub description: &'static str,
+}
+
+/// Everything a fabric is built from besides its own table.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildContext<'a> {
+    pub topology: &'a Topology,
+    /// The run's seed; fabrics draw their own named streams from it.
+    pub seed: u64,
+    /// `metrics.check_invariants`: the fabric may keep extra bookkeeping to check.
+    pub check_invariants: bool,
+}
+
+/// The FCT a lone flow may take in an idle fabric: at least `min`, at most `max`.
+/// `min` is bytes/R plus the fabric's fixed latency; `max` is the module's
+/// documented bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FctBounds {
+    pub min: SimTime,
+    pub max: SimTime,
+}
+
+/// What a fabric module declares.
+pub trait FabricModule {
+    type Params: ParamTable;
+    /// The `fabric = "…"` values configured by `Params`' table.
+    const VARIANTS: &'static [Variant];
+    /// Derives and checks everything the fabric needs from the topology and
+    /// its table; errors name the key (`<table>.<key>` or `topology.<key>`).
+    fn layout(p: &Self::Params, ctx: &BuildContext) -> Result<(), ConfigError>;
+    /// Builds the fabric (after `layout` succeeded).
+    fn build(
+        p: Self::Params,
+        variant: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError>;
+    /// Bounds on the FCT of a lone `bytes`-byte flow from `src` to `dst`
+    /// starting in an idle fabric (checked by the conformance suite).
+    fn lone_flow_fct(
+        p: &Self::Params,
+        variant: &Variant,
+        ctx: &BuildContext,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<FctBounds, ConfigError>;
+}
+
+/// Type-erased [`FabricModule::build`] over a raw table.
+type BuildFn =
+    fn(&toml::Table, &Variant, &BuildContext) -> Result<Box<dyn Fabric + Send>, ConfigError>;
+/// Type-erased [`FabricModule::lone_flow_fct`] over a raw table.
+type BoundsFn =
+    fn(&toml::Table, &Variant, &BuildContext, u32, u32, u64) -> Result<FctBounds, ConfigError>;
+
+/// A registered fabric module, type-erased.
+pub struct FabricSpec {
+    pub table: &'static str,
+    pub variants: &'static [Variant],
+    complete: fn(&toml::Table) -> Result<toml::Table, ConfigError>,
+    layout: fn(&toml::Table, &BuildContext) -> Result<(), ConfigError>,
+    build: BuildFn,
+    bounds: BoundsFn,
+    schema: fn() -> schemars::Schema,
+}
+
+/// Every fabric photonet has, in the order `photonet compare` runs them.
+pub const REGISTRY: &[FabricSpec] = &[
+    FabricSpec::of::<esn::EsnIdeal>(),
+    FabricSpec::of::<esn::EsnOsub>(),
+    FabricSpec::of::<sirius::SiriusModule>(),
+    FabricSpec::of::<ideal::IdealFlat>(),
+];
+
+fn params<P: ParamTable>(t: &toml::Table) -> Result<P, ConfigError> {
+    from_toml_table(t, P::TABLE)
+}
+
+fn complete<M: FabricModule>(t: &toml::Table) -> Result<toml::Table, ConfigError> {
+    let p: M::Params = params(t)?;
+    Ok(toml::Table::try_from(&p).expect("a parameter table serialises"))
+}
+
+fn layout<M: FabricModule>(t: &toml::Table, ctx: &BuildContext) -> Result<(), ConfigError> {
+    M::layout(&params(t)?, ctx)
+}
+
+fn build<M: FabricModule>(
+    t: &toml::Table,
+    v: &Variant,
+    ctx: &BuildContext,
+) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+    let p = params(t)?;
+    M::layout(&p, ctx)?;
+    M::build(p, v, ctx)
+}
+
+fn bounds<M: FabricModule>(
+    t: &toml::Table,
+    v: &Variant,
+    ctx: &BuildContext,
+    src: u32,
+    dst: u32,
+    bytes: u64,
+) -> Result<FctBounds, ConfigError> {
+    M::lone_flow_fct(&params(t)?, v, ctx, src, dst, bytes)
+}
+
+fn schema<M: FabricModule>() -> schemars::Schema {
+    schemars::schema_for!(M::Params)
+}
+
+impl FabricSpec {
+    pub const fn of<M: FabricModule>() -> FabricSpec {
+        FabricSpec {
+            table: <M::Params as ParamTable>::TABLE,
+            variants: M::VARIANTS,
+            complete: complete::<M>,
+            layout: layout::<M>,
+            build: build::<M>,
+            bounds: bounds::<M>,
+            schema: schema::<M>,
+        }
+    }
+
+    /// Parses the table (unknown keys and malformed values are errors naming
+    /// `<table>.<key>`) and returns it complete, every default filled in.
+    pub fn complete(&self, t: &toml::Table) -> Result<toml::Table, ConfigError> {
+        (self.complete)(t)
+    }
+    pub fn layout(&self, t: &toml::Table, ctx: &BuildContext) -> Result<(), ConfigError> {
+        (self.layout)(t, ctx)
+    }
+    pub fn build(
+        &self,
+        t: &toml::Table,
+        v: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        (self.build)(t, v, ctx)
+    }
+    pub fn lone_flow_fct(
+        &self,
+        t: &toml::Table,
+        v: &Variant,
+        ctx: &BuildContext,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<FctBounds, ConfigError> {
+        (self.bounds)(t, v, ctx, src, dst, bytes)
+    }
+    /// The table's JSON schema: a description per key from its doc comment,
+    /// and defaults.
+    pub fn schema(&self) -> schemars::Schema {
+        (self.schema)()
+    }
+    /// The complete default table.
+    pub fn defaults(&self) -> toml::Table {
+        self.complete(&toml::Table::new())
+            .expect("the default table is valid")
+    }
+}
+
+/// The spec and variant answering to `fabric = name`.
+pub fn find(name: &str) -> Option<(&'static FabricSpec, &'static Variant)> {
+    REGISTRY
+        .iter()
+        .find_map(|s| s.variants.iter().find(|v| v.name == name).map(|v| (s, v)))
+}
+
+/// The spec owning config table `table`.
+pub fn by_table(table: &str) -> Option<&'static FabricSpec> {
+    REGISTRY.iter().find(|s| s.table == table)
+}
+
+/// Every `fabric = "…"` value, in registry order.
+pub fn names() -> Vec<&'static str> {
+    variants().map(|(_, v)| v.name).collect()
+}
+
+/// Every (spec, variant), in registry order.
+pub fn variants() -> impl Iterator<Item = (&'static FabricSpec, &'static Variant)> {
+    REGISTRY
+        .iter()
+        .flat_map(|s| s.variants.iter().map(move |v| (s, v)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_tables_are_unique() {
+        let names = names();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "{names:?}");
+        let mut tables: Vec<_> = REGISTRY.iter().map(|s| s.table).collect();
+        tables.sort();
+        tables.dedup();
+        assert_eq!(tables.len(), REGISTRY.len());
+        for s in REGISTRY {
+            assert!(!s.variants.is_empty(), "{} has no variant", s.table);
+            for v in s.variants {
+                assert!(
+                    !v.description.is_empty() && !v.label.is_empty(),
+                    "{}",
+                    v.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_parameter_has_a_doc_comment() {
+        for s in REGISTRY {
+            let schema = s.schema();
+            let props = schema
+                .get("properties")
+                .and_then(|p| p.as_object())
+                .unwrap_or_else(|| panic!("{}: schema has no properties", s.table));
+            for (k, v) in props {
+                let doc = v.get("description").and_then(|d| d.as_str()).unwrap_or("");
+                assert!(!doc.trim().is_empty(), "{}.{k} has no doc comment", s.table);
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_keys_in_a_table_are_named() {
+        let (spec, _) = find("sirius").unwrap();
+        let t: toml::Table = toml::from_str("queue_bund = 3").unwrap();
+        let e = spec.complete(&t).unwrap_err();
+        assert!(
+            e.key.starts_with("sirius") && e.reason.contains("queue_bund"),
+            "{e}"
+        );
+    }
+}

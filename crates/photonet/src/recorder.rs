@@ -1,0 +1,221 @@
+//! The result recorder: what fabrics report about flows (bytes delivered to the
+//! application, completions) and an optional goodput time series. It checks
+//! what it is told — no flow gets more bytes than it has, and a flow completes
+//! once, with all its bytes — and records violations instead of panicking.
+
+use crate::flow::{Flow, FlowId};
+use crate::units::SimTime;
+
+/// At most this many violation messages are kept (the count is exact).
+const MAX_VIOLATION_MESSAGES: usize = 100;
+
+/// Bytes delivered per fixed-width time bin.
+#[derive(Clone, Debug)]
+pub struct TimeSeries {
+    pub bin: SimTime,
+    pub bytes: Vec<f64>,
+}
+
+impl TimeSeries {
+    pub fn new(bin: SimTime) -> Self {
+        assert!(bin.0 > 0);
+        TimeSeries {
+            bin,
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Adds `bytes` spread evenly over [t0, t1] (a point if t0 == t1).
+    pub fn add_span(&mut self, t0: SimTime, t1: SimTime, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        let (b0, b1) = (
+            (t0.0 / self.bin.0) as usize,
+            (t1.0.saturating_sub(1).max(t0.0) / self.bin.0) as usize,
+        );
+        if self.bytes.len() <= b1 {
+            self.bytes.resize(b1 + 1, 0.0);
+        }
+        if b0 == b1 || t1 <= t0 {
+            self.bytes[b0] += bytes as f64;
+            return;
+        }
+        let span = (t1.0 - t0.0) as f64;
+        for b in b0..=b1 {
+            let lo = (b as u64 * self.bin.0).max(t0.0);
+            let hi = ((b as u64 + 1) * self.bin.0).min(t1.0);
+            self.bytes[b] += bytes as f64 * (hi.saturating_sub(lo)) as f64 / span;
+        }
+    }
+}
+
+/// Collects what a fabric reports during a run.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    bytes: Vec<u64>,
+    delivered: Vec<u64>,
+    finish: Vec<Option<SimTime>>,
+    completed: u64,
+    last_completion: SimTime,
+    internal_events: u64,
+    series: Option<TimeSeries>,
+    violations: Vec<String>,
+    violation_count: u64,
+}
+
+impl Recorder {
+    pub fn new(series: Option<TimeSeries>) -> Self {
+        Recorder {
+            series,
+            ..Default::default()
+        }
+    }
+
+    /// A new flow (ids must be dense and in arrival order).
+    pub fn register(&mut self, f: &Flow) {
+        assert_eq!(
+            f.id as usize,
+            self.bytes.len(),
+            "flow ids must be dense and in order"
+        );
+        self.bytes.push(f.bytes);
+        self.delivered.push(0);
+        self.finish.push(None);
+    }
+
+    /// Records a broken invariant (a fabric bug, or a check failing at run time).
+    pub fn violation(&mut self, msg: String) {
+        self.violation_count += 1;
+        if self.violations.len() < MAX_VIOLATION_MESSAGES {
+            self.violations.push(msg);
+        }
+    }
+
+    /// `bytes` of flow `id` reached the destination application at `t`.
+    pub fn deliver(&mut self, id: FlowId, t: SimTime, bytes: u64) {
+        self.deliver_span(id, t, t, bytes);
+    }
+
+    /// `bytes` of flow `id` arrived evenly over [t0, t1] (fluid models).
+    pub fn deliver_span(&mut self, id: FlowId, t0: SimTime, t1: SimTime, bytes: u64) {
+        let i = id as usize;
+        self.delivered[i] += bytes;
+        if self.delivered[i] > self.bytes[i] {
+            let msg = format!(
+                "flow {id}: delivered {} B of a {} B flow",
+                self.delivered[i], self.bytes[i]
+            );
+            self.violation(msg);
+        }
+        if let Some(s) = &mut self.series {
+            s.add_span(t0, t1, bytes);
+        }
+    }
+
+    /// Flow `id` completed at `t` (all its bytes delivered to the application).
+    pub fn complete(&mut self, id: FlowId, t: SimTime) {
+        let i = id as usize;
+        if self.finish[i].is_some() {
+            self.violation(format!("flow {id} completed twice"));
+            return;
+        }
+        if self.delivered[i] != self.bytes[i] {
+            let msg = format!(
+                "flow {id} completed with {} of {} B delivered",
+                self.delivered[i], self.bytes[i]
+            );
+            self.violation(msg);
+        }
+        self.finish[i] = Some(t);
+        self.completed += 1;
+        self.last_completion = self.last_completion.max(t);
+    }
+
+    /// Counts `n` events a fabric processed internally (slots, completions),
+    /// for the manifest's event count.
+    pub fn count_internal_events(&mut self, n: u64) {
+        self.internal_events += n;
+    }
+
+    pub fn flows(&self) -> usize {
+        self.bytes.len()
+    }
+    pub fn delivered(&self, id: FlowId) -> u64 {
+        self.delivered[id as usize]
+    }
+    pub fn finish(&self, id: FlowId) -> Option<SimTime> {
+        self.finish[id as usize]
+    }
+    pub fn completed(&self) -> u64 {
+        self.completed
+    }
+    pub fn last_completion(&self) -> SimTime {
+        self.last_completion
+    }
+    pub fn internal_events(&self) -> u64 {
+        self.internal_events
+    }
+    /// Bytes delivered over all flows.
+    pub fn delivered_total(&self) -> u64 {
+        self.delivered.iter().sum()
+    }
+    pub fn series(&self) -> Option<&TimeSeries> {
+        self.series.as_ref()
+    }
+    pub fn take_series(&mut self) -> Option<TimeSeries> {
+        self.series.take()
+    }
+    /// The first violation messages (see [`Recorder::violation_count`]).
+    pub fn violations(&self) -> &[String] {
+        &self.violations
+    }
+    pub fn violation_count(&self) -> u64 {
+        self.violation_count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(id: u32, bytes: u64) -> Flow {
+        Flow {
+            id,
+            src: 0,
+            dst: 1,
+            bytes,
+            start: SimTime::ZERO,
+        }
+    }
+
+    #[test]
+    fn time_series_spreads_bytes_in_proportion() {
+        let mut ts = TimeSeries::new(SimTime(10));
+        ts.add_span(SimTime(5), SimTime(25), 200);
+        assert_eq!(ts.bytes, vec![50.0, 100.0, 50.0]);
+        ts.add_span(SimTime(30), SimTime(30), 7);
+        assert_eq!(ts.bytes[3], 7.0);
+        let total: f64 = ts.bytes.iter().sum();
+        assert_eq!(total, 207.0);
+    }
+
+    #[test]
+    fn over_delivery_and_double_completion_are_violations() {
+        let mut r = Recorder::new(None);
+        r.register(&flow(0, 100));
+        r.register(&flow(1, 50));
+        r.deliver(0, SimTime(1), 60);
+        r.complete(0, SimTime(2)); // 60 of 100
+        assert_eq!(r.violation_count(), 1);
+        r.deliver(1, SimTime(1), 50);
+        r.complete(1, SimTime(3));
+        r.complete(1, SimTime(4));
+        assert_eq!(r.violation_count(), 2);
+        r.deliver(1, SimTime(5), 1);
+        assert_eq!(r.violation_count(), 3);
+        assert!(r.violations()[2].contains("delivered 51 B of a 50 B flow"));
+        assert_eq!((r.completed(), r.last_completion()), (2, SimTime(3)));
+        assert_eq!(r.delivered_total(), 111);
+    }
+}

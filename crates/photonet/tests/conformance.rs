@@ -1,0 +1,222 @@
+//! The conformance suite: every fabric in the registry, automatically. A new
+//! fabric joins it by being registered; nothing here names a fabric.
+//!
+//! For each fabric: a lone flow's FCT is at least bytes/R plus the fabric's
+//! fixed latency and within its documented bound; bytes are conserved and
+//! every flow completes at low load with drain; the same seed gives identical
+//! outputs; no invariant is violated with run-time checks on; its parameters
+//! appear documented in `default-config`; its complete config (which keys a
+//! sweep point) holds only its own table.
+
+mod common;
+use common::tempdir;
+
+use photonet::config::{documented_default_config, Config, PatternKind, SizesConfig};
+use photonet::fabric::registry::{self, FabricSpec, REGISTRY};
+use photonet::run::{prepare, simulate, Paths, RunResult};
+use photonet::units::{ByteSize, Rate, SimTime};
+
+/// 4 racks x 2 servers, 2 x 50 Gbps uplinks per rack (R = 50 Gbps): small
+/// enough for every fabric, with inter- and intra-rack pairs.
+fn small(fabric: &str) -> Config {
+    let mut c = Config {
+        fabric: fabric.into(),
+        ..Config::default()
+    };
+    c.topology.racks = 4;
+    c.topology.servers_per_rack = 2;
+    c.topology.uplinks = 2;
+    c.topology.uplink_rate = Rate::gbps(50);
+    c.metrics.check_invariants = true;
+    c
+}
+
+fn run(c: &Config, paths: &Paths) -> RunResult {
+    let p = prepare(c, paths).unwrap_or_else(|e| panic!("{}: {e}", c.fabric));
+    simulate(p, &mut |_| true)
+}
+
+fn no_violations(r: &RunResult, what: &str) {
+    assert!(
+        r.summary.invariant_violations.is_empty(),
+        "{what}: {:?}",
+        r.summary.invariant_violations
+    );
+}
+
+#[test]
+fn a_lone_flow_takes_at_least_bytes_over_r_and_at_most_the_documented_bound() {
+    let dir = tempdir::Dir::new();
+    let paths = Paths {
+        base_dir: Some(dir.path.clone()),
+        search: vec![],
+    };
+    for (spec, v) in registry::variants() {
+        for (src, dst) in [(0u32, 7u32), (0, 1), (5, 2)] {
+            for bytes in [1u64, 562, 1_500, 40_000, 1_000_000] {
+                let what = format!("{}: {bytes} B from {src} to {dst}", v.name);
+                std::fs::write(
+                    dir.path.join("one.csv"),
+                    format!("src,dst,bytes,start\n{src},{dst},{bytes},3us\n"),
+                )
+                .unwrap();
+                let mut c = small(v.name);
+                c.workload.pattern.kind = PatternKind::Trace;
+                c.workload.pattern.file = Some("one.csv".into());
+                c.stop.flows = None;
+                c.stop.drain = true;
+                let r = run(&c, &paths);
+                no_violations(&r, &what);
+                let fct = SimTime(r.flows.finish_ps[0].expect(&what) - r.flows.start_ps[0]);
+                let table = c.fabric_table(spec).unwrap();
+                let b = spec
+                    .lone_flow_fct(&table, v, &c.build_context(), src, dst, bytes)
+                    .unwrap();
+                let at_r = c.topology.host_rate().tx_time(bytes);
+                assert!(
+                    b.min + SimTime(1) >= at_r,
+                    "{what}: stated minimum {} is below bytes/R = {at_r}",
+                    b.min
+                );
+                assert!(
+                    b.min <= fct && fct <= b.max,
+                    "{what}: FCT {fct} outside [{}, {}]",
+                    b.min,
+                    b.max
+                );
+            }
+        }
+    }
+}
+
+fn random_load(fabric: &str, load: f64, flows: u64, drain: bool, seed: u64) -> Config {
+    let mut c = small(fabric);
+    c.seed = seed;
+    c.workload.load = load;
+    c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(20_000));
+    c.stop.flows = Some(flows);
+    c.stop.drain = drain;
+    c
+}
+
+#[test]
+fn at_low_load_with_drain_every_flow_completes_and_bytes_are_conserved() {
+    for name in registry::names() {
+        let r = run(&random_load(name, 0.2, 400, true, 7), &Paths::default());
+        no_violations(&r, name);
+        let s = &r.summary;
+        assert_eq!(s.completed, s.flows, "{name}: unfinished flows");
+        assert_eq!(s.delivered_bytes, s.offered_bytes, "{name}");
+        let per_flow: u64 = r.flows.delivered.iter().sum();
+        assert_eq!(per_flow, s.offered_bytes, "{name}");
+        for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {
+            assert_eq!(d, b, "{name}: flow {i}");
+        }
+    }
+}
+
+#[test]
+fn under_heavy_load_no_invariant_is_violated_and_no_byte_is_invented() {
+    for name in registry::names() {
+        let r = run(&random_load(name, 0.95, 600, false, 3), &Paths::default());
+        no_violations(&r, name);
+        let s = &r.summary;
+        assert!(s.delivered_bytes <= s.offered_bytes, "{name}");
+        for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {
+            assert!(d <= b, "{name}: flow {i} got {d} of {b} B");
+            let finished = r.flows.finish_ps[i].is_some();
+            assert_eq!(
+                finished,
+                d == b,
+                "{name}: flow {i} finished = {finished} with {d} of {b} B"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_same_seed_gives_identical_outputs() {
+    for name in registry::names() {
+        let a = run(&random_load(name, 0.6, 300, true, 11), &Paths::default());
+        let b = run(&random_load(name, 0.6, 300, true, 11), &Paths::default());
+        assert_eq!(a.flows.finish_ps, b.flows.finish_ps, "{name}");
+        assert_eq!(a.flows.delivered, b.flows.delivered, "{name}");
+        assert_eq!(
+            serde_json::to_string(&a.summary).unwrap(),
+            serde_json::to_string(&b.summary).unwrap(),
+            "{name}"
+        );
+        let c = run(&random_load(name, 0.6, 300, true, 12), &Paths::default());
+        assert_ne!(
+            a.flows.start_ps, c.flows.start_ps,
+            "{name}: the seed is ignored"
+        );
+    }
+}
+
+fn schema_keys(spec: &FabricSpec) -> Vec<String> {
+    let schema = serde_json::Value::from(spec.schema());
+    schema["properties"]
+        .as_object()
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_parameter_appears_in_default_config_with_its_doc() {
+    let text = documented_default_config();
+    let lines: Vec<&str> = text.lines().collect();
+    for spec in REGISTRY {
+        let header = format!("[{}]", spec.table);
+        let start = lines
+            .iter()
+            .position(|l| *l == header)
+            .unwrap_or_else(|| panic!("default-config has no {header}"));
+        let section: Vec<&str> = lines[start + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with('['))
+            .copied()
+            .collect();
+        for key in schema_keys(spec) {
+            let at = section
+                .iter()
+                .position(|l| {
+                    l.starts_with(&format!("{key} = ")) || l.starts_with(&format!("# {key} = "))
+                })
+                .unwrap_or_else(|| panic!("{}.{key} missing from default-config", spec.table));
+            assert!(
+                at > 0 && section[at - 1].starts_with("# ") && section[at - 1].len() > 3,
+                "{}.{key} has no doc comment above it",
+                spec.table
+            );
+        }
+    }
+    // And the whole documented config parses back to the default run.
+    let c = Config::from_toml(&text).expect("default-config parses");
+    assert_eq!(c, Config::default());
+}
+
+#[test]
+fn a_complete_config_holds_only_the_selected_fabrics_table() {
+    for (spec, v) in registry::variants() {
+        let own = small(v.name);
+        let alone = Config::from_toml(&own.to_toml()).unwrap().to_toml();
+        // The same run with every other fabric's (empty) table given too.
+        let mut text = own.to_toml();
+        for s in REGISTRY.iter().filter(|s| s.table != spec.table) {
+            text.push_str(&format!("\n[{}]\n", s.table));
+        }
+        let with_all = Config::from_toml(&text).unwrap().to_toml();
+        assert_eq!(alone, with_all, "{}", v.name);
+        for s in REGISTRY {
+            let present = with_all.lines().any(|l| l == format!("[{}]", s.table));
+            assert_eq!(
+                present,
+                s.table == spec.table,
+                "{}: table [{}]",
+                v.name,
+                s.table
+            );
+        }
+    }
+}

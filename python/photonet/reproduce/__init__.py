@@ -1,0 +1,142 @@
+"""``photonet reproduce <paper>``: runs the figure files of ``experiments/<paper>/``
+as resumable sweep points, evaluates its analytical models, draws each figure,
+and writes ``report.md`` and ``numbers.csv``, which put our numbers next to the
+ones the paper publishes.
+
+This package knows no paper: everything paper-specific is in the experiment
+directory (see ``experiment.py`` for the schema):
+
+* ``experiment.toml``: the scales (``[scales.quick]``, ``[scales.full]``: overrides
+  of every point), the metrics panels and claims may name (``[metrics.<name>]``),
+  and the report's prose and setup keys (``[report]``);
+* one TOML file per figure: an ordinary photonet config plus a ``[reproduce]``
+  table (x axis, series, panels, claims), or a model's parameters plus a
+  ``[reproduce]`` table naming the model (``model = "..."``), its panels and
+  claims that pick numbers out of the model's report by path.
+
+Points are stored as ``<out>/points/<key>/`` exactly like ``photonet sweep``,
+so a killed reproduction resumes where it stopped. Points whose fabric (or
+figures whose model) is not built into this photonet are reported as skipped;
+they run once it is.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+import pandas as pd
+
+from ..config import ConfigError
+from ..io import atomic_write_json, atomic_write_text
+from .experiment import SCALES, Figure, Metric, Paper, Series, experiments_root, load_paper, papers, parse_metric
+from .models import ModelRun, evaluate_models, lookup, model_names
+from .numbers import NUMBERS_COLUMNS, evaluate_claim, metric_value, metrics_of, numbers, short, table
+from .panels import draw
+from .points import BACKENDS, FigPoint, ProgressFn, build_points, point_key, run_points, select_figures
+from .report import fmt, paper_value, write_report
+
+__all__ = [
+    "reproduce", "Reproduction", "run_cli", "load_paper", "papers", "experiments_root", "build_points", "run_points",
+    "select_figures", "point_key", "table", "numbers", "evaluate_claim", "metrics_of", "metric_value", "draw",
+    "evaluate_models", "lookup", "model_names", "write_report", "parse_metric", "SCALES", "BACKENDS",
+    "NUMBERS_COLUMNS", "Paper", "Figure", "Series", "Metric", "FigPoint", "ModelRun", "ConfigError",
+]
+
+
+@dataclass
+class Reproduction:
+    out: Path
+    scale: str
+    table: pd.DataFrame
+    numbers: pd.DataFrame
+    figures: list[Path]
+    report: Path
+    info: dict
+
+
+def reproduce(
+    paper: str,
+    out: str | Path | None = None,
+    *,
+    full: bool = False,
+    only: Optional[Sequence[str]] = None,
+    fabrics: Optional[Sequence[str]] = None,
+    overrides: Sequence[str] = (),
+    jobs: int = 2,
+    backend: str = "local",
+    ray_address: Optional[str] = None,
+    partition: Optional[str] = None,
+    time_limit: str = "01:00:00",
+    progress: Optional[ProgressFn] = None,
+    root: Optional[Path] = None,
+    available: Optional[Sequence[str]] = None,
+    available_models: Optional[Sequence[str]] = None,
+) -> Reproduction:
+    """Runs (resumably) and reports one paper's figures; see the package doc.
+
+    ``only``: figure ids (``fig09`` / ``9``); ``fabrics``: run only these fabrics
+    (the rest are reported as skipped); ``overrides``: ``key=value`` applied to
+    every point after the scale; ``available`` / ``available_models``: the
+    fabrics / models treated as built (default: this photonet's). Raises
+    ConfigError for bad input, before running anything.
+    """
+    t0 = time.time()
+    p = load_paper(paper, root)
+    scale = "full" if full else "quick"
+    out = Path(out) if out else Path("results") / "reproduce" / paper
+    figs, fps = build_points(p, scale, only=only, fabrics=fabrics, overrides=overrides, available=available)
+    runs = evaluate_models(figs, available=available_models)
+    info = run_points(out, figs, fps, jobs=jobs, backend=backend, ray_address=ray_address, partition=partition,
+                      time_limit=time_limit, progress=progress, short=short(p.metrics))
+    df = table(out, fps, p.metrics)
+    nums = numbers(figs, df, scale, p.scales[scale]["about"], metrics=p.metrics, models=runs)
+    for r in runs.values():
+        if r.report is not None:
+            atomic_write_json(out / f"{r.figure}.json", r.report)
+    pngs = [draw(f, df, out / f"{f.id}.png", scale, metrics=p.metrics, out=out, model=runs.get(f.id)) for f in figs]
+    atomic_write_text(out / "points.csv", df.to_csv(index=False))
+    atomic_write_text(out / "numbers.csv", nums[NUMBERS_COLUMNS].to_csv(index=False))
+    report = write_report(out, p, figs, df, nums, scale=scale, overrides=overrides, info=info, wall_s=time.time() - t0,
+                          models=runs)
+    return Reproduction(out, scale, df, nums, pngs, report, info)
+
+
+def run_cli(a, console, out_console, backend: Optional[dict] = None) -> int:
+    """``photonet reproduce``: the CLI handler (``a`` from argparse; ``backend``
+    the keyword arguments of the backend options)."""
+    from rich.table import Table
+
+    names = papers() if a.paper == "all" else [a.paper]
+    if not names:
+        raise ConfigError(f"no experiments found in {experiments_root()}")
+    only = [x for x in a.only.split(",") if x.strip()] if a.only else None
+    fabrics = [x.strip() for x in a.fabrics.split(",") if x.strip()] if a.fabrics else None
+    backend = backend or {}
+    for name in names:
+        load_paper(name)  # an unknown paper is an error before anything runs
+    code = 0
+    for name in names:
+        if a.out:
+            out = Path(a.out) / name if a.paper == "all" else Path(a.out)
+        else:
+            out = Path("results") / "reproduce" / name
+        console.print(f"[bold]reproduce {name}[/] ({'full' if a.full else 'quick'} scale) -> {out}/")
+        r = reproduce(name, out, full=a.full, only=only, fabrics=fabrics, overrides=list(a.set or []), **backend,
+                      progress=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
+        t = Table(title=f"{name}: ours vs the paper ({r.scale} scale)")
+        for c in ("figure", "quantity", "ours", "paper", "ours/paper", "note"):
+            t.add_column(c, justify="right" if c in ("ours", "paper", "ours/paper") else "left", overflow="fold")
+        for _, row in r.numbers.iterrows():
+            t.add_row(row["figure"], row["quantity"], fmt(row["ours"], 4), paper_value(row), fmt(row["ratio"]), row["note"])
+        out_console.print(t)
+        i = r.info
+        console.print(f"{i['ran']} run, {i['cached']} cached, {i['skipped']} skipped, {i['failed']} failed, {i['pending']} pending; "
+                      f"wrote {out}/report.md, numbers.csv, points.csv, " + ", ".join(p.name for p in r.figures))
+        if i["script"]:
+            console.print(f"submit the pending points with `sbatch {i['script']}`, then rerun this command to draw and report them")
+        if i["failed"]:
+            code = 1
+    return code
+

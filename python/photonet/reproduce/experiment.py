@@ -1,0 +1,490 @@
+"""Loading and validating an experiment directory (``experiments/<paper>/``).
+
+The directory holds ``experiment.toml`` (scales, metrics, the report's prose)
+and one TOML file per figure. A simulated figure is an ordinary photonet
+config plus a ``[reproduce]`` table (x axis, series, panels, claims); a model
+figure's ``[reproduce]`` names a registered analytical model, and the rest of
+its file is the model's parameters. Everything paper-specific lives in those
+files; this module only checks them, and every error names the file, the key,
+the value and why.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from ..config import ConfigError, tomllib
+
+SCALES = ("quick", "full")
+EXPERIMENT_FILE = "experiment.toml"
+
+# FCT statistics of a size class in summary.json's `fct` (key = stat + "_us";
+# `count` is a number of flows).
+FCT_STATS = ("p50", "p90", "p99", "p999", "mean", "max", "count")
+# Numeric top-level keys of summary.json a metric may name.
+SUMMARY_KEYS = ("goodput", "offered_load", "completed", "flows", "unfinished", "sim_time_us", "delivered_bytes",
+                "offered_bytes", "events", "hosts", "host_rate_bps")
+SIM_PANEL_KINDS = ("line", "bar", "cdf", "timeseries")
+MODEL_PANEL_KINDS = ("line", "bar")
+CLAIM_KINDS = ("value", "ratio", "reduction")
+
+_TOP_KEYS = {"title", "report", "scales", "metrics"}
+_REPORT_KEYS = {"intro", "quotes", "common", "setup_keys"}
+_METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "scale", "unit", "label"}
+_SIM_KEYS = {"title", "x", "x_key", "x_values", "x_set", "xlabel", "x_percent", "logx", "series", "panels", "claims",
+             "notes", *SCALES}
+_MODEL_KEYS = {"title", "model", "options", "panels", "claims", "notes"}
+_SERIES_KEYS = {"label", "fabric", "set"}
+_PANEL_KEYS = {
+    "line": {"kind", "metric", "title", "logy", "ylabel"},
+    "bar": {"kind", "metric", "at", "title", "logy", "ylabel"},
+    "cdf": {"kind", "at", "class", "title", "logx"},
+    "timeseries": {"kind", "at", "title"},
+}
+_MODEL_PANEL_KEYS = {"kind", "data", "x", "y", "legend", "title", "xlabel", "ylabel", "logy"}
+_CLAIM_COMMON = {"what", "figure", "paper", "paper_text", "expect", "quote", "unit", "note"}
+_SIM_CLAIM_KEYS = _CLAIM_COMMON | {"metric", "kind", "a", "b", "at", "a_at", "b_at", "scale_sensitive"}
+_MODEL_CLAIM_KEYS = _CLAIM_COMMON | {"value"}
+
+
+# --------------------------------------------------------------------------- data
+
+@dataclass
+class Metric:
+    """A number read from one point's summary.json, times ``scale``."""
+
+    name: str
+    source: str                   # "fct" | "summary" | "fabric_stat"
+    key: str                      # FCT statistic, summary key or fabric_stats key
+    fct_class: str = "all"        # size class (source "fct" only)
+    scale: float = 1.0
+    unit: str = ""
+    label: str = ""
+
+    def describe(self) -> str:
+        """Where the number comes from, for 'no data' notes."""
+        if self.source == "fct":
+            return f"{self.key} FCT of class {self.fct_class}"
+        return f"{self.key} in {'fabric_stats' if self.source == 'fabric_stat' else 'summary'}"
+
+
+@dataclass
+class Series:
+    label: str
+    fabric: str
+    set: dict
+
+
+@dataclass
+class Figure:
+    """One figure file: a simulated figure (``model`` is None) or a model's."""
+
+    id: str
+    path: Path
+    title: str
+    panels: list[dict]
+    claims: list[dict]
+    notes: str = ""
+    # simulated figures
+    base: dict = field(default_factory=dict)      # the run config (without [reproduce])
+    xs: list = field(default_factory=list)        # x values: all numbers or all strings (categorical)
+    x_sets: list[dict] = field(default_factory=list)
+    xlabel: str = "x"
+    x_percent: bool = False
+    logx: bool = False
+    series: list[Series] = field(default_factory=list)
+    scale_set: dict[str, dict] = field(default_factory=dict)
+    # model figures
+    model: Optional[str] = None
+    params: dict = field(default_factory=dict)   # model parameters (the file without [reproduce])
+    options: dict = field(default_factory=dict)
+
+    @property
+    def is_model(self) -> bool:
+        return self.model is not None
+
+    @property
+    def numeric_x(self) -> bool:
+        return all(is_num(x) for x in self.xs)
+
+
+@dataclass
+class Paper:
+    name: str
+    dir: Path
+    title: str
+    scales: dict[str, dict]       # scale -> {"about": str, "set": {key: value}}
+    metrics: dict[str, Metric]    # in declaration order
+    report: dict                  # intro, quotes, common, setup_keys
+    figures: list[Figure]
+
+    def figure_ids(self) -> list[str]:
+        return [f.id for f in self.figures]
+
+
+# --------------------------------------------------------------------------- helpers
+
+def is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def x_equal(a: Any, b: Any) -> bool:
+    """x values match: numbers within float noise, anything else exactly."""
+    if is_num(a) and is_num(b):
+        return math.isclose(a, b)
+    return a == b
+
+
+def fmt_x(x: Any) -> str:
+    return f"{x:g}" if is_num(x) else str(x)
+
+
+def read_toml(p: Path) -> dict:
+    try:
+        return tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+
+
+def unknown(where: str, got: Iterable[str], allowed: set) -> None:
+    bad = sorted(set(got) - allowed)
+    if bad:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(map(repr, bad))}; expected {', '.join(sorted(allowed))}")
+
+
+def _table(where: str, key: str, v: Any) -> dict:
+    if not isinstance(v, dict):
+        raise ConfigError(f"{where}: `{key}` = {v!r} must be a table")
+    return v
+
+
+def _str(where: str, key: str, v: Any) -> str:
+    if not isinstance(v, str):
+        raise ConfigError(f"{where}: `{key}` = {v!r} must be a string")
+    return v
+
+
+def _bool(where: str, key: str, v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ConfigError(f"{where}: `{key}` = {v!r} must be true or false")
+    return v
+
+
+# --------------------------------------------------------------------------- the directory
+
+def experiments_root() -> Path:
+    """``$PHOTONET_EXPERIMENTS``, else ``experiments/`` of the repository, else of the cwd."""
+    env = os.environ.get("PHOTONET_EXPERIMENTS")
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[3] / "experiments"
+    for cand in (repo, Path.cwd() / "experiments"):
+        if cand.is_dir():
+            return cand
+    return repo
+
+
+def papers(root: Optional[Path] = None) -> list[str]:
+    """Experiment directories that ``reproduce`` can run."""
+    root = Path(root) if root else experiments_root()
+    if not root.is_dir():
+        return []
+    return sorted(d.name for d in root.iterdir() if d.is_dir() and (d / EXPERIMENT_FILE).exists())
+
+
+def load_paper(name: str, root: Optional[Path] = None) -> Paper:
+    """Reads and checks ``<root>/<name>/``: experiment.toml and every figure file."""
+    root = Path(root) if root else experiments_root()
+    d = root / name
+    exp = d / EXPERIMENT_FILE
+    if not exp.exists():
+        known = papers(root)
+        raise ConfigError(f"paper {name!r} has no experiments in {root} (no {EXPERIMENT_FILE}); "
+                          f"expected one of {', '.join(known) or '(none)'}")
+    raw = read_toml(exp)
+    unknown(str(exp), raw, _TOP_KEYS)
+    scales = _load_scales(exp, raw.get("scales"))
+    metrics = _load_metrics(exp, raw.get("metrics", {}))
+    report = _load_report(exp, raw.get("report", {}))
+    title = _str(str(exp), "title", raw.get("title", name))
+    files = [p for p in sorted(d.glob("*.toml")) if p.name != EXPERIMENT_FILE]
+    figures = [_load_figure(p, metrics) for p in files]
+    ids = [f.id for f in figures]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise ConfigError(f"{d}: two figure files share the id(s) {sorted(dup)} (the file name up to the first '_')")
+    return Paper(name, d, title, scales, metrics, report, figures)
+
+
+def _load_scales(exp: Path, raw: Any) -> dict[str, dict]:
+    if raw is None:
+        raise ConfigError(f"{exp}: missing [scales] ({', '.join(f'[scales.{s}]' for s in SCALES)}: the overrides of each scale)")
+    raw = _table(str(exp), "scales", raw)
+    unknown(f"{exp}: [scales]", raw, set(SCALES))
+    out = {}
+    for s in SCALES:
+        t = raw.get(s)
+        if not isinstance(t, dict):
+            raise ConfigError(f"{exp}: missing table [scales.{s}]")
+        where = f"{exp}: [scales.{s}]"
+        unknown(where, t, {"about", "set"})
+        out[s] = {"about": _str(where, "about", t.get("about", s)), "set": dict(_table(where, "set", t.get("set", {})))}
+    return out
+
+
+def _load_report(exp: Path, raw: Any) -> dict:
+    where = f"{exp}: [report]"
+    raw = _table(str(exp), "report", raw)
+    unknown(where, raw, _REPORT_KEYS)
+    out = {k: _str(where, k, raw.get(k, "")) for k in ("intro", "quotes", "common")}
+    keys = raw.get("setup_keys", [])
+    if not isinstance(keys, list) or not all(isinstance(k, str) and k for k in keys):
+        raise ConfigError(f"{where}: `setup_keys` = {keys!r} must be a list of config keys such as \"topology.racks\"")
+    out["setup_keys"] = list(keys)
+    return out
+
+
+def _load_metrics(exp: Path, raw: Any) -> dict[str, Metric]:
+    raw = _table(str(exp), "metrics", raw)
+    out: dict[str, Metric] = {}
+    for name, t in raw.items():
+        where = f"{exp}: [metrics.{name}]"
+        if not isinstance(t, dict):
+            raise ConfigError(f"{where}: must be a table with one of `fct`, `summary`, `fabric_stat`")
+        out[name] = parse_metric(where, name, t)
+    return out
+
+
+def parse_metric(where: str, name: str, t: dict) -> Metric:
+    """One ``[metrics.<name>]`` table: exactly one source (``fct = "p99"`` with
+    ``class``, ``summary = "<key>"`` or ``fabric_stat = "<key>"``), then
+    ``scale`` (a factor, default 1), ``unit`` and ``label`` (the axis label)."""
+    unknown(where, t, _METRIC_KEYS)
+    sources = [k for k in ("fct", "summary", "fabric_stat") if k in t]
+    if len(sources) != 1:
+        got = f"got {', '.join(f'`{k}`' for k in sources)}" if sources else "got none"
+        raise ConfigError(f"{where}: give exactly one of `fct` (a statistic of a size class), `summary` (a summary.json key) "
+                          f"or `fabric_stat` (a fabric_stats key); {got}")
+    src = sources[0]
+    key = t[src]
+    if src == "fct":
+        if key not in FCT_STATS:
+            raise ConfigError(f"{where}: `fct` = {key!r} is not an FCT statistic; expected one of {', '.join(FCT_STATS)}")
+        cls = t.get("class", "all")
+        if not isinstance(cls, str) or not cls:
+            raise ConfigError(f"{where}: `class` = {cls!r} must be a size class such as \"<100KB\" or \"all\"")
+    else:
+        if "class" in t:
+            raise ConfigError(f"{where}: `class` = {t['class']!r} applies to `fct` metrics only")
+        cls = "all"
+        if src == "summary" and key not in SUMMARY_KEYS:
+            raise ConfigError(f"{where}: `summary` = {key!r} is not a numeric summary.json key; expected one of {', '.join(SUMMARY_KEYS)}")
+        if src == "fabric_stat" and (not isinstance(key, str) or not key):
+            raise ConfigError(f"{where}: `fabric_stat` = {key!r} must be a key of a summary's fabric_stats")
+    scale = t.get("scale", 1.0)
+    if not is_num(scale) or not math.isfinite(scale) or scale == 0:
+        raise ConfigError(f"{where}: `scale` = {scale!r} must be a finite, non-zero number (the metric is the statistic times it)")
+    unit = _str(where, "unit", t.get("unit", ""))
+    label = _str(where, "label", t.get("label", name))
+    return Metric(name, src, key, cls, float(scale), unit, label)
+
+
+# --------------------------------------------------------------------------- figure files
+
+def _load_figure(path: Path, metrics: dict[str, Metric]) -> Figure:
+    cfg = read_toml(path)
+    rep = cfg.pop("reproduce", None)
+    where = f"{path}: [reproduce]"
+    if not isinstance(rep, dict):
+        raise ConfigError(f"{path}: no [reproduce] table (what to sweep and draw, or which model to evaluate)")
+    fid = path.stem.split("_", 1)[0]
+    if "model" in rep:
+        return _load_model_figure(path, fid, cfg, rep, where)
+    return _load_sim_figure(path, fid, cfg, rep, where, metrics)
+
+
+def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, metrics: dict[str, Metric]) -> Figure:
+    unknown(where, rep, _SIM_KEYS)
+    xs = rep.get("x")
+    if not isinstance(xs, list) or not xs or not (all(is_num(v) for v in xs) or all(isinstance(v, str) for v in xs)):
+        raise ConfigError(f"{where}: `x` = {xs!r} must be a non-empty list of numbers (an x axis) or of strings (categories)")
+    if "x_set" in rep:
+        x_sets = rep["x_set"]
+        if not isinstance(x_sets, list) or len(x_sets) != len(xs) or not all(isinstance(s, dict) for s in x_sets):
+            raise ConfigError(f"{where}: `x_set` must be a list of {len(xs)} tables, one per value of `x`")
+        if "x_key" in rep or "x_values" in rep:
+            raise ConfigError(f"{where}: give either `x_set` or `x_key` (+ `x_values`), not both")
+        x_sets = [dict(s) for s in x_sets]
+    elif "x_key" in rep:
+        vals = rep.get("x_values", xs)
+        if not isinstance(vals, list) or len(vals) != len(xs):
+            raise ConfigError(f"{where}: `x_values` must have one value per value of `x` ({len(xs)})")
+        x_sets = [{rep["x_key"]: v} for v in vals]
+    else:
+        raise ConfigError(f"{where}: say what x sets, with `x_key` (+ `x_values`) or `x_set`")
+    xs = [float(v) if is_num(v) else v for v in xs]
+    numeric = all(is_num(v) for v in xs)
+    series = []
+    for i, s in enumerate(rep.get("series", [])):
+        if not isinstance(s, dict) or "label" not in s or "fabric" not in s:
+            raise ConfigError(f"{where}: series #{i + 1} needs `label` and `fabric`")
+        unknown(f"{where} series {s['label']!r}", s, _SERIES_KEYS)
+        series.append(Series(str(s["label"]), str(s["fabric"]), dict(s.get("set", {}))))
+    if not series:
+        raise ConfigError(f"{where}: `series` is empty")
+    labels = [s.label for s in series]
+    if len(set(labels)) != len(labels):
+        raise ConfigError(f"{where}: series labels must be distinct")
+    panels = [_check_sim_panel(where, i, p, metrics, xs, numeric) for i, p in enumerate(rep.get("panels", []))]
+    if not panels:
+        raise ConfigError(f"{where}: `panels` is empty")
+    claims = [_check_sim_claim(where, c, labels, xs, metrics) for c in rep.get("claims", [])]
+    scale_set = {}
+    for s in SCALES:
+        t = rep.get(s, {})
+        _table(where, s, t)
+        unknown(f"{where}.{s}", t, {"set"})
+        scale_set[s] = dict(t.get("set", {}))
+    return Figure(
+        id=fid,
+        path=path.resolve(),
+        title=str(rep.get("title", path.stem)),
+        panels=panels,
+        claims=claims,
+        notes=str(rep.get("notes", "")),
+        base=cfg,
+        xs=xs,
+        x_sets=x_sets,
+        xlabel=str(rep.get("xlabel", rep.get("x_key", "x"))),
+        x_percent=bool(rep.get("x_percent", False)),
+        logx=bool(rep.get("logx", False)),
+        series=series,
+        scale_set=scale_set,
+    )
+
+
+def _check_at(where: str, key: str, v: Any, xs: list, extra: str = "") -> None:
+    if not any(type(v) is not bool and x_equal(v, x) for x in xs):
+        raise ConfigError(f"{where}: `{key}` = {v!r} is not one of the x values {[fmt_x(x) for x in xs]}{extra}")
+
+
+def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs: list, numeric: bool) -> dict:
+    if not isinstance(p, dict):
+        raise ConfigError(f"{where}: panel #{i + 1} = {p!r} must be a table")
+    kind = p.get("kind", "line")
+    w = f"{where} panel #{i + 1} ({kind})"
+    if kind not in SIM_PANEL_KINDS:
+        raise ConfigError(f"{where} panel #{i + 1}: `kind` = {kind!r} is not known; expected one of {', '.join(SIM_PANEL_KINDS)}")
+    unknown(w, p, _PANEL_KEYS[kind])
+    if kind in ("line", "bar"):
+        if p.get("metric") not in metrics:
+            raise ConfigError(f"{w}: `metric` = {p.get('metric')!r} is not declared in [metrics]; "
+                              f"expected one of {', '.join(metrics) or '(none declared)'}")
+    if kind == "line" and not numeric:
+        raise ConfigError(f"{w}: a line needs a numeric x axis, and `x` is categorical; use kind = \"bar\"")
+    if kind in ("cdf", "timeseries"):
+        if "at" not in p and len(xs) != 1:
+            raise ConfigError(f"{w}: say at which x value to draw, `at` = one of {[fmt_x(x) for x in xs]}")
+    if "at" in p:
+        _check_at(w, "at", p["at"], xs)
+    for k in ("logy", "logx"):
+        if k in p:
+            _bool(w, k, p[k])
+    if kind == "cdf" and not isinstance(p.get("class", "all"), str):
+        raise ConfigError(f"{w}: `class` = {p['class']!r} must be a size class such as \"<100KB\", \">=100KB\" or \"all\"")
+    if kind == "cdf":
+        from .numbers import parse_class
+
+        parse_class(w, p.get("class", "all"))
+    return {"kind": kind, **p}
+
+
+def _check_claim_common(w: str, c: dict) -> None:
+    if "expect" in c:
+        parse_expect(w, c["expect"])
+    if "paper" in c and not is_num(c["paper"]):
+        raise ConfigError(f"{w}: `paper` = {c['paper']!r} must be a number (use `paper_text` for words)")
+    for k in ("figure", "paper_text", "quote", "unit", "note"):
+        if k in c:
+            _str(w, k, c[k])
+
+
+def _check_sim_claim(where: str, c: Any, labels: list[str], xs: list, metrics: dict[str, Metric]) -> dict:
+    if not isinstance(c, dict) or "what" not in c:
+        raise ConfigError(f"{where}: a claim needs `what`")
+    w = f"{where} claim {c['what']!r}"
+    unknown(w, c, _SIM_CLAIM_KEYS)
+    if c.get("metric") not in metrics:
+        raise ConfigError(f"{w}: `metric` = {c.get('metric')!r} is not declared in [metrics]; "
+                          f"expected one of {', '.join(metrics) or '(none declared)'}")
+    kind = c.get("kind", "value")
+    if kind not in CLAIM_KINDS:
+        raise ConfigError(f"{w}: `kind` = {kind!r} is not known; expected one of {', '.join(sorted(CLAIM_KINDS))}")
+    need = ["a"] if kind == "value" else ["a", "b"]
+    for k in need:
+        if c.get(k) not in labels:
+            raise ConfigError(f"{w}: `{k}` = {c.get(k)!r} is not a series label; expected one of {labels}")
+    for k in ("at", "a_at", "b_at"):
+        v = c.get(k)
+        if v is None or (k == "at" and v in ("max", "min")):
+            continue
+        _check_at(w, k, v, xs, " (or \"max\"/\"min\")" if k == "at" else "")
+    if ("a_at" in c) != ("b_at" in c) and kind != "value":
+        raise ConfigError(f"{w}: give both `a_at` and `b_at` (or `at`)")
+    if "scale_sensitive" in c:
+        _bool(w, "scale_sensitive", c["scale_sensitive"])
+    _check_claim_common(w, c)
+    return {"kind": kind, "at": "max", **c}
+
+
+def parse_expect(where: str, e: Any) -> tuple[str, float]:
+    """``expect = "> 1"``: the direction the paper states, checked against ours."""
+    if isinstance(e, str):
+        parts = e.split()
+        if len(parts) == 2 and parts[0] in ("<", ">"):
+            try:
+                return parts[0], float(parts[1])
+            except ValueError:
+                pass
+    raise ConfigError(f"{where}: `expect` = {e!r}: expected \"> number\" or \"< number\"")
+
+
+def _load_model_figure(path: Path, fid: str, params: dict, rep: dict, where: str) -> Figure:
+    unknown(where, rep, _MODEL_KEYS)
+    model = _str(where, "model", rep["model"])
+    options = dict(_table(where, "options", rep.get("options", {})))
+    panels = []
+    for i, p in enumerate(rep.get("panels", [])):
+        if not isinstance(p, dict):
+            raise ConfigError(f"{where}: panel #{i + 1} = {p!r} must be a table")
+        kind = p.get("kind", "line")
+        w = f"{where} panel #{i + 1} ({kind})"
+        if kind not in MODEL_PANEL_KINDS:
+            raise ConfigError(f"{where} panel #{i + 1}: `kind` = {kind!r} is not known for a model; expected one of {', '.join(MODEL_PANEL_KINDS)}")
+        unknown(w, p, _MODEL_PANEL_KEYS)
+        for k in ("data", "x"):
+            _str(w, k, p.get(k))
+        y = p.get("y")
+        if not (isinstance(y, str) or (isinstance(y, list) and y and all(isinstance(v, str) for v in y))):
+            raise ConfigError(f"{w}: `y` = {y!r} must be a field name or a list of them")
+        if "logy" in p:
+            _bool(w, "logy", p["logy"])
+        n = 1 if isinstance(y, str) else len(y)
+        leg = p.get("legend")
+        if leg is not None and not (isinstance(leg, list) and len(leg) == n and all(isinstance(v, str) for v in leg)):
+            raise ConfigError(f"{w}: `legend` = {leg!r} must be a list of {n} string(s), one per `y`")
+        panels.append({"kind": kind, **p, "y": [y] if isinstance(y, str) else list(y)})
+    claims = []
+    for c in rep.get("claims", []):
+        if not isinstance(c, dict) or "what" not in c:
+            raise ConfigError(f"{where}: a claim needs `what`")
+        w = f"{where} claim {c['what']!r}"
+        unknown(w, c, _MODEL_CLAIM_KEYS)
+        _str(w, "value", c.get("value"))
+        _check_claim_common(w, c)
+        claims.append({"kind": "value", **c})
+    return Figure(id=fid, path=path.resolve(), title=str(rep.get("title", path.stem)), panels=panels, claims=claims,
+                  notes=str(rep.get("notes", "")), model=model, params=params, options=options)

@@ -1,0 +1,265 @@
+"""Our numbers: metrics of each point (points.csv) and each claim's value next
+to the paper's (numbers.csv)."""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+import pandas as pd
+
+from ..config import ConfigError
+from .experiment import Figure, Metric, is_num, parse_expect, x_equal
+from .models import ModelRun, lookup
+from .points import FigPoint, manifest_of, summary_of
+
+OK = ("done", "cached")
+POINT_COLUMNS = ["figure", "series", "fabric", "x", "status", "key"]
+RUN_COLUMNS = ["completed", "flows", "sim_time_us", "wall_s"]
+NUMBERS_COLUMNS = ["figure", "quantity", "unit", "ours", "paper", "ratio", "difference", "paper_text", "note", "paper_quote"]
+
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*")
+_SIZE_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
+
+
+def parse_size(where: str, text: str) -> float:
+    """``"100KB"`` -> 100000 bytes (KB = 1000 B, KiB = 1024 B), as configs write sizes."""
+    m = _SIZE.fullmatch(text)
+    unit = m.group(2).upper() if m else None
+    if not m or unit not in _SIZE_UNITS:
+        raise ConfigError(f"{where}: {text!r} is not a size such as \"100KB\" or \"64KiB\"")
+    return float(m.group(1)) * _SIZE_UNITS[unit]
+
+
+def parse_class(where: str, cls: str) -> tuple[float, float]:
+    """A size class as summary.json names them (``all``, ``<100KB``, ``>=100KB``)
+    -> [lo, hi) in bytes."""
+    w = f"{where}: `class` = {cls!r}"
+    if cls == "all":
+        return 0.0, math.inf
+    if cls.startswith(">="):
+        return parse_size(w, cls[2:]), math.inf
+    if cls.startswith("<"):
+        return 0.0, parse_size(w, cls[1:])
+    raise ConfigError(f"{w} is not a size class; expected \"all\", \"<SIZE\" or \">=SIZE\"")
+
+
+def _scaled(v: float, scale: float) -> float:
+    # Divide by 1000 rather than multiply by 0.001 (not exact in binary) when
+    # the scale is the reciprocal of a whole number, so "bytes -> KB" gives
+    # the correctly rounded quotient.
+    if scale != 1.0:
+        r = 1.0 / scale
+        if abs(r) > 1 and abs(r - round(r)) <= 1e-9 * abs(r):
+            return v / round(r)
+        return v * scale
+    return v
+
+
+def metric_value(summary: dict, m: Metric) -> float:
+    """One metric from one summary.json; NaN when the summary lacks it. A
+    fabric statistic given per node (a list) counts its maximum."""
+    if m.source == "fct":
+        st = summary.get("fct", {}).get(m.fct_class, {})
+        v = st.get("count" if m.key == "count" else f"{m.key}_us")
+    elif m.source == "summary":
+        v = summary.get(m.key)
+    else:
+        v = summary.get("fabric_stats", {}).get(m.key)
+        if isinstance(v, (list, tuple)):
+            v = max(v) if v else None
+    if v is None or not is_num(v):
+        return float("nan")
+    return _scaled(float(v), m.scale)
+
+
+def metrics_of(summary: dict, metrics: dict[str, Metric]) -> dict:
+    """Every declared metric of one summary.json."""
+    return {name: metric_value(summary, m) for name, m in metrics.items()}
+
+
+def short(metrics: dict[str, Metric]):
+    """``summary -> "fct 44.5 µs, goodput 0.034"``: the first two metrics, for progress lines."""
+    first = list(metrics.values())[:2]
+
+    def f(summary: dict) -> str:
+        parts = []
+        for m in first:
+            v = metric_value(summary, m)
+            parts.append(f"{m.name} {v:.4g}" + (f" {m.unit}" if m.unit else ""))
+        return ", ".join(parts)
+
+    return f
+
+
+def table(out: Path, fps: list[FigPoint], metrics: dict[str, Metric]) -> pd.DataFrame:
+    """One row per (figure, series, x): status and metrics (NaN if not run)."""
+    rows = []
+    for fp in fps:
+        row: dict[str, Any] = {"figure": fp.figure, "series": fp.series, "fabric": fp.fabric, "x": fp.x, "status": fp.status, "key": fp.key or ""}
+        if fp.status in OK:
+            s = summary_of(out, fp.key)
+            row.update(metrics_of(s, metrics))
+            row.update(completed=s.get("completed"), flows=s.get("flows"), sim_time_us=s.get("sim_time_us"),
+                       wall_s=manifest_of(out, fp.key).get("wall_s"))
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=POINT_COLUMNS + list(metrics) + RUN_COLUMNS)
+    for c in ("completed", "flows"):
+        df[c] = df[c].astype("Int64")
+    return df
+
+
+def missing_reasons(df: pd.DataFrame, labels: Iterable[str], metric: Metric) -> dict[str, list[str]]:
+    """Why series have no value of ``metric``: {reason: [series labels]}."""
+    out: dict[str, list[str]] = {}
+    for lab in labels:
+        g = df[df["series"] == lab]
+        bad = [s for s in g["status"] if s not in OK]
+        if bad:
+            why = bad[0]
+        elif g[metric.name].isna().all():
+            why = f"no {metric.describe()}"
+        else:
+            continue
+        out.setdefault(why, []).append(lab)
+    return out
+
+
+def why_missing(df: pd.DataFrame, labels: Iterable[str], metric: Metric) -> str:
+    r = missing_reasons(df, labels, metric)
+    return "; ".join(why if why.startswith(("skipped", "pending")) else f"{', '.join(labs)}: {why}" for why, labs in r.items()) or "no data"
+
+
+def evaluate_claim(df: pd.DataFrame, c: dict, metric: Optional[Metric] = None) -> tuple[float, str]:
+    """Our value of a simulated figure's claim, from that figure's rows; (NaN,
+    reason) if it cannot be computed."""
+    name, kind = c["metric"], c["kind"]
+    metric = metric or Metric(name, "summary", name)
+
+    def val(label: str, x: Any) -> float:
+        g = df[(df["series"] == label) & df["x"].map(lambda v: x_equal(v, x)) & df["status"].isin(OK)]
+        return float(g[name].iloc[0]) if len(g) else float("nan")
+
+    def combine(a: float, b: float) -> float:
+        if kind == "value":
+            return a
+        r = a / b if b not in (0, 0.0) else float("nan")
+        return 1 - r if kind == "reduction" else r
+
+    labels = [c["a"]] + ([c["b"]] if kind != "value" else [])
+    if "a_at" in c:
+        v = combine(val(c["a"], c["a_at"]), val(c["b"], c["b_at"]) if kind != "value" else float("nan"))
+    else:
+        at = c.get("at", "max")
+        cand = list(dict.fromkeys(df["x"])) if at in ("max", "min") else [at]
+        vals = [combine(val(c["a"], x), val(c["b"], x) if kind != "value" else float("nan")) for x in cand]
+        vals = [x for x in vals if math.isfinite(x)]
+        v = (max(vals) if at == "max" else min(vals)) if vals else float("nan")
+    if math.isfinite(v):
+        return v, ""
+    return float("nan"), why_missing(df, labels, metric)
+
+
+def _expect_note(c: dict, ours: float) -> Optional[str]:
+    if "expect" not in c or not math.isfinite(ours):
+        return None
+    op, thr = parse_expect("", c["expect"])
+    if abs(ours - thr) <= 0.01 * max(abs(thr), 1e-12):
+        return f"no clear effect: within 1% of {thr:g} (paper: {c['expect']})"
+    ok = ours > thr if op == ">" else ours < thr
+    return f"{'as the paper says' if ok else 'unlike the paper'} ({c['expect']})"
+
+
+def _row(fig: Figure, c: dict, ours: float, unit: str, notes: list[str]) -> dict:
+    paper = c.get("paper")
+    have = paper is not None and math.isfinite(ours)
+    return {
+        "figure": c.get("figure", fig.id),
+        "quantity": c["what"],
+        "unit": unit,
+        "ours": ours,
+        "paper": paper if paper is not None else float("nan"),
+        "ratio": ours / paper if have and paper else float("nan"),
+        "difference": ours - paper if have else float("nan"),
+        "paper_text": c.get("paper_text", ""),
+        "note": "; ".join(notes),
+        "paper_quote": c.get("quote", ""),
+        "file": fig.id,
+    }
+
+
+def numbers(
+    figs: list[Figure],
+    df: pd.DataFrame,
+    scale: str,
+    scale_about: str,
+    *,
+    metrics: Optional[dict[str, Metric]] = None,
+    models: Optional[dict[str, ModelRun]] = None,
+) -> pd.DataFrame:
+    """One row per claim: our value, the paper's, ours/paper, ours − paper, a
+    note. Columns: NUMBERS_COLUMNS, then ``file`` (the figure file's id, which
+    ``figure`` repeats unless a claim names its own source)."""
+    metrics = metrics or {}
+    models = models or {}
+    rows = []
+    for fig in figs:
+        if fig.is_model:
+            run = models.get(fig.id)
+            for c in fig.claims:
+                notes = []
+                if run is None or run.report is None:
+                    ours = float("nan")
+                    notes.append(run.status if run else "not evaluated")
+                else:
+                    ours = float(lookup(run.report, c["value"]))
+                e = _expect_note(c, ours)
+                if e:
+                    notes.append(e)
+                if c.get("note"):
+                    notes.append(c["note"])
+                rows.append(_row(fig, c, ours, c.get("unit", ""), notes))
+            continue
+        g = df[df["figure"] == fig.id]
+        for c in fig.claims:
+            m = metrics.get(c["metric"])
+            ours, why = evaluate_claim(g, c, m)
+            notes = [why] if why else []
+            e = _expect_note(c, ours)
+            if e:
+                notes.append(e)
+            if c.get("scale_sensitive") and scale != "full":
+                notes.append(f"{scale} scale ({scale_about.split(',')[0]}): absolute value not comparable with the paper's")
+            if c.get("note"):
+                notes.append(c["note"])
+            default_unit = {"ratio": "x", "reduction": "fraction"}.get(c["kind"], m.unit if m else "")
+            rows.append(_row(fig, c, ours, c.get("unit", default_unit), notes))
+    return pd.DataFrame(rows, columns=NUMBERS_COLUMNS + ["file"])
+
+
+# --------------------------------------------------------------------------- per-flow data
+
+def flows_of(out: Path, key: str) -> Optional[pd.DataFrame]:
+    p = out / "points" / key / "flows.csv"
+    return pd.read_csv(p) if p.exists() else None
+
+
+def series_of(out: Path, key: str) -> Optional[pd.DataFrame]:
+    p = out / "points" / key / "series.csv"
+    return pd.read_csv(p) if p.exists() else None
+
+
+def class_fcts(flows: pd.DataFrame, lo: float, hi: float) -> tuple[pd.Series, int]:
+    """FCTs (µs) of the finished flows with lo <= bytes < hi, sorted, and how
+    many flows of the class did not finish (censored: they are not in the CDF)."""
+    g = flows[(flows["bytes"] >= lo) & (flows["bytes"] < hi)]
+    done = g["fct_us"].dropna().sort_values().reset_index(drop=True)
+    return done, len(g) - len(done)
+
+
+def at_x(df: pd.DataFrame, fig: Figure, label: str, x: Any) -> Optional[pd.Series]:
+    """The points.csv row of (series, x) in ``fig``, if any."""
+    g = df[(df["figure"] == fig.id) & (df["series"] == label) & df["x"].map(lambda v: x_equal(v, x))]
+    return g.iloc[0] if len(g) else None
+

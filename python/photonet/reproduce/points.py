@@ -1,0 +1,266 @@
+"""The sweep points of a reproduction: building them from the figure files,
+keying them, and running the missing ones (local threads, Ray or Slurm).
+
+A point is: the figure's config + the scale's overrides + the figure's
+overrides for that scale + the series' ``set`` + the x value + ``--set``
+overrides. It is stored as ``<out>/points/<key>/`` exactly like ``photonet
+sweep``, keyed by the hash of its complete config without ``name``, so a point
+shared by several figures runs once and a killed reproduction resumes.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import tomli_w
+
+from .. import sweep
+from ..config import ConfigError, _deepcopy, apply_overrides, complete, config_hash, tomllib
+from .experiment import SCALES, Figure, Paper, fmt_x, is_num
+
+ProgressFn = Callable[[str], None]
+BACKENDS = ("local", "ray", "slurm")
+
+
+@dataclass
+class FigPoint:
+    """One (figure, series, x) of a reproduction and the sweep point behind it."""
+
+    figure: str
+    series: str
+    fabric: str
+    x: Any
+    key: Optional[str] = None
+    status: str = "pending"       # done | cached | pending | skipped: ... | failed: ...
+    point: Optional[sweep.Point] = field(default=None, repr=False)
+
+
+def point_key(complete_toml: str) -> str:
+    """A point's results key: the config hash of its complete config without
+    the run's ``name``, so the same run in two figures has one key. (The core's
+    complete config holds the common keys and the selected fabric's table only,
+    so another fabric's table or a newly registered fabric changes no key.)"""
+    cfg = tomllib.loads(complete_toml)
+    cfg.pop("name", None)
+    return config_hash(tomli_w.dumps(cfg))
+
+
+def select_figures(paper: Paper, only: Optional[Sequence[str]]) -> list[Figure]:
+    """The figures named in ``only`` (``fig09``, ``fig9`` or ``9`` for a file
+    ``fig09_*.toml``; any other id as is), in file order."""
+    if not only:
+        return list(paper.figures)
+    by_id = {f.id: f for f in paper.figures}
+    chosen = set()
+    for name in only:
+        n = name.strip()
+        cand = n
+        digits = n[3:] if n.lower().startswith("fig") else n
+        if n not in by_id and digits.isdigit():
+            cand = f"fig{int(digits):02d}"
+        if cand not in by_id:
+            raise ConfigError(f"--only: figure {n!r} is not in {paper.name}; expected one of {', '.join(by_id)}")
+        chosen.add(cand)
+    return [f for f in paper.figures if f.id in chosen]
+
+
+def build_points(
+    paper: Paper,
+    scale: str,
+    *,
+    only: Optional[Sequence[str]] = None,
+    fabrics: Optional[Sequence[str]] = None,
+    overrides: Sequence[str] = (),
+    available: Optional[Sequence[str]] = None,
+) -> tuple[list[Figure], list[FigPoint]]:
+    """Every (figure, series, x) of the selected figures, validated. Returns
+    (the selected figures, model figures too, in file order; the points of the
+    simulated ones). Points of a fabric this photonet does not have (or not in
+    ``fabrics``) are skipped."""
+    if scale not in SCALES:
+        raise ConfigError(f"scale {scale!r} is not known; expected one of {', '.join(SCALES)}")
+    if available is None:
+        from ..api import fabric_names
+
+        available = fabric_names()
+    figs = select_figures(paper, only)
+    if fabrics is not None:
+        every = {s.fabric for f in paper.figures for s in f.series} | set(available)
+        for f in fabrics:
+            if f not in every:
+                raise ConfigError(f"--fabrics: {f!r} is not used by {paper.name} nor built; expected some of {', '.join(sorted(every))}")
+    out: list[FigPoint] = []
+    for fig in figs:
+        if fig.is_model:
+            continue
+        for s in fig.series:
+            for x, xset in zip(fig.xs, fig.x_sets):
+                fp = FigPoint(fig.id, s.label, s.fabric, x)
+                out.append(fp)
+                if fabrics is not None and s.fabric not in fabrics:
+                    fp.status = f"skipped: fabric {s.fabric} not selected (--fabrics)"
+                    continue
+                if s.fabric not in available:
+                    fp.status = f"skipped: fabric {s.fabric} not built"
+                    continue
+                cfg = _deepcopy(fig.base)
+                try:
+                    apply_overrides(cfg, paper.scales[scale]["set"])
+                    apply_overrides(cfg, fig.scale_set[scale])
+                    apply_overrides(cfg, s.set)
+                    apply_overrides(cfg, xset)
+                    apply_overrides(cfg, list(overrides))
+                    cfg["fabric"] = s.fabric
+                    text, _ = complete(cfg, base_dir=fig.path.parent)
+                except ConfigError as e:
+                    raise ConfigError(f"{fig.path.name}: series {s.label!r} at x = {fmt_x(x)}: {e}") from None
+                fp.key = point_key(text)
+                params = {"paper": paper.name, "figure": fig.id, "series": s.label, "x": x}
+                fp.point = sweep.Point(params, text, str(fig.path.parent), fp.key)
+    return figs, out
+
+
+# --------------------------------------------------------------------------- running
+
+class _Cancelled(Exception):
+    pass
+
+
+def describe(fp: FigPoint, figs: list[Figure]) -> str:
+    """``fig03 baseline load=50%``: a point in progress lines and failure lists."""
+    fig = next(f for f in figs if f.id == fp.figure)
+    name, _, unit = fig.xlabel.partition(" (")
+    unit = unit.rstrip(")")
+    if fig.x_percent and is_num(fp.x):
+        xl = f"{fp.x * 100:g}%"
+    else:
+        xl = fmt_x(fp.x) + (f" {unit}" if unit and len(unit) <= 6 else "")
+    return f"{fp.figure} {fp.series} {name}={xl}"
+
+
+def summary_of(out: Path, key: str) -> dict:
+    return json.loads((out / "points" / key / "summary.json").read_text())
+
+
+def manifest_of(out: Path, key: str) -> dict:
+    p = out / "points" / key / "manifest.json"
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def run_points(
+    out: Path,
+    figs: list[Figure],
+    fps: list[FigPoint],
+    *,
+    jobs: int = 2,
+    backend: str = "local",
+    ray_address: Optional[str] = None,
+    partition: Optional[str] = None,
+    time_limit: str = "01:00:00",
+    progress: Optional[ProgressFn] = None,
+    short: Optional[Callable[[dict], str]] = None,
+) -> dict:
+    """Runs the pending points (each key once) and sets every FigPoint's status.
+    ``short(summary)`` describes a finished point in its progress line.
+    Returns counts by outcome and, for Slurm, the script written."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"backend {backend!r} is not known; expected {', '.join(BACKENDS)}")
+    say = progress or (lambda line: None)
+    brief = short or (lambda s: "")
+    unique: dict[str, FigPoint] = {}
+    owners: dict[str, list[FigPoint]] = {}
+    for fp in fps:
+        if fp.key:
+            unique.setdefault(fp.key, fp)
+            owners.setdefault(fp.key, []).append(fp)
+    total = len(unique) + sum(1 for fp in fps if not fp.key)
+    n = [0]
+    status: dict[str, str] = {}
+    info: dict = {"ran": 0, "cached": 0, "skipped": 0, "failed": 0, "pending": 0, "script": None}
+
+    def line(fp: FigPoint, text: str) -> None:
+        n[0] += 1
+        shared = sorted({o.figure for o in owners.get(fp.key, [])} - {fp.figure}) if fp.key else []
+        also = f" (also {', '.join(shared)})" if shared else ""
+        say(f"[{n[0]:>{len(str(total))}}/{total}] {describe(fp, figs)}{also}: {text}")
+
+    def with_brief(head: str, summary: dict) -> str:
+        b = brief(summary)
+        return f"{head} ({b})" if b else head
+
+    for fp in fps:
+        if not fp.key:
+            info["skipped"] += 1
+            line(fp, fp.status)
+    todo = []
+    for key, fp in unique.items():
+        if sweep.is_done(out, fp.point):
+            status[key] = "cached"
+            info["cached"] += 1
+            line(fp, "cached (" + brief(summary_of(out, key)) + ")")
+        else:
+            todo.append(fp)
+
+    if backend == "local":
+        cancel = threading.Event()
+
+        def cb(*_):
+            if cancel.is_set():
+                raise _Cancelled()
+            return True
+
+        def one(fp: FigPoint):
+            t0 = time.time()
+            try:
+                s = sweep.run_point(out, fp.point, progress=cb)
+                return fp, "done", time.time() - t0, s
+            except _Cancelled:
+                return fp, "cancelled", time.time() - t0, None
+            except Exception as e:  # noqa: BLE001 - one bad point must not lose the others
+                return fp, f"failed: {type(e).__name__}: {e}", time.time() - t0, None
+            except BaseException as e:  # a Rust panic surfaces as pyo3's PanicException
+                if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                    raise
+                return fp, f"failed: {type(e).__name__}: {e}", time.time() - t0, None
+
+        ex = ThreadPoolExecutor(max_workers=max(1, jobs))
+        try:
+            futs = [ex.submit(one, fp) for fp in todo]
+            for f in as_completed(futs):
+                fp, st, secs, s = f.result()
+                status[fp.key] = st
+                if st == "done":
+                    info["ran"] += 1
+                    line(fp, with_brief(f"done in {secs:.1f} s", s))
+                elif st.startswith("failed"):
+                    info["failed"] += 1
+                    line(fp, st)
+        except BaseException:
+            cancel.set()
+            ex.shutdown(wait=True, cancel_futures=True)
+            raise
+        ex.shutdown(wait=True)
+    elif backend == "ray":
+        if todo:
+            sweep.run_ray(out, [fp.point for fp in todo], address=ray_address)
+        for fp in todo:
+            ok = sweep.is_done(out, fp.point)
+            status[fp.key] = "done" if ok else "failed: no result from Ray"
+            info["ran" if ok else "failed"] += 1
+            line(fp, "done (ray)" if ok else status[fp.key])
+    else:  # slurm
+        if todo:
+            info["script"] = sweep.write_slurm(out, [fp.point for fp in todo], partition=partition, time_limit=time_limit)
+        for fp in todo:
+            status[fp.key] = "pending"
+            info["pending"] += 1
+            line(fp, "pending (Slurm job array)")
+    for fp in fps:
+        if fp.key:
+            fp.status = status.get(fp.key, "pending")
+    return info
