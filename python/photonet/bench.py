@@ -19,7 +19,9 @@ from .api import fabric_names
 PAPER_TOPOLOGY = {"racks": 128, "servers_per_rack": 24, "uplinks": 8, "uplink_rate": "50Gbps"}
 PARETO = {"dist": "pareto", "shape": 1.05, "mean": "100KB"}
 
-SCENARIOS: dict[str, dict] = {
+# Paper-scale scenarios, named; every registered fabric also gets a
+# "<fabric>-default" scenario (see `scenarios()`).
+PAPER_SCENARIOS: dict[str, dict] = {
     "esn-paper": {
         "about": "ESN (Ideal), 128 racks x 24 servers, Pareto(1.05, 100KB), 200,000 flows, load 0.5",
         "config": {"fabric": "esn", "topology": PAPER_TOPOLOGY, "workload": {"load": 0.5, "sizes": PARETO}, "stop": {"flows": 200_000}},
@@ -34,6 +36,30 @@ SCENARIOS: dict[str, dict] = {
         "needs": "sirius",
     },
 }
+
+
+def _default_scenario(fabric) -> dict:
+    """A registered fabric on the `compare` default scenario at load 0.5."""
+    from .compare import scenario
+
+    cfg, _, _ = scenario()
+    cfg = {**cfg, "fabric": fabric.name, "workload": {**cfg.get("workload", {}), "load": 0.5}}
+    flows = cfg.get("stop", {}).get("flows")
+    return {"about": f"{fabric.label}, the `compare` default scenario at load 0.5 ({flows:,} flows)", "config": cfg}
+
+
+def scenarios() -> dict[str, dict]:
+    """Every scenario: the paper-scale ones, then one per registered fabric
+    (a fabric joins `bench` by being registered)."""
+    from .api import fabrics
+
+    out = dict(PAPER_SCENARIOS)
+    for f in fabrics():
+        out[f"{f.name}-default"] = _default_scenario(f)
+    return out
+
+
+SCENARIOS = scenarios()
 
 
 def available() -> list[str]:

@@ -1,5 +1,7 @@
-//! The `Fabric` trait every architecture and baseline implements, and the
-//! [`registry`] through which each one declares itself once.
+//! The `Fabric` trait every architecture and baseline implements, and the list
+//! of registered fabrics: a fabric joins `compare`, `reproduce`, `bench`,
+//! `default-config` and the conformance suite by its `mod` line and its line
+//! in [`REGISTRY`] (the machinery is in [`registry`]).
 //!
 //! A fabric module holds the architecture (its state, its per-slot or
 //! per-event logic), its parameter table and its registration; pure scheduling
@@ -14,7 +16,16 @@ pub mod sirius;
 use crate::flow::Flow;
 use crate::recorder::Recorder;
 use crate::units::{Rate, SimTime};
+use registry::FabricSpec;
 use std::collections::BTreeMap;
+
+/// Every fabric photonet has, in the order `photonet compare` runs them.
+pub const REGISTRY: &[FabricSpec] = &[
+    FabricSpec::of::<esn::EsnIdeal>(),
+    FabricSpec::of::<esn::EsnOsub>(),
+    FabricSpec::of::<sirius::SiriusModule>(),
+    FabricSpec::of::<ideal::IdealFlat>(),
+];
 
 /// Per-architecture statistics, by name (e.g. `peak_queue_bytes`).
 pub type FabricStats = BTreeMap<String, f64>;

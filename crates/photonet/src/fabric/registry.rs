@@ -1,8 +1,9 @@
 //! The fabric registry: every architecture and baseline declares itself once,
 //! here, and everything else — config parsing, `default-config`, `validate`,
 //! `photonet.fabrics()`, `compare`, `reproduce`, `bench`, the conformance suite —
-//! reads this list. Adding a fabric touches its own module and one line of
-//! [`REGISTRY`] (see `docs/adding-a-fabric.md`).
+//! reads the list [`REGISTRY`] in `fabric/mod.rs`. Adding a fabric touches its
+//! own module and, in `fabric/mod.rs`, its `mod` line and one line of the list
+//! (see `docs/adding-a-fabric.md`).
 //!
 //! A fabric module implements [`FabricModule`]: a parameter table (a serde
 //! struct whose doc comments and `Default` are the documentation), the
@@ -11,7 +12,8 @@
 //! step, and the bounds on a lone flow's FCT that the conformance suite checks.
 
 use crate::error::{from_toml_table, ConfigError};
-use crate::fabric::{esn, ideal, sirius, Fabric};
+use crate::fabric::Fabric;
+pub use crate::fabric::REGISTRY;
 use crate::topology::Topology;
 use crate::units::SimTime;
 use schemars::JsonSchema;
@@ -97,14 +99,6 @@ pub struct FabricSpec {
     bounds: BoundsFn,
     schema: fn() -> schemars::Schema,
 }
-
-/// Every fabric photonet has, in the order `photonet compare` runs them.
-pub const REGISTRY: &[FabricSpec] = &[
-    FabricSpec::of::<esn::EsnIdeal>(),
-    FabricSpec::of::<esn::EsnOsub>(),
-    FabricSpec::of::<sirius::SiriusModule>(),
-    FabricSpec::of::<ideal::IdealFlat>(),
-];
 
 fn params<P: ParamTable>(t: &toml::Table) -> Result<P, ConfigError> {
     from_toml_table(t, P::TABLE)
