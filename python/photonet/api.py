@@ -44,7 +44,8 @@ class Result:
     def fct(self, size_class: str = "all", stat: str = "p99_us") -> float:
         """An FCT statistic of a size class, e.g. ``fct("<100KB", "p99_us")``."""
         c = self.summary["fct"].get(size_class)
-        return float("nan") if c is None else float(c[stat])
+        v = None if c is None else c.get(stat)
+        return float("nan") if v is None else float(v)
 
     def write(self, out_dir: str | Path) -> Path:
         """Writes summary.json, flows.csv, series.csv (if any), manifest.json and

@@ -30,10 +30,18 @@ def _fmt(x, digits=3):
 def summary_table(summary: dict, title: str = "") -> Table:
     t = Table(title=title or summary["fabric"], show_header=True, header_style="bold")
     t.add_column("class")
-    for c in ("flows", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs"):
+    censored = any(st.get("unfinished") for st in summary["fct"].values())
+    cols = ["done", "unfinished", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs"]
+    if censored:
+        cols.append("p99 µs ≥ (censored)")
+    for c in cols:
         t.add_column(c, justify="right")
     for cls, st in summary["fct"].items():
-        t.add_row(cls, _fmt(st["count"]), _fmt(st["mean_us"]), _fmt(st["p50_us"]), _fmt(st["p99_us"]), _fmt(st["p999_us"]), _fmt(st["max_us"]))
+        row = [cls, _fmt(st["count"]), _fmt(st.get("unfinished", 0)), _fmt(st["mean_us"]), _fmt(st["p50_us"]), _fmt(st["p99_us"]),
+               _fmt(st["p999_us"]), _fmt(st["max_us"])]
+        if censored:
+            row.append(_fmt(st.get("censored_p99_us")))
+        t.add_row(*row)
     return t
 
 
@@ -43,8 +51,18 @@ def print_summary(summary: dict, manifest: Optional[dict] = None) -> None:
     out_console.print(
         f"flows {s['flows']:,} (completed {s['completed']:,}, unfinished {s['unfinished']:,}) · "
         f"simulated {s['sim_time_us']:,.1f} µs · offered load {s['offered_load']:.3f} · "
-        f"[bold]goodput {s['goodput']:.3f}[/] of N·R"
+        f"[bold]goodput {s['goodput']:.3f}[/] of N·R (steady state {s.get('goodput_steady', float('nan')):.3f})"
     )
+    load = s.get("load")
+    if load:
+        out_console.print(
+            f"load L = {load['load']:g} on the {load['basis']} basis: mean flow {load['mean_bytes_nominal']:,.0f} B "
+            f"(distribution) vs {load['mean_bytes_realised']:,.0f} B (this run) → L {load['load_nominal']:.3g} nominal, "
+            f"{load['load_realised']:.3g} realised"
+        )
+    if s["unfinished"]:
+        out_console.print(f"FCTs are of completed flows; {s['unfinished']:,} unfinished flows are counted at their elapsed "
+                          f"time in the censored column (a lower bound)")
     if s.get("fabric_stats"):
         out_console.print("fabric: " + ", ".join(f"{k} {_fmt(v)}" for k, v in s["fabric_stats"].items()))
     if manifest:

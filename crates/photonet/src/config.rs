@@ -13,6 +13,7 @@ use crate::error::{from_toml_table, from_toml_text};
 use crate::fabric::registry::{self, BuildContext, FabricSpec, ParamTable, Variant};
 pub use crate::topology::Topology;
 use crate::units::{ByteSize, SimTime};
+pub use crate::workload::LoadBasis;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -46,11 +47,11 @@ pub struct SizesConfig {
     /// Pareto shape α > 1 (the Sirius paper uses 1.05).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<f64>,
-    /// Pareto mean size (of the untruncated distribution).
+    /// Pareto mean size (kept when `max` truncates the distribution).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean: Option<ByteSize>,
-    /// Pareto truncation: larger draws are cut to this size (this lowers the
-    /// realised mean below `mean`).
+    /// Pareto truncation: the distribution is conditioned on sizes ≤ max,
+    /// with its scale solved so that its mean is still `mean`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<ByteSize>,
     /// Fixed: every flow's size.
@@ -179,6 +180,10 @@ fn keys_for(
 pub struct WorkloadConfig {
     /// Offered load L = F / (R · N · τ), in (0, ∞); 1.0 means the hosts' full rate.
     pub load: f64,
+    /// Which mean flow size F sets the arrival rate: "nominal" (the size
+    /// distribution's mean) or "realised" (the mean of the sizes this run
+    /// draws; with a heavy tail the nominal basis offers far less than L).
+    pub load_basis: LoadBasis,
     /// Flow sizes.
     pub sizes: SizesConfig,
     /// Who sends to whom.
@@ -189,6 +194,7 @@ impl Default for WorkloadConfig {
     fn default() -> Self {
         WorkloadConfig {
             load: 0.5,
+            load_basis: LoadBasis::Nominal,
             sizes: SizesConfig::default(),
             pattern: PatternConfig::default(),
         }
@@ -230,6 +236,10 @@ pub struct MetricsConfig {
     pub time_series: Option<SimTime>,
     /// Check fabric invariants after every event (slow; for debugging).
     pub check_invariants: bool,
+    /// The steady-state window for `goodput_steady`, as [start, end]
+    /// fractions of the arrival period (first to last arrival): warm-up and
+    /// cool-down are left out.
+    pub steady_state: [f64; 2],
 }
 
 impl Default for MetricsConfig {
@@ -238,6 +248,7 @@ impl Default for MetricsConfig {
             size_classes: vec![ByteSize(10_000), ByteSize(100_000)],
             time_series: None,
             check_invariants: false,
+            steady_state: [0.1, 0.9],
         }
     }
 }
@@ -529,6 +540,14 @@ impl Config {
                     "a cut-off must be > 0",
                 ));
             }
+        }
+        let [f0, f1] = self.metrics.steady_state;
+        if !(0.0..1.0).contains(&f0) || !(f0 < f1 && f1 <= 1.0) {
+            return Err(err(
+                "metrics.steady_state",
+                format!("[{f0}, {f1}]"),
+                "need 0 <= start < end <= 1 (fractions of the arrival period)",
+            ));
         }
         if self.metrics.time_series == Some(SimTime::ZERO) {
             return Err(err(

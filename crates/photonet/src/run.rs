@@ -5,10 +5,10 @@ use crate::config::{Config, ConfigError, PatternKind, SizeDistKind};
 use crate::engine::{self, Progress, StopRule};
 use crate::fabric::Fabric;
 use crate::flow::Flow;
-use crate::metrics::{summarise, Summary};
+use crate::metrics::{summarise, Summary, SummaryInput};
 use crate::recorder::{Recorder, TimeSeries};
 use crate::rng::RngStreams;
-use crate::workload::{trace, Cdf, Generator, Pattern, SizeDist};
+use crate::workload::{trace, Cdf, Generator, LoadInfo, Pattern, SizeDist};
 use std::path::{Path, PathBuf};
 
 /// Where relative file names in a config are looked up: next to the config
@@ -59,6 +59,8 @@ pub struct Prepared {
     pub fabric: Box<dyn Fabric + Send>,
     pub arrivals: Box<dyn Iterator<Item = Flow> + Send>,
     pub stop: StopRule,
+    /// How the arrival rate was set (none for trace replay).
+    pub load: Option<LoadInfo>,
 }
 
 /// Builds the fabric named by `config.fabric`, through the registry.
@@ -114,22 +116,20 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
                 fabric,
                 arrivals,
                 stop: stop_rule(config),
+                load: None,
             });
         }
     };
-    let arrivals = Box::new(Generator::new(
-        hosts,
-        fabric.host_rate(),
-        w.load,
-        pattern,
-        sizes,
-        &streams,
-    ));
+    let generator = Generator::new(hosts, fabric.host_rate(), w.load, pattern, sizes, &streams)
+        .with_basis(w.load_basis, config.stop.flows);
+    let load_info = Some(generator.load_info());
+    let arrivals = Box::new(generator);
     Ok(Prepared {
         config: config.clone(),
         fabric,
         arrivals,
         stop: stop_rule(config),
+        load: load_info,
     })
 }
 
@@ -184,11 +184,15 @@ pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> 
     let cuts: Vec<u64> = p.config.metrics.size_classes.iter().map(|c| c.0).collect();
     let summary = summarise(
         &out,
-        &p.fabric.name(),
-        p.fabric.hosts(),
-        p.fabric.host_rate().0,
-        &cuts,
-        p.fabric.stats(),
+        SummaryInput {
+            fabric: &p.fabric.name(),
+            hosts: p.fabric.hosts(),
+            host_rate_bps: p.fabric.host_rate().0,
+            cuts: &cuts,
+            steady_state: p.config.metrics.steady_state,
+            load: p.load,
+            fabric_stats: p.fabric.stats(),
+        },
     );
     let mut t = FlowTable::default();
     for f in &out.flows {
