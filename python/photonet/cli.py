@@ -123,15 +123,21 @@ def cmd_compare(a) -> int:
 
         table = compare(a.out, scenario_path=a.scenario, loads=loads, fabrics=fabrics, overrides=overrides, jobs=backend_kwargs(a)["jobs"],
                         force=a.force, on_point=on_point)
-    cls = "<100KB"
+    from .compare import scenario
+
+    _, settings, _ = scenario(a.scenario)
+    cls = settings.get("fct_class", "<10KB")
     col = f"fct{cls}_p99_us"
     t = Table(title="photonet compare (default scenario)" if not a.scenario else f"photonet compare ({a.scenario})")
-    for c in ("fabric", "load", "offered", "goodput", f"p99 FCT {cls} (µs)", "completed"):
+    for c in ("fabric", "load", "offered", "goodput (steady)", f"p99 FCT {cls} (µs)", f"unfinished {cls}", "completed"):
         t.add_column(c, justify="right" if c != "fabric" else "left")
     for _, row in table.iterrows():
-        t.add_row(row["fabric_name"], f"{row['load']:.2f}", f"{row['offered_load']:.3f}", f"{row['goodput']:.3f}",
-                  _fmt(row.get(col)), f"{int(row['completed']):,}/{int(row['flows']):,}")
+        t.add_row(row["fabric_name"], f"{row['load']:.2f}", f"{row['offered_load']:.3f}", f"{row['goodput_steady']:.3f}",
+                  _fmt(row.get(col)), _fmt(row.get(f"fct{cls}_unfinished")), f"{int(row['completed']):,}/{int(row['flows']):,}")
     out_console.print(t)
+    basis = sorted(set(table["load_basis"].dropna())) if "load_basis" in table else []
+    console.print(f"load basis: {', '.join(basis) or 'n/a'}; FCTs are of completed flows (unfinished flows are counted in "
+                  f"table.csv's censored columns); goodput excludes warm-up and cool-down (metrics.steady_state)")
     console.print(f"wrote {a.out}/table.csv, table.md, fct_vs_load.png, goodput_vs_load.png")
     return 0
 

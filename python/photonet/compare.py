@@ -43,7 +43,7 @@ def compare(
     out = Path(out)
     cfg, settings, base = scenario(scenario_path)
     cfg, _ = load(cfg, list(overrides))
-    loads = list(loads or settings.get("loads", [0.1, 0.25, 0.5, 0.75, 1.0]))
+    loads = list(loads or settings.get("loads", [0.2, 0.5, 0.8]))
     fab = fabrics or settings.get("fabrics", "all")
     known = fabric_names()
     fab = known if fab == "all" else list(fab)
@@ -77,21 +77,24 @@ def compare(
     table = sweep.collect(out, points).rename(columns={"workload.load": "load"})
     order = {f: i for i, f in enumerate(fab)}
     table = table.assign(_o=table["fabric"].map(order)).sort_values(["_o", "load"]).drop(columns=["_o"])
-    write_outputs(out, table, settings.get("fct_class", "<100KB"))
+    write_outputs(out, table, settings.get("fct_class", "<10KB"))
     return table
 
 
 def write_outputs(out: Path, table: pd.DataFrame, fct_class: str) -> None:
     atomic_write_text(out / "table.csv", table.to_csv(index=False))
     col = f"fct{fct_class}_p99_us"
-    cols = ["fabric_name", "load", "offered_load", "goodput", col, "completed", "flows"]
+    cols = ["fabric_name", "load", "load_basis", "offered_load", "goodput_steady", "goodput", col, f"fct{fct_class}_unfinished",
+            f"fct{fct_class}_censored_p99_us", "completed", "flows"]
     cols = [c for c in cols if c in table]
     atomic_write_text(out / "table.md", table[cols].to_markdown(index=False) if _has_tabulate() else table[cols].to_string(index=False))
     if col in table:
         plots.lines(table, "load", col, out / "fct_vs_load.png", hue="fabric_name", xlabel="load (%)", ylabel=f"p99 FCT of flows {fct_class} (µs)",
                     title="99th-percentile FCT of short flows", logy=True, percent_x=True)
-    plots.lines(table, "load", "goodput", out / "goodput_vs_load.png", hue="fabric_name", xlabel="load (%)", ylabel="goodput / (N·R)",
-                title="Average goodput", percent_x=True)
+    gp = "goodput_steady" if "goodput_steady" in table else "goodput"
+    plots.lines(table, "load", gp, out / "goodput_vs_load.png", hue="fabric_name", xlabel="load (%)",
+                ylabel="goodput / (N·R), steady state" if gp == "goodput_steady" else "goodput / (N·R)",
+                title="Goodput (warm-up and cool-down excluded)", percent_x=True)
 
 
 def _has_tabulate() -> bool:

@@ -152,14 +152,22 @@ def flatten_summary(summary: dict) -> dict:
         "fabric_name": summary["fabric"],
         "flows": summary["flows"],
         "completed": summary["completed"],
+        "unfinished": summary.get("unfinished"),
         "offered_load": summary["offered_load"],
         "goodput": summary["goodput"],
+        "goodput_steady": summary.get("goodput_steady"),
         "sim_time_us": summary["sim_time_us"],
         "events": summary["events"],
     }
+    load = summary.get("load")
+    if load:
+        row["load_basis"] = load["basis"]
+        row["load_nominal"] = load["load_nominal"]
+        row["load_realised"] = load["load_realised"]
     for cls, st in summary["fct"].items():
-        for k in ("p50_us", "p99_us", "mean_us"):
-            row[f"fct{cls}_{k}"] = st[k]
+        for k in ("p50_us", "p99_us", "mean_us", "unfinished", "censored_p99_us"):
+            if k in st:
+                row[f"fct{cls}_{k}"] = st[k]
     for k, v in summary.get("fabric_stats", {}).items():
         row[f"stat_{k}"] = v
     return row
