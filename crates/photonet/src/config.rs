@@ -542,7 +542,7 @@ impl Config {
             }
         }
         let [f0, f1] = self.metrics.steady_state;
-        if !(0.0..1.0).contains(&f0) || !(f0 < f1 && f1 <= 1.0) {
+        if !((0.0..1.0).contains(&f0) && f0 < f1 && f1 <= 1.0) {
             return Err(err(
                 "metrics.steady_state",
                 format!("[{f0}, {f1}]"),
