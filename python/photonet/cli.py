@@ -75,6 +75,7 @@ def cmd_run(a) -> int:
     from .api import run
 
     text, _ = complete(a.config, a.set)
+    _warn(a)
     cfg = tomllib.loads(text)
     total = cfg.get("stop", {}).get("flows")
     out = Path(a.out) if a.out else Path("results") / (Path(a.config).stem if Path(a.config).exists() else "run")
@@ -96,8 +97,16 @@ def cmd_run(a) -> int:
     return 0
 
 
+def _warn(a) -> None:
+    from .config import warnings
+
+    for w in warnings(a.config, a.set):
+        console.print(f"warning: {w}", markup=False, highlight=False, style="yellow")
+
+
 def cmd_validate(a) -> int:
     text, _ = complete(a.config, a.set)
+    _warn(a)
     out_console.print(text, markup=False, highlight=False)
     return 0
 

@@ -149,3 +149,13 @@ def config_hash(complete_toml: str) -> str:
     """Key of a sweep point: a pure function of the complete config (incl. seed)."""
     canon = tomli_w.dumps(tomllib.loads(complete_toml))
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
+
+
+def warnings(config: ConfigLike | None = None, overrides=None) -> list[str]:
+    """Settings of a config that parse but cannot affect its run (e.g. the
+    table of a fabric other than the selected one that changes its defaults)."""
+    cfg, _ = load(config, overrides)
+    try:
+        return list(_core.warnings(to_toml(cfg)))
+    except _core.ConfigError as e:
+        raise ConfigError(str(e)) from None

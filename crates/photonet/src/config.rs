@@ -202,7 +202,10 @@ impl Default for WorkloadConfig {
 }
 
 /// When to stop. Arrivals stop after `flows` flows or at `duration`, whichever
-/// comes first; the run ends at the last arrival (or `duration`), unless `drain`.
+/// comes first, and the run ends then: at the last arrival when the flow count
+/// stops them, at `duration` when the duration does — unless `drain`, which
+/// runs on until every flow completes (at most `drain_limit` after the last
+/// arrival).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct StopConfig {
@@ -212,7 +215,8 @@ pub struct StopConfig {
     pub duration: Option<SimTime>,
     /// Keep running after the last arrival until every flow completes.
     pub drain: bool,
-    /// Cap on simulated time when draining.
+    /// With `drain`: the most simulated time spent draining after the last
+    /// arrival; flows still unfinished then are reported as unfinished.
     pub drain_limit: Option<SimTime>,
 }
 
@@ -253,6 +257,11 @@ impl Default for MetricsConfig {
     }
 }
 
+/// Loads above this are refused: every flow would arrive at (almost) once.
+pub const MAX_LOAD: f64 = 100.0;
+/// Flows are numbered with 32 bits.
+pub const MAX_FLOWS: u64 = u32::MAX as u64;
+
 /// The common keys of a run (every fabric's table is separate).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -274,6 +283,11 @@ pub struct Config {
     #[serde(skip)]
     #[schemars(skip)]
     pub tables: BTreeMap<String, toml::Table>,
+    /// Settings that parse but cannot affect this run (a table of another
+    /// fabric that changes its defaults), for `run` and `validate` to show.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub warnings: Vec<String>,
 }
 
 impl Default for Config {
@@ -287,6 +301,7 @@ impl Default for Config {
             stop: StopConfig::default(),
             metrics: MetricsConfig::default(),
             tables: BTreeMap::new(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -329,6 +344,25 @@ impl Config {
             }
         })?;
         let own = cfg.spec()?.table;
+        for (name, t) in &tables {
+            let Some(spec) = registry::by_table(name).filter(|_| name != own) else {
+                continue;
+            };
+            let given = spec.complete(t)?;
+            let defaults = spec.defaults();
+            let changed: Vec<&str> = given
+                .iter()
+                .filter(|(k, v)| defaults.get(k.as_str()) != Some(*v))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            if !changed.is_empty() {
+                cfg.warnings.push(format!(
+                    "[{name}] sets {} but fabric = {:?} does not use it (it uses [{own}])",
+                    changed.join(", "),
+                    cfg.fabric
+                ));
+            }
+        }
         tables.retain(|k, _| k == own);
         cfg.tables = tables;
         cfg.validate()?;
@@ -409,6 +443,13 @@ impl Config {
                 "workload.load",
                 w.load,
                 "load must be a finite number > 0",
+            ));
+        }
+        if w.load > MAX_LOAD {
+            return Err(err(
+                "workload.load",
+                w.load,
+                format!("above {MAX_LOAD} (that many times the hosts' capacity): every flow would arrive at once"),
             ));
         }
         let z = &w.sizes;
@@ -529,8 +570,27 @@ impl Config {
         if s.flows == Some(0) {
             return Err(err("stop.flows", 0, "must be > 0"));
         }
+        if let Some(n) = s.flows.filter(|&n| n > MAX_FLOWS) {
+            return Err(err(
+                "stop.flows",
+                n,
+                format!("above {MAX_FLOWS} (flows are numbered with 32 bits)"),
+            ));
+        }
         if s.duration == Some(SimTime::ZERO) {
             return Err(err("stop.duration", "\"0ps\"", "must be > 0"));
+        }
+        if let Some(d) = s.drain_limit {
+            if !s.drain {
+                return Err(err(
+                    "stop.drain_limit",
+                    format!("\"{d}\""),
+                    "has no effect without `drain = true`",
+                ));
+            }
+            if d == SimTime::ZERO {
+                return Err(err("stop.drain_limit", "\"0ps\"", "must be > 0"));
+            }
         }
         for (i, c) in self.metrics.size_classes.iter().enumerate() {
             if c.0 == 0 {

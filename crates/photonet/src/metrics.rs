@@ -147,8 +147,8 @@ pub struct Summary {
     pub completed: u64,
     pub unfinished: u64,
     pub sim_time_us: f64,
-    pub offered_bytes: u64,
-    pub delivered_bytes: u64,
+    pub offered_bytes: u128,
+    pub delivered_bytes: u128,
     /// How the arrival rate was set (absent for trace replay).
     pub load: Option<LoadSummary>,
     /// Offered load measured from the generated flows: bytes / (T · N · R).
@@ -261,8 +261,8 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
             p90_of_r: pick(90.0),
         }
     });
-    let offered: u64 = out.flows.iter().map(|f| f.bytes).sum();
-    let delivered: u64 = s.delivered_total();
+    let offered: u128 = out.flows.iter().map(|f| f.bytes as u128).sum();
+    let delivered: u128 = s.delivered_total();
     let capacity = |secs: f64| secs * rate * input.hosts as f64;
     let norm = |bytes: f64, secs: f64| {
         let cap = capacity(secs);
@@ -305,6 +305,15 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
             load_realised: l.load * realised / l.basis_mean_bytes,
         }
     });
+    let goodput = norm(delivered as f64, t);
+    let mut violations = s.violations().to_vec();
+    if goodput > 1.0 + 1e-9 {
+        // No fabric can deliver more than its hosts can send (or receive).
+        violations.push(format!(
+            "goodput {goodput} exceeds N·R: {delivered} B delivered in {} by {} hosts at {} b/s",
+            out.end_time, input.hosts, input.host_rate_bps
+        ));
+    }
     Summary {
         fabric: input.fabric.to_string(),
         hosts: input.hosts,
@@ -317,14 +326,14 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         delivered_bytes: delivered,
         load,
         offered_load: norm(offered as f64, t),
-        goodput: norm(delivered as f64, t),
+        goodput,
         goodput_steady,
         steady_window_us: [w0.as_us_f64(), w1.as_us_f64()],
         fct,
         throughput,
         events: out.events,
         fabric_stats: input.fabric_stats,
-        invariant_violations: s.violations().to_vec(),
+        invariant_violations: violations,
     }
 }
 

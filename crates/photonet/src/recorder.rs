@@ -9,11 +9,14 @@ use crate::units::SimTime;
 /// At most this many violation messages are kept (the count is exact).
 const MAX_VIOLATION_MESSAGES: usize = 100;
 
-/// Bytes delivered per fixed-width time bin.
+/// Bytes delivered per fixed-width time bin. At most `MAX_BINS` bins: bytes
+/// delivered beyond them are left out and `truncated` says so (a run is
+/// refused up front when its arrivals alone would need more).
 #[derive(Clone, Debug)]
 pub struct TimeSeries {
     pub bin: SimTime,
     pub bytes: Vec<f64>,
+    pub truncated: bool,
 }
 
 impl TimeSeries {
@@ -22,8 +25,11 @@ impl TimeSeries {
         TimeSeries {
             bin,
             bytes: Vec::new(),
+            truncated: false,
         }
     }
+
+    pub const MAX_BINS: usize = 1 << 24;
 
     /// Adds `bytes` spread evenly over [t0, t1] (a point if t0 == t1).
     pub fn add_span(&mut self, t0: SimTime, t1: SimTime, bytes: u64) {
@@ -34,6 +40,10 @@ impl TimeSeries {
             (t0.0 / self.bin.0) as usize,
             (t1.0.saturating_sub(1).max(t0.0) / self.bin.0) as usize,
         );
+        if b1 >= Self::MAX_BINS {
+            self.truncated = true;
+            return;
+        }
         if self.bytes.len() <= b1 {
             self.bytes.resize(b1 + 1, 0.0);
         }
@@ -183,7 +193,16 @@ impl Recorder {
             self.violation(msg);
         }
         if let Some(s) = &mut self.series {
+            let was = s.truncated;
             s.add_span(t0, t1, bytes);
+            if s.truncated && !was {
+                let msg = format!(
+                    "time series: deliveries after {} bins of {} are left out",
+                    TimeSeries::MAX_BINS,
+                    s.bin
+                );
+                self.violation(msg);
+            }
         }
         self.coarse.add_span(t0, t1, bytes);
     }
@@ -231,9 +250,10 @@ impl Recorder {
     pub fn internal_events(&self) -> u64 {
         self.internal_events
     }
-    /// Bytes delivered over all flows.
-    pub fn delivered_total(&self) -> u64 {
-        self.delivered.iter().sum()
+    /// Bytes delivered over all flows (u128: a sum of many large flows must
+    /// not wrap).
+    pub fn delivered_total(&self) -> u128 {
+        self.delivered.iter().map(|&b| b as u128).sum()
     }
     /// Deliveries over time at a coarse resolution (always kept).
     pub fn coarse(&self) -> &CoarseSeries {

@@ -8,6 +8,7 @@ use crate::flow::Flow;
 use crate::metrics::{summarise, Summary, SummaryInput};
 use crate::recorder::{Recorder, TimeSeries};
 use crate::rng::RngStreams;
+use crate::units::{limits, SimTime};
 use crate::workload::{trace, Cdf, Generator, LoadInfo, Pattern, SizeDist};
 use std::path::{Path, PathBuf};
 
@@ -110,6 +111,8 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
             let flows = trace::read_trace(&path, hosts).map_err(|reason| {
                 ConfigError::new("workload.pattern.file", format!("{file:?}"), reason)
             })?;
+            let span = flows.last().map_or(0.0, |f| f.start.as_secs_f64());
+            check_run_size(config, span, flows.len() as u64)?;
             let arrivals: Box<dyn Iterator<Item = Flow> + Send> = Box::new(flows.into_iter());
             return Ok(Prepared {
                 config: config.clone(),
@@ -120,9 +123,40 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
             });
         }
     };
+    let per_event = match pattern {
+        Pattern::Incast { degree, .. } => degree as u64,
+        _ => 1,
+    };
+    let all_to_all = matches!(pattern, Pattern::AllToAll { .. });
     let generator = Generator::new(hosts, fabric.host_rate(), w.load, pattern, sizes, &streams)
         .with_basis(w.load_basis, config.stop.flows);
     let load_info = Some(generator.load_info());
+    if all_to_all {
+        let n = hosts as u64 * (hosts as u64 - 1);
+        check_run_size(config, 0.0, config.stop.flows.map_or(n, |f| f.min(n)))?;
+    } else {
+        // Arrivals stop at the flow count or the duration, whichever comes first.
+        let flows = config.stop.flows.unwrap_or(u64::MAX);
+        let mut span = flows as f64 / per_event as f64 * generator.mean_gap();
+        if let Some(d) = config.stop.duration {
+            span = span.min(d.as_secs_f64());
+        }
+        if span * SimTime::S as f64 > limits::TIME_PS as f64 {
+            return Err(ConfigError::new(
+                "workload.load",
+                w.load,
+                format!(
+                    "at this load the {flows} flows would take about {span:.3e} s to arrive; simulated time is limited to {} (give a higher load, fewer flows or a duration)",
+                    SimTime(limits::TIME_PS)
+                ),
+            ));
+        }
+        let expected_flows = config
+            .stop
+            .flows
+            .unwrap_or((span / generator.mean_gap()) as u64 * per_event);
+        check_run_size(config, span, expected_flows)?;
+    }
     let arrivals = Box::new(generator);
     Ok(Prepared {
         config: config.clone(),
@@ -131,6 +165,52 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
         stop: stop_rule(config),
         load: load_info,
     })
+}
+
+/// Bytes of memory a run keeps per flow (its record, the recorder's counters,
+/// the result table and a fabric's per-flow state), for the estimate below.
+const BYTES_PER_FLOW: u64 = 160;
+/// A run that would need more than this is refused before it starts.
+pub const MEMORY_LIMIT: u64 = 16 << 30;
+/// The most bins a goodput time series may have.
+pub const MAX_SERIES_BINS: u64 = 1 << 24;
+
+/// Refuses runs that cannot fit: too many flows for memory, or a goodput time
+/// series with more bins than `MAX_SERIES_BINS` over the arrival `span_s`.
+fn check_run_size(config: &Config, span_s: f64, flows: u64) -> Result<(), ConfigError> {
+    if flows > crate::config::MAX_FLOWS || flows.saturating_mul(BYTES_PER_FLOW) > MEMORY_LIMIT {
+        let key = if config.workload.pattern.kind == PatternKind::AllToAll {
+            "workload.pattern"
+        } else {
+            "stop.flows"
+        };
+        return Err(ConfigError::new(
+            key,
+            flows,
+            format!(
+                "{flows} flows would need about {} GB for their records; the limit is {} GB (and {} flows)",
+                flows.saturating_mul(BYTES_PER_FLOW) >> 30,
+                MEMORY_LIMIT >> 30,
+                crate::config::MAX_FLOWS
+            ),
+        ));
+    }
+    if let Some(bin) = config.metrics.time_series {
+        let span_ps = span_s * SimTime::S as f64;
+        let bins = span_ps / bin.0 as f64;
+        if bins > MAX_SERIES_BINS as f64 {
+            let least = SimTime((span_ps / MAX_SERIES_BINS as f64).ceil() as u64);
+            return Err(ConfigError::new(
+                "metrics.time_series",
+                format!("\"{bin}\""),
+                format!(
+                    "the arrivals alone span about {} s, which needs {bins:.3e} bins; at most {MAX_SERIES_BINS}: use a bin of at least {least}",
+                    span_s
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn stop_rule(config: &Config) -> StopRule {

@@ -107,7 +107,7 @@ fn at_low_load_with_drain_every_flow_completes_and_bytes_are_conserved() {
         let s = &r.summary;
         assert_eq!(s.completed, s.flows, "{name}: unfinished flows");
         assert_eq!(s.delivered_bytes, s.offered_bytes, "{name}");
-        let per_flow: u64 = r.flows.delivered.iter().sum();
+        let per_flow: u128 = r.flows.delivered.iter().map(|&d| d as u128).sum();
         assert_eq!(per_flow, s.offered_bytes, "{name}");
         for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {
             assert_eq!(d, b, "{name}: flow {i}");

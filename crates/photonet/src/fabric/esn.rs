@@ -81,6 +81,23 @@ impl ParamTable for EsnOsubParams {
     const TABLE: &'static str = "esn_osub";
 }
 
+/// Rates frozen for longer than this would stall a run (nothing would finish
+/// between updates); the interval is meant to be about a slot or an RTT.
+const MAX_RATE_UPDATE_INTERVAL: SimTime = SimTime::ms(1);
+
+fn check_interval(table: &str, t: SimTime) -> Result<(), ConfigError> {
+    if t > MAX_RATE_UPDATE_INTERVAL {
+        return Err(ConfigError::new(
+            format!("{table}.rate_update_interval"),
+            format!("\"{t}\""),
+            format!(
+                "above {MAX_RATE_UPDATE_INTERVAL}: rates frozen that long stall the fluid model (it is meant to be about a slot or an RTT)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A lone flow in an idle ESN takes exactly 8·bytes/R + base_latency; the
 /// fluid model's completion time is rounded to whole picoseconds (at most one
 /// rounding per rate change), so the bound allows 1 ns.
@@ -102,8 +119,8 @@ impl FabricModule for EsnIdeal {
         label: "ESN (Ideal)",
         description: "ESN (Ideal): non-blocking folded Clos with per-flow queues, back-pressure and packet spraying, as a max-min fair fluid model",
     }];
-    fn layout(_: &EsnParams, _: &BuildContext) -> Result<(), ConfigError> {
-        Ok(())
+    fn layout(p: &EsnParams, _: &BuildContext) -> Result<(), ConfigError> {
+        check_interval("esn", p.rate_update_interval)
     }
     fn build(
         p: EsnParams,
@@ -136,6 +153,7 @@ impl FabricModule for EsnOsub {
             "ESN-OSUB (Ideal): the same fluid Clos, oversubscribed (3:1 by default) above the racks",
     }];
     fn layout(p: &EsnOsubParams, _: &BuildContext) -> Result<(), ConfigError> {
+        check_interval("esn_osub", p.rate_update_interval)?;
         if !(p.oversubscription >= 1.0 && p.oversubscription.is_finite()) {
             return Err(ConfigError::new(
                 "esn_osub.oversubscription",

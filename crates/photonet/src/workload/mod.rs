@@ -9,7 +9,7 @@ pub mod trace;
 
 use crate::flow::{Flow, HostId};
 use crate::rng::{open_unit, RngStreams, SimRng};
-use crate::units::{Rate, SimTime};
+use crate::units::{limits, Rate, SimTime};
 use rand::Rng;
 pub use sizes::{Cdf, SizeDist};
 
@@ -220,7 +220,13 @@ impl Iterator for Generator {
         }
         // Exponential gap, in seconds, accumulated in f64 and rounded to ps.
         self.now_s += -open_unit(&mut self.arrival_rng).ln() * self.mean_gap_s;
-        let start = SimTime((self.now_s * SimTime::S as f64).round() as u64);
+        let start_ps = (self.now_s * SimTime::S as f64).round();
+        if start_ps.is_nan() || start_ps > limits::TIME_PS as f64 {
+            // Beyond representable simulated time: the workload ends (configs
+            // that would get here are refused by `run::prepare`).
+            return None;
+        }
+        let start = SimTime(start_ps as u64);
         match self.pattern.clone() {
             Pattern::Uniform => {
                 let src = self.pair_rng.random_range(0..self.hosts);

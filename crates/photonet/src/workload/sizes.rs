@@ -1,6 +1,7 @@
 //! Flow-size distributions: fixed, Pareto(shape, mean), and empirical CDF files.
 
 use crate::rng::{open_unit, SimRng};
+use crate::units::limits;
 use std::path::Path;
 
 /// A validated size distribution that can be sampled.
@@ -16,9 +17,9 @@ pub enum SizeDist {
     Cdf(Cdf),
 }
 
-/// Largest size a sample may take (1 PB): Pareto tails with shape near 1 can
-/// otherwise overflow a byte counter.
-pub const MAX_SAMPLE_BYTES: u64 = 1_000_000_000_000_000;
+/// Largest size a sample may take (the configurable limit, ≈ 1.1 PB): Pareto
+/// tails with shape near 1 can otherwise overflow a byte counter.
+pub const MAX_SAMPLE_BYTES: u64 = limits::BYTES;
 
 impl SizeDist {
     /// Pareto with shape `shape` > 1 and the given mean. Untruncated, the
@@ -136,6 +137,12 @@ impl Cdf {
                 .map_err(|_| format!("line {ln}: probability {:?} is not a number", cols[1]))?;
             if !(s >= 0.0 && s.is_finite()) {
                 return Err(format!("line {ln}: size {s} must be a finite number >= 0"));
+            }
+            if s > limits::BYTES as f64 {
+                return Err(format!(
+                    "line {ln}: size {s} is above the largest flow photonet accepts ({} B)",
+                    limits::BYTES
+                ));
             }
             if !(0.0..=1.0).contains(&p) {
                 return Err(format!("line {ln}: probability {p} is outside [0, 1]"));
