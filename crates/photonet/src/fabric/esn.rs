@@ -523,8 +523,24 @@ impl Esn {
             return;
         }
         // Local problem over the component, in a deterministic order.
-        self.comp_res.sort_unstable();
-        self.comp_slots.sort_unstable();
+        // Ascending indices: a scan of the marks when the component is a good
+        // share of everything (the oversubscribed case), else a sort.
+        if self.comp_res.len() * 8 > self.res_mark.len() {
+            self.comp_res.clear();
+            let marks = self.res_mark.iter().enumerate();
+            self.comp_res
+                .extend(marks.filter(|(_, &m)| m == mark).map(|(r, _)| r as u32));
+        } else {
+            self.comp_res.sort_unstable();
+        }
+        if self.comp_slots.len() * 8 > self.slots.len() {
+            self.comp_slots.clear();
+            let marks = self.slot_mark[..self.slots.len()].iter().enumerate();
+            self.comp_slots
+                .extend(marks.filter(|(_, &m)| m == mark).map(|(s, _)| s as u32));
+        } else {
+            self.comp_slots.sort_unstable();
+        }
         self.problem.clear();
         for (i, &r) in self.comp_res.iter().enumerate() {
             self.local_of_res[r as usize] = i as u32;

@@ -86,6 +86,7 @@ pub struct Solver {
     fill: Vec<u32>,
     frozen: Vec<bool>,
     heap: BinaryHeap<Key>,
+    parked: Vec<u32>,
 }
 
 impl Solver {
@@ -123,20 +124,79 @@ impl Solver {
         self.cap_left.extend_from_slice(&p.capacity);
         self.frozen.clear();
         self.frozen.resize(nf, false);
+        // Resources whose share is above the threshold `t` wait in `parked`
+        // (key_of = +inf) and enter the heap only when the filling level gets
+        // near them: most links (a NIC with one or two flows) drain through
+        // their other links' saturation and never enter the heap at all.
+        // Invariant: every unparked resource with unfrozen flows is in the
+        // heap with a key <= its current share, and every parked one has a
+        // current share > t.
         self.key_of.clear();
-        self.key_of.resize(nr, f64::NAN);
+        self.key_of.resize(nr, f64::INFINITY);
+        self.parked.clear();
         let mut entries = std::mem::take(&mut self.heap).into_vec();
         entries.clear();
+        let mut lowest = f64::INFINITY;
+        for r in 0..nr {
+            if self.unfrozen[r] > 0 {
+                lowest = lowest.min(self.cap_left[r] / self.unfrozen[r] as f64);
+            }
+        }
+        let mut t = if lowest > 0.0 { 2.0 * lowest } else { 0.0 };
         for r in 0..nr {
             if self.unfrozen[r] > 0 {
                 let k = self.cap_left[r] / self.unfrozen[r] as f64;
-                self.key_of[r] = k;
-                entries.push(Key(k, r as u32));
+                if k <= t {
+                    self.key_of[r] = k;
+                    entries.push(Key(k, r as u32));
+                } else {
+                    self.parked.push(r as u32);
+                }
             }
         }
         self.heap = BinaryHeap::from(entries);
         let mut level = 0.0f64;
-        while let Some(Key(key, r)) = self.heap.pop() {
+        loop {
+            let top = self.heap.peek().map(|k| k.0);
+            if self.parked.is_empty() {
+                if top.is_none() {
+                    break;
+                }
+            } else if top.is_none_or(|k| k > t) {
+                // Raise the threshold past the smallest key (at least doubling
+                // it) and admit the parked resources now below it.
+                t = match top {
+                    Some(k) => k.max(2.0 * t),
+                    None => 2.0 * t,
+                };
+                let mut i = 0;
+                let mut next_min = f64::INFINITY;
+                while i < self.parked.len() {
+                    let r = self.parked[i] as usize;
+                    let n = self.unfrozen[r];
+                    if n == 0 || self.key_of[r] != f64::INFINITY {
+                        self.parked.swap_remove(i);
+                        continue;
+                    }
+                    let k = self.cap_left[r] / n as f64;
+                    if k <= t {
+                        self.key_of[r] = k;
+                        self.heap.push(Key(k, r as u32));
+                        self.parked.swap_remove(i);
+                        continue;
+                    }
+                    next_min = next_min.min(k);
+                    i += 1;
+                }
+                if self.heap.is_empty() {
+                    // Nothing admitted: jump to the smallest parked share.
+                    t = next_min;
+                }
+                continue;
+            }
+            let Some(Key(key, r)) = self.heap.pop() else {
+                break;
+            };
             let ru = r as usize;
             let n = self.unfrozen[ru];
             // An entry superseded by a lower one (rounding), or a drained resource.
@@ -170,7 +230,8 @@ impl Solver {
                     let m = self.unfrozen[r2u];
                     if m > 0 {
                         let k = self.cap_left[r2u] / m as f64;
-                        if k < self.key_of[r2u] {
+                        // Parked (key +inf) resources enter once at or below t.
+                        if k < self.key_of[r2u] && (k <= t || self.key_of[r2u] != f64::INFINITY) {
                             self.key_of[r2u] = k;
                             self.heap.push(Key(k, r2));
                         }
