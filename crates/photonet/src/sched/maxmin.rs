@@ -347,10 +347,7 @@ pub mod reference {
             if best == f64::INFINITY {
                 break;
             }
-            let tight: Vec<bool> = shares
-                .iter()
-                .map(|&s| s <= best * (1.0 + 1e-12))
-                .collect();
+            let tight: Vec<bool> = shares.iter().map(|&s| s <= best * (1.0 + 1e-12)).collect();
             for (f, x) in rate.iter_mut().enumerate() {
                 if x.is_none() && p.resources_of(f).iter().any(|&r| tight[r as usize]) {
                     *x = Some(best);
