@@ -102,6 +102,22 @@ pub fn run(
                 fabric.advance(b, &mut rec);
                 b
             }
+            (Some(a), _) if fabric.batches_arrivals() => {
+                // Every arrival at `a` (within the stop rule), in one call.
+                let first = flows.len();
+                while let Some(f) = next_arrival.take_if(|f| f.start == a) {
+                    last_arrival = f.start;
+                    rec.register(&f);
+                    flows.push(f);
+                    next_arrival = arrivals.next();
+                    if stop.max_flows.is_some_and(|m| flows.len() as u64 >= m) {
+                        break;
+                    }
+                }
+                fabric.add_flows(a, &flows[first..], &mut rec);
+                events += (flows.len() - first - 1) as u64;
+                a
+            }
             (Some(a), _) => {
                 let f = next_arrival.take().expect("arrival present");
                 debug_assert!(f.start >= last_arrival, "arrivals must be sorted by start");
