@@ -150,6 +150,8 @@ def cmd_sweep(a) -> int:
     check_work_dir(out, "--out")
     if backend_kwargs(a)["backend"] == "slurm":
         sweep.slurm_seconds(a.time_limit)
+    if a.collect and not (out / "points").is_dir():
+        raise ConfigError(f"--collect: {str(out)!r} holds no sweep points (no sweep has run there yet)")
     failures: list = []
     if not a.collect:
         kw = backend_kwargs(a)

@@ -428,3 +428,10 @@ def test_check_switch_on_reproduce(tmp_path, monkeypatch):
         cli.main(["reproduce", "sirius", "--check", "--out", str(tmp_path / "r"), "--set", "seed=3"])
     assert e.value.code == 2
     assert seen["overrides"] == ["seed=3", "metrics.check_invariants=true"]
+
+
+def test_collect_where_nothing_ran_writes_nothing(tmp_path, cfg):
+    p = photonet_cli("sweep", cfg, "--grid", "seed=1,2", "--out", tmp_path / "none", "--collect")
+    assert p.returncode == 2 and "holds no sweep points" in p.stderr, p.stderr
+    no_traceback(p)
+    assert not (tmp_path / "none").exists()
