@@ -308,7 +308,7 @@ def atomic_write_json(path: os.PathLike | str, obj: Any) -> None:
 class _TempDir:
     """A temporary folder beside a target, locked while this process writes it."""
 
-    def __init__(self, parent: Path, name: str, kind: str = "tmp"):
+    def __init__(self, parent: Path, name: str):
         self.path = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=parent))
         # The lock is taken on a file of another name and then renamed to the
         # lock name, so a cleaner never finds the lock file unlocked while we live.
