@@ -47,9 +47,13 @@ class Result:
         v = None if c is None else c.get(stat)
         return float("nan") if v is None else float(v)
 
-    def write(self, out_dir: str | Path) -> Path:
-        """Writes summary.json, flows.csv, series.csv (if any), manifest.json and
-        config.toml into ``out_dir`` atomically (all or nothing)."""
+    def write(self, out_dir: str | Path, extra: Optional[dict[str, Any]] = None) -> Path:
+        """Writes summary.json, flows.csv, series.csv (if any), manifest.json,
+        config.toml and the ``extra`` JSON files (name -> object) into ``out_dir``
+        in one atomic step (all or nothing). ``out_dir`` may be new, empty or an
+        earlier photonet result; anything else (a file, a folder holding other
+        files) raises :class:`photonet.io.OutputError` (a ConfigError) and is
+        left untouched."""
 
         def fill(tmp: Path) -> None:
             atomic_write_json(tmp / "summary.json", self.summary)
@@ -58,6 +62,8 @@ class Result:
                 atomic_write_text(tmp / "series.csv", self.series.to_csv(index=False))
             atomic_write_json(tmp / "manifest.json", self.manifest)
             atomic_write_text(tmp / "config.toml", self.config_toml)
+            for name, obj in (extra or {}).items():
+                atomic_write_json(tmp / name, obj)
 
         return atomic_dir(out_dir, fill)
 

@@ -9,8 +9,8 @@ import pandas as pd
 
 from . import _core, plots, sweep
 from .api import fabric_names
-from .config import ConfigError, load, tomllib
-from .io import atomic_write_text
+from .config import ConfigError, load, read_config_text, tomllib
+from .io import atomic_write_text, check_work_dir
 
 DEFAULT_SCENARIO = Path(__file__).resolve().parent / "scenarios" / "compare.toml"
 
@@ -18,9 +18,7 @@ DEFAULT_SCENARIO = Path(__file__).resolve().parent / "scenarios" / "compare.toml
 def scenario(path: str | Path | None = None) -> tuple[dict, dict, Optional[Path]]:
     """Returns (run config, compare settings, base dir) of a compare scenario."""
     p = Path(path) if path else DEFAULT_SCENARIO
-    if not p.exists():
-        raise ConfigError(f"scenario file {str(p)!r} does not exist")
-    cfg = tomllib.loads(p.read_text())
+    cfg = tomllib.loads(read_config_text(p))
     settings = cfg.pop("compare", {})
     unknown = set(settings) - {"loads", "fabrics", "fct_class"}
     if unknown:
@@ -41,6 +39,7 @@ def compare(
 ) -> pd.DataFrame:
     """Runs the scenario on each fabric at each load; returns the table."""
     out = Path(out)
+    check_work_dir(out, "compare output folder")
     cfg, settings, base = scenario(scenario_path)
     cfg, _ = load(cfg, list(overrides))
     loads = list(loads or settings.get("loads", [0.2, 0.5, 0.8]))
@@ -73,7 +72,10 @@ def compare(
         if on_point:
             on_point(done[0], total)
 
-    sweep.run_local(out, points, jobs=jobs, on_done=tick)
+    failures = sweep.run_local(out, points, jobs=jobs, on_done=tick)
+    if failures:
+        raise RuntimeError(f"{len(failures)} compare point(s) failed (finished ones are kept; rerun to retry): "
+                           + "; ".join(map(str, failures)))
     table = sweep.collect(out, points).rename(columns={"workload.load": "load"})
     order = {f: i for i, f in enumerate(fab)}
     table = table.assign(_o=table["fabric"].map(order)).sort_values(["_o", "load"]).drop(columns=["_o"])

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from ..config import ConfigError, tomllib
+from ..config import ConfigError, read_config_text, tomllib
 
 SCALES = ("quick", "full")
 EXPERIMENT_FILE = "experiment.toml"
@@ -146,10 +146,7 @@ def fmt_x(x: Any) -> str:
 
 
 def read_toml(p: Path) -> dict:
-    try:
-        return tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    return tomllib.loads(read_config_text(p))
 
 
 def unknown(where: str, got: Iterable[str], allowed: set) -> None:
