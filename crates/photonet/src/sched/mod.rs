@@ -2,3 +2,5 @@
 
 pub mod maxmin;
 pub mod sirius;
+pub mod solstice;
+pub mod tms;
