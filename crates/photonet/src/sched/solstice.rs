@@ -1,0 +1,275 @@
+//! A Solstice-style constrained circuit scheduler (REACToR, NSDI'14 §3.3; the
+//! stuff-and-slice decomposition of Solstice, CoNEXT'15), as a pure function.
+//!
+//! Input: a demand matrix `D` in units of circuit time (bytes / circuit rate)
+//! accumulated over one period, the period `W`, the reconfiguration time `δ`
+//! and the minimum configuration length `φ_min`. Output: configurations
+//! `(φ_k, P_k)` with `Σ φ_k + δ·m ≤ W` and every `φ_k ≥ φ_min`, and the
+//! demand the circuits do not carry (for the packet switch).
+//!
+//! 1. **Stuff**: raise entries until every row and column sums to the largest
+//!    line sum `L` (existing positive entries first, then any entry), so the
+//!    matrix is `L` × a doubly stochastic one and always has a perfect
+//!    matching on its support. Stuffed time is not demand: it is never
+//!    counted as served.
+//! 2. **Slice**: start with the threshold `r` = the largest power of two not
+//!    above the largest entry; take a perfect matching among entries ≥ `r`; if
+//!    there is none, halve `r`. A matching becomes a configuration of length
+//!    `φ = max(min entry on it, φ_min)`, its entries are reduced by `φ`
+//!    (clamped at 0).
+//! 3. **Budget**: configurations are accepted in the order slicing produces
+//!    them (longest first, as the threshold only falls) while
+//!    `Σφ + δ·m ≤ W`; the first that does not fit ends the schedule.
+//!
+//! The circuit service of pair (i, j) is `Σ φ_k [P_k(i) = j]`; the packet
+//! switch gets `max(D_ij − service_ij, 0)`.
+
+use crate::sched::tms::{perfect_matching, validate_demand, Matrix};
+
+/// One circuit configuration: `perm[src] = dst` held for `duration`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub duration: f64,
+    pub perm: Vec<usize>,
+}
+
+/// A schedule for one period.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    pub configs: Vec<Config>,
+    /// Circuit time given to each pair.
+    pub circuit: Matrix,
+    /// Demand left for the packet switch: `max(D − circuit, 0)`.
+    pub packet: Matrix,
+    /// `Σφ + δ·m`.
+    pub used: f64,
+}
+
+/// Checks the scheduler's parameters; the error names the parameter.
+pub fn validate(period: f64, delta: f64, min_config: f64) -> Result<(), (&'static str, String)> {
+    if !(period.is_finite() && period > 0.0) {
+        return Err(("period", "must be positive".into()));
+    }
+    if !(delta.is_finite() && delta >= 0.0) {
+        return Err(("reconfiguration", "must be a non-negative time".into()));
+    }
+    if !(min_config.is_finite() && min_config > 0.0) {
+        return Err(("min_config", "must be positive".into()));
+    }
+    if delta >= min_config {
+        return Err((
+            "reconfiguration",
+            format!("δ = {delta} must be shorter than the minimum configuration length {min_config}"),
+        ));
+    }
+    if min_config + delta > period {
+        return Err((
+            "period",
+            format!("{period} cannot hold even one configuration ({min_config} + δ {delta})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Stuffs `d` so that every row and column sums to the largest line sum.
+pub fn stuff(d: &Matrix) -> Matrix {
+    let n = d.len();
+    let mut m = d.clone();
+    let (mut r, mut c) = crate::sched::tms::line_sums(&m);
+    let target = r.iter().chain(c.iter()).cloned().fold(0.0, f64::max);
+    // Existing positive entries first, then any entry (row-major, so the
+    // result is deterministic).
+    for pass in 0..2 {
+        for i in 0..n {
+            for j in 0..n {
+                if pass == 0 && d[i][j] == 0.0 {
+                    continue;
+                }
+                let add = (target - r[i]).min(target - c[j]);
+                if add > 0.0 {
+                    m[i][j] += add;
+                    r[i] += add;
+                    c[j] += add;
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Schedules `demand` (circuit time per pair) into a period of `period` with
+/// reconfiguration `delta` per configuration and configurations of at least
+/// `min_config`.
+pub fn schedule(
+    demand: &Matrix,
+    period: f64,
+    delta: f64,
+    min_config: f64,
+) -> Result<Schedule, String> {
+    validate_demand(demand)?;
+    validate(period, delta, min_config).map_err(|(k, why)| format!("{k}: {why}"))?;
+    let n = demand.len();
+    let mut m = stuff(demand);
+    let mut real = demand.clone(); // demand not yet served
+    let mut configs = Vec::new();
+    let mut circuit = vec![vec![0.0; n]; n];
+    let mut used = 0.0;
+    let max = m.iter().flatten().cloned().fold(0.0, f64::max);
+    let tiny = 1e-12 * max.max(1e-300);
+    if max > 0.0 {
+        let mut r = 2f64.powi(max.log2().floor() as i32);
+        let mut row_to = Vec::new();
+        'slice: while m.iter().flatten().any(|&v| v > tiny) {
+            let ok = {
+                let mm = &m;
+                let rr = r;
+                perfect_matching(n, &|i, j| mm[i][j] >= rr && mm[i][j] > tiny, &|i, j| mm[i][j], &mut row_to)
+            };
+            if !ok {
+                r /= 2.0;
+                if r < tiny {
+                    break 'slice;
+                }
+                continue;
+            }
+            let t = (0..n).map(|i| m[i][row_to[i]]).fold(f64::INFINITY, f64::min);
+            let phi = t.max(min_config);
+            if used + phi + delta > period * (1.0 + 1e-12) {
+                break 'slice;
+            }
+            used += phi + delta;
+            for i in 0..n {
+                let j = row_to[i];
+                m[i][j] = (m[i][j] - phi).max(0.0);
+                if m[i][j] <= tiny {
+                    m[i][j] = 0.0;
+                }
+                circuit[i][j] += phi;
+                real[i][j] = (real[i][j] - phi).max(0.0);
+            }
+            configs.push(Config {
+                duration: phi,
+                perm: row_to.clone(),
+            });
+        }
+    }
+    Ok(Schedule {
+        configs,
+        circuit,
+        packet: real,
+        used,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn stuffing_balances_every_line() {
+        let d = vec![vec![0.0, 3.0, 1.0], vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0]];
+        let s = stuff(&d);
+        let (r, c) = crate::sched::tms::line_sums(&s);
+        for v in r.iter().chain(&c) {
+            assert!((v - 4.0).abs() < 1e-12, "{r:?} {c:?}");
+        }
+        for i in 0..3 {
+            for j in 0..3 {
+                assert!(s[i][j] >= d[i][j]);
+            }
+        }
+    }
+
+    #[test]
+    fn hand_worked_one_big_flow_and_a_ring() {
+        // 3 ports in a period of 100 with δ = 2, φ_min = 4. Demand: a
+        // permutation of 60 (i → i+1) and one of 20 (i → i+2). Already
+        // balanced (line sums 80). r = 32: the 60s match → φ = 60; then r
+        // halves to 16: the 20s match → φ = 20. Used 60 + 20 + 2·2 = 84.
+        let d = vec![
+            vec![0.0, 60.0, 20.0],
+            vec![20.0, 0.0, 60.0],
+            vec![60.0, 20.0, 0.0],
+        ];
+        let s = schedule(&d, 100.0, 2.0, 4.0).unwrap();
+        assert_eq!(s.configs.len(), 2);
+        assert_eq!(s.configs[0], Config { duration: 60.0, perm: vec![1, 2, 0] });
+        assert_eq!(s.configs[1], Config { duration: 20.0, perm: vec![2, 0, 1] });
+        assert!((s.used - 84.0).abs() < 1e-12);
+        assert!(s.packet.iter().flatten().all(|&v| v == 0.0));
+        // With a period of 70 only the first fits (60 + 2 = 62; +22 > 70):
+        // the 20s go to the packet switch.
+        let s = schedule(&d, 70.0, 2.0, 4.0).unwrap();
+        assert_eq!(s.configs.len(), 1);
+        assert_eq!(s.packet[0][2], 20.0);
+        assert_eq!(s.packet[0][1], 0.0);
+    }
+
+    #[test]
+    fn short_configurations_are_stretched_to_the_minimum() {
+        let d = vec![vec![0.0, 1.0], vec![1.0, 0.0]];
+        let s = schedule(&d, 100.0, 5.0, 40.0).unwrap();
+        assert_eq!(s.configs.len(), 1);
+        assert_eq!(s.configs[0].duration, 40.0);
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected() {
+        assert!(validate(100.0, 40.0, 40.0).unwrap_err().1.contains("shorter"));
+        assert_eq!(validate(30.0, 5.0, 40.0).unwrap_err().0, "period");
+        assert!(schedule(&vec![vec![0.0, -1.0], vec![0.0, 0.0]], 1.0, 0.1, 0.2).is_err());
+    }
+
+    fn arb_demand() -> impl Strategy<Value = Matrix> {
+        (2usize..8).prop_flat_map(|n| {
+            prop::collection::vec(
+                prop::collection::vec(prop_oneof![Just(0.0), 0.0f64..500.0], n),
+                n,
+            )
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn every_schedule_fits_its_budget_and_covers_demand(
+            d in arb_demand(), period in 50.0f64..3000.0, delta in 0.0f64..30.0, extra in 0.1f64..50.0,
+        ) {
+            let min_config = delta + extra;
+            prop_assume!(min_config + delta <= period);
+            let n = d.len();
+            let s = schedule(&d, period, delta, min_config).unwrap();
+            let sum: f64 = s.configs.iter().map(|c| c.duration).sum();
+            prop_assert!(sum + delta * s.configs.len() as f64 <= period * (1.0 + 1e-9));
+            let mut service = vec![vec![0.0; n]; n];
+            for c in &s.configs {
+                prop_assert!(c.duration >= min_config);
+                let mut seen = vec![false; n];
+                for (i, &j) in c.perm.iter().enumerate() {
+                    prop_assert!(j < n && !seen[j]);
+                    seen[j] = true;
+                    service[i][j] += c.duration;
+                }
+            }
+            for i in 0..n { for j in 0..n {
+                prop_assert!((service[i][j] - s.circuit[i][j]).abs() < 1e-9);
+                // circuits + packet switch cover the demand; the packet share
+                // is exactly what the circuits leave.
+                prop_assert!(s.packet[i][j] >= 0.0 && s.packet[i][j] <= d[i][j]);
+                prop_assert!(s.circuit[i][j] + s.packet[i][j] >= d[i][j] - 1e-9);
+                prop_assert!((s.packet[i][j] - (d[i][j] - s.circuit[i][j]).max(0.0)).abs() < 1e-9);
+            }}
+        }
+
+        #[test]
+        fn a_roomy_period_serves_everything_on_circuits(d in arb_demand()) {
+            // With no reconfiguration cost to speak of and a period far longer
+            // than the stuffed decomposition, nothing goes to the packet switch.
+            let n = d.len();
+            let s = schedule(&d, 1e9, 1e-9, 1e-6).unwrap();
+            for i in 0..n { for j in 0..n {
+                prop_assert!(s.packet[i][j] <= 1e-6 * (1.0 + d[i][j]), "{} of {}", s.packet[i][j], d[i][j]);
+            }}
+        }
+    }
+}
