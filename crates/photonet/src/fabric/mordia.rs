@@ -1,0 +1,854 @@
+//! Mordia: a microsecond optical circuit switch (OCS) scheduled by Traffic
+//! Matrix Scheduling (Porter et al., SIGCOMM'13 §2.2–4, §6).
+//!
+//! # Model
+//! * One OCS port per rack (N = `topology.racks` ports) at the rack's uplink
+//!   rate R_link = `uplinks × uplink_rate`. The OCS does not buffer: time is a
+//!   sequence of *days* (a circuit configuration held stable) separated by
+//!   *nights* of `night` (reconfiguration, 11.5 µs measured, §6.1) during which
+//!   no port carries anything.
+//! * Each host's NIC hands its flows to its ToR one after another at the host
+//!   rate R (`topology.host_rate()`), in arrival order (a FIFO NIC, so a host
+//!   never injects faster than R). A byte is at the ToR once it has crossed
+//!   the NIC.
+//! * Each ToR keeps a VOQ per destination rack (a FIFO of flows) that drains
+//!   only while the circuit to that rack is up, in packets of at most
+//!   `packet` bytes at R_link, starting `nic_delay` after the day begins (the
+//!   prototype's NIC delay, 23.5 µs, §6.2; 0 for an ideal ToR). A packet that
+//!   would not finish before the night is held for a later day (never cut).
+//!   A packet reaches its destination `latency` after its last bit left.
+//! * Intra-rack flows do not touch the OCS (they complete at the host rate
+//!   plus `latency`) unless `loopback = true`, in which case they queue in the
+//!   ToR's own VOQ and use the loopback circuit, as in the paper's example
+//!   schedule (Fig. 2(d)) where the TDM includes the diagonal.
+//!
+//! # Schedules (variants)
+//! * `mordia_rr`: the all-to-all TMS schedule of §3.2 — a week of N−1 equal
+//!   days of `day` (N with `loopback`, the identity day first), rack i
+//!   connected to rack (i + d + 1) mod N on day d (i + d with loopback).
+//! * `mordia`: TMS proper. At the start of every week of `week`, the demand
+//!   matrix (bytes queued per rack pair; `demand = "oracle"` reads it at that
+//!   instant, `"measured"` uses the VOQ occupancies sampled `control_delay`
+//!   weeks earlier) is Sinkhorn-scaled to a doubly stochastic BAM
+//!   (`sched::tms::sinkhorn`; idle pairs get a 1e-6 share so that every row
+//!   and column can be scaled), decomposed by Birkhoff–von Neumann
+//!   (`sched::tms::bvn`), and the days (longest first) get
+//!   `weight × (week − days × night)`. Days shorter than `min_day` are dropped
+//!   (longest-time-slot-first truncation), and the kept days are stretched to
+//!   fill the week. Traffic of pairs left out waits: its demand grows relative
+//!   to the served pairs' until it is scheduled.
+//!
+//! # Time stepping
+//! One internal event per day boundary while any VOQ holds traffic (plus one
+//! event per intra-rack flow): at the end of a day's night, the day's
+//! transmissions are worked out packet by packet in a tight loop over ports
+//! (packets need no heap events) and delivered — all of them happened at or
+//! before that instant because `latency ≤ night`. Idle time is skipped: when
+//! traffic arrives at an idle fabric the clock jumps to the day that contains
+//! the arrival (the schedule is anchored at t = 0).
+
+use crate::error::ConfigError;
+use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::{Fabric, FabricStats};
+use crate::flow::{Flow, FlowId};
+use crate::queue::EventQueue;
+use crate::recorder::Recorder;
+use crate::sched::tms;
+use crate::units::{ByteSize, Rate, SimTime};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Where the TMS scheduler's demand matrix comes from.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Demand {
+    /// The bytes queued per rack pair at the instant the week starts.
+    Oracle,
+    /// VOQ occupancies measured `control_delay` weeks before the week starts.
+    Measured,
+}
+
+/// Parameters of the Mordia OCS (`fabric = "mordia"` or `"mordia_rr"`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct MordiaParams {
+    /// Reconfiguration time between days, during which no port carries
+    /// traffic (§6.1 measures 11.5 µs end to end).
+    pub night: SimTime,
+    /// `mordia_rr`: length of every day (the stable part of a slot; §6.2 uses
+    /// 123.5 µs, Fig. 10 sweeps slots of 61–300 µs).
+    pub day: SimTime,
+    /// `mordia_rr`: include the loopback day (rack i to itself), carrying
+    /// intra-rack traffic through the OCS as in the paper's Fig. 2(d)/Fig. 4.
+    pub loopback: bool,
+    /// `mordia`: length of a week (one schedule), nights included.
+    pub week: SimTime,
+    /// `mordia`: days shorter than this are dropped from a week (the
+    /// prototype's shortest slot is 61 µs, §6.3).
+    pub min_day: SimTime,
+    /// `mordia`: "oracle" or "measured" demand.
+    pub demand: Demand,
+    /// `mordia` with measured demand: weeks between measuring the VOQs and
+    /// using the measurement (the control-loop delay, ≥ 1).
+    pub control_delay: u32,
+    /// Largest packet a ToR puts on a circuit (the prototype sends 9,000 B
+    /// jumbo frames, §6.2).
+    pub packet: ByteSize,
+    /// Time after a day begins before the ToR's NIC starts sending (the
+    /// prototype's 23.5 µs NIC delay, §6.3; 0 for an ideal ToR).
+    pub nic_delay: SimTime,
+    /// From a packet's last bit leaving the ToR to its arrival; at most `night`.
+    pub latency: SimTime,
+    /// Rack whose VOQs `probe_day` samples (statistic `probe_voq_bytes`).
+    pub probe_rack: u32,
+    /// Day boundary (counted from t = 0) at which the probe samples the VOQs
+    /// (Fig. 4); the statistic `probe_voq_units` divides by the bytes one
+    /// host sends in a slot (day + night) at R.
+    pub probe_day: u32,
+}
+
+impl Default for MordiaParams {
+    fn default() -> Self {
+        MordiaParams {
+            night: SimTime::ns(11_500),
+            day: SimTime::ns(94_500),
+            loopback: false,
+            week: SimTime::ms(1),
+            min_day: SimTime::us(20),
+            demand: Demand::Oracle,
+            control_delay: 1,
+            packet: ByteSize(1500),
+            nic_delay: SimTime::ZERO,
+            latency: SimTime::ns(500),
+            probe_rack: 0,
+            probe_day: 0,
+        }
+    }
+}
+
+impl ParamTable for MordiaParams {
+    const TABLE: &'static str = "mordia";
+}
+
+/// Registration of the Mordia OCS.
+pub struct MordiaModule;
+
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "mordia",
+        label: "Mordia (TMS)",
+        description: "Mordia microsecond OCS (11.5 us nights) with Traffic Matrix Scheduling: Sinkhorn + BvN weeks from the queued demand, VOQs at ToRs (SIGCOMM'13)",
+    },
+    Variant {
+        name: "mordia_rr",
+        label: "Mordia (round-robin)",
+        description: "Mordia microsecond OCS with the all-to-all TMS schedule: N-1 equal days, VOQs at ToRs (SIGCOMM'13 §3.2, §6)",
+    },
+];
+
+fn err(key: &str, v: impl std::fmt::Display, why: impl Into<String>) -> ConfigError {
+    ConfigError::new(format!("mordia.{key}"), format!("\"{v}\""), why)
+}
+
+impl MordiaParams {
+    fn check(&self, v: &Variant, ctx: &BuildContext) -> Result<(), ConfigError> {
+        let t = ctx.topology;
+        let link = t.rack_uplink_rate();
+        if self.packet.0 == 0 {
+            return Err(err("packet", "0B", "a packet must carry at least one byte"));
+        }
+        if self.latency > self.night {
+            return Err(err(
+                "latency",
+                self.latency,
+                format!("must not exceed the night ({}): a day's packets are delivered by the end of its night", self.night),
+            ));
+        }
+        if t.racks < 2 && !(v.name == "mordia_rr" && self.loopback) {
+            return Err(ConfigError::new(
+                "topology.racks",
+                t.racks,
+                "an OCS needs at least two racks",
+            ));
+        }
+        if v.name == "mordia_rr" {
+            if self.day <= self.nic_delay || self.day - self.nic_delay < link.tx_time(self.packet.0) {
+                return Err(err(
+                    "day",
+                    self.day,
+                    format!(
+                        "a day must hold the NIC delay ({}) plus one {} B packet at {} Gbps",
+                        self.nic_delay,
+                        self.packet.0,
+                        link.as_f64() / 1e9
+                    ),
+                ));
+            }
+        } else {
+            if self.control_delay == 0 && self.demand == Demand::Measured {
+                return Err(err("control_delay", 0, "measured demand is at least one week old"));
+            }
+            if self.control_delay > 1000 {
+                return Err(err("control_delay", self.control_delay, "at most 1000 weeks"));
+            }
+            if self.min_day <= self.nic_delay || self.min_day - self.nic_delay < link.tx_time(self.packet.0) {
+                return Err(err(
+                    "min_day",
+                    self.min_day,
+                    "the shortest day must hold the NIC delay plus one packet",
+                ));
+            }
+            if self.min_day + self.night > self.week {
+                return Err(err(
+                    "week",
+                    self.week,
+                    format!("days do not fit: one day of min_day {} plus a night of {} is longer than the week", self.min_day, self.night),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FabricModule for MordiaModule {
+    type Params = MordiaParams;
+    const VARIANTS: &'static [Variant] = VARIANTS;
+
+    fn layout(p: &MordiaParams, ctx: &BuildContext) -> Result<(), ConfigError> {
+        // The keys every variant uses; `build` checks the variant's own.
+        p.check(&VARIANTS[0], ctx)?;
+        p.check(&VARIANTS[1], ctx)
+    }
+
+    fn build(
+        p: MordiaParams,
+        v: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        p.check(v, ctx)?;
+        Ok(Box::new(Mordia::new(&p, v.name == "mordia", ctx)))
+    }
+
+    /// A lone flow: its bytes cross the host NIC at R (at least bytes/R plus
+    /// the latency). Round-robin: it then waits at most one week for its day
+    /// and needs at most ⌈bytes / C⌉ days, C = the bytes one day carries;
+    /// bound = bytes/R + week·(⌈bytes/C⌉ + 1) + day + night + latency. TMS:
+    /// at most `control_delay + 2 + ⌈bytes/C⌉` weeks after the bytes are at
+    /// the ToR, C = the bytes a `min_day` carries (a lone pair's demand
+    /// dominates the BAM, so it gets a day of at least min_day every week).
+    fn lone_flow_fct(
+        p: &MordiaParams,
+        v: &Variant,
+        ctx: &BuildContext,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<FctBounds, ConfigError> {
+        p.check(v, ctx)?;
+        let t = ctx.topology;
+        let r = t.host_rate();
+        let link = t.rack_uplink_rate();
+        let at_r = r.tx_time(bytes);
+        let min = at_r.saturating_sub(SimTime(1)) + p.latency;
+        let intra = t.rack_of(src) == t.rack_of(dst);
+        if intra && !(v.name == "mordia_rr" && p.loopback) {
+            return Ok(FctBounds { min, max: at_r + p.latency + SimTime(1) });
+        }
+        let per_pkt = link.tx_time(p.packet.0);
+        let day_bytes = |d: SimTime| ((d - p.nic_delay).0 / per_pkt.0) * p.packet.0;
+        let max = if v.name == "mordia_rr" {
+            let n = t.racks as u64 - if p.loopback { 0 } else { 1 };
+            let week = (p.day + p.night) * n;
+            at_r + week * (bytes.div_ceil(day_bytes(p.day)) + 1) + p.day + p.night + p.latency
+        } else {
+            let weeks = p.control_delay as u64 + 2 + bytes.div_ceil(day_bytes(p.min_day));
+            at_r + p.week * weeks + p.latency
+        };
+        Ok(FctBounds { min, max })
+    }
+}
+
+struct FlowSt {
+    src_rack: u32,
+    dst_rack: u32,
+    bytes: u64,
+    sent: u64,
+    /// When the flow's first byte starts crossing the host NIC.
+    nic_start: SimTime,
+}
+
+struct Day {
+    len: SimTime,
+    /// perm[src rack] = dst rack, or u32::MAX for no circuit.
+    perm: Vec<u32>,
+}
+
+/// The Mordia fabric.
+pub struct Mordia {
+    tms: bool,
+    n: usize,
+    host_rate: Rate,
+    link: Rate,
+    hosts: usize,
+    servers: u32,
+    p: MordiaParams,
+    flows: Vec<FlowSt>,
+    nic_free: Vec<SimTime>,
+    voq: Vec<VecDeque<FlowId>>,
+    /// Flows waiting in VOQs.
+    queued_flows: u64,
+    /// Bytes in VOQs not yet sent (including bytes still crossing host NICs).
+    queued_bytes: u64,
+    intra: EventQueue<FlowId>,
+    // The clock.
+    active: bool,
+    week: Vec<Day>,
+    week_start: SimTime,
+    day_idx: usize,
+    day_start: SimTime,
+    /// Global index of the current day since t = 0 (round-robin only; TMS
+    /// counts days as they run).
+    global_day: u64,
+    measured: VecDeque<Vec<f64>>,
+    // Statistics.
+    days_run: u64,
+    packets: u64,
+    held: u64,
+    sent_in_night: u64,
+    circuit_bytes: u64,
+    stable_time: u128,
+    night_time: u128,
+    peak_voq_bytes: u64,
+    probe: Option<u64>,
+    weeks_scheduled: u64,
+    days_dropped: u64,
+}
+
+impl Mordia {
+    fn new(p: &MordiaParams, tms: bool, ctx: &BuildContext) -> Mordia {
+        let t = ctx.topology;
+        let n = t.racks as usize;
+        let mut m = Mordia {
+            tms,
+            n,
+            host_rate: t.host_rate(),
+            link: t.rack_uplink_rate(),
+            hosts: t.hosts(),
+            servers: t.servers_per_rack,
+            p: p.clone(),
+            flows: Vec::new(),
+            nic_free: vec![SimTime::ZERO; t.hosts()],
+            voq: vec![VecDeque::new(); n * n],
+            queued_flows: 0,
+            queued_bytes: 0,
+            intra: EventQueue::new(),
+            active: false,
+            week: Vec::new(),
+            week_start: SimTime::ZERO,
+            day_idx: 0,
+            day_start: SimTime::ZERO,
+            global_day: 0,
+            measured: VecDeque::new(),
+            days_run: 0,
+            packets: 0,
+            held: 0,
+            sent_in_night: 0,
+            circuit_bytes: 0,
+            stable_time: 0,
+            night_time: 0,
+            peak_voq_bytes: 0,
+            probe: None,
+            weeks_scheduled: 0,
+            days_dropped: 0,
+        };
+        if !tms {
+            m.week = m.round_robin_week();
+        }
+        m
+    }
+
+    fn round_robin_week(&self) -> Vec<Day> {
+        let n = self.n;
+        let off = if self.p.loopback { 0 } else { 1 };
+        (0..n - off)
+            .map(|d| Day {
+                len: self.p.day,
+                perm: (0..n).map(|i| ((i + d + off) % n) as u32).collect(),
+            })
+            .collect()
+    }
+
+    fn slot(&self) -> SimTime {
+        self.p.day + self.p.night
+    }
+
+    /// Bytes of flow `f` at its ToR by time `t`.
+    fn at_tor(&self, f: &FlowSt, t: SimTime) -> u64 {
+        if t <= f.nic_start {
+            return 0;
+        }
+        self.host_rate.bytes_in(t - f.nic_start).min(f.bytes)
+    }
+
+    /// Bytes queued per rack pair at `t` (at the ToR, not yet sent).
+    fn demand_matrix(&self, t: SimTime) -> Vec<f64> {
+        let n = self.n;
+        let mut d = vec![0.0; n * n];
+        for (q, list) in self.voq.iter().enumerate() {
+            for &f in list {
+                let st = &self.flows[f as usize];
+                d[q] += (self.at_tor(st, t).max(st.sent) - st.sent) as f64;
+            }
+        }
+        d
+    }
+
+    /// The TMS week starting at `start`.
+    fn tms_week(&mut self, start: SimTime) -> Vec<Day> {
+        let n = self.n;
+        let now_demand = self.demand_matrix(start);
+        let d = match self.p.demand {
+            Demand::Oracle => now_demand,
+            Demand::Measured => {
+                self.measured.push_back(now_demand);
+                if self.measured.len() > self.p.control_delay as usize {
+                    self.measured.pop_front().unwrap()
+                } else {
+                    vec![0.0; n * n]
+                }
+            }
+        };
+        self.weeks_scheduled += 1;
+        let max = d.iter().cloned().fold(0.0, f64::max).max(1.0);
+        let m: tms::Matrix = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| if i == j { 0.0 } else { d[i * n + j] + 1e-6 * max })
+                    .collect()
+            })
+            .collect();
+        let terms = tms::sinkhorn(&m, 1e-9, 100_000)
+            .and_then(|s| tms::bvn(&s.bam, 1e-6))
+            .unwrap_or_default();
+        // Longest first; drop days below min_day, then stretch the rest.
+        let mut kept: Vec<&tms::Term> = Vec::new();
+        for k in 1..=terms.len() {
+            let avail = self.p.week.0 as f64 - k as f64 * self.p.night.0 as f64;
+            let total: f64 = terms[..k].iter().map(|t| t.weight).sum();
+            let shortest = terms[k - 1].weight / total * avail;
+            if avail <= 0.0 || shortest < self.p.min_day.0 as f64 {
+                break;
+            }
+            kept = terms[..k].iter().collect();
+        }
+        self.days_dropped += (terms.len() - kept.len()) as u64;
+        if kept.is_empty() {
+            return vec![Day {
+                len: self.p.week - self.p.night,
+                perm: vec![u32::MAX; n],
+            }];
+        }
+        let avail = self.p.week.0 - kept.len() as u64 * self.p.night.0;
+        let total: f64 = kept.iter().map(|t| t.weight).sum();
+        let mut days: Vec<Day> = kept
+            .iter()
+            .map(|t| Day {
+                len: SimTime((t.weight / total * avail as f64).floor() as u64),
+                perm: t.perm.iter().map(|&j| j as u32).collect(),
+            })
+            .collect();
+        // Rounding remainder to the first day: the week is exact.
+        let used: u64 = days.iter().map(|d| d.len.0).sum();
+        days[0].len = SimTime(days[0].len.0 + avail - used);
+        days
+    }
+
+    /// Starts the clock at the day that contains `now` (or the next one).
+    fn activate(&mut self, now: SimTime) {
+        self.active = true;
+        if self.tms {
+            let w = self.p.week;
+            let k = now.0 / w.0;
+            self.week_start = SimTime(k * w.0);
+            self.week = self.tms_week(now);
+            let mut s = self.week_start;
+            self.day_idx = 0;
+            while self.day_idx + 1 < self.week.len() && s + self.week[self.day_idx].len + self.p.night <= now {
+                s = s + self.week[self.day_idx].len + self.p.night;
+                self.day_idx += 1;
+            }
+            self.day_start = s;
+        } else {
+            let slot = self.slot();
+            let g = now.0 / slot.0;
+            self.global_day = g;
+            self.day_idx = (g % self.week.len() as u64) as usize;
+            self.day_start = SimTime(g * slot.0);
+        }
+    }
+
+    fn next_boundary(&self) -> SimTime {
+        self.day_start + self.week[self.day_idx].len + self.p.night
+    }
+
+    /// Works out the transmissions of the current day.
+    fn run_day(&mut self, rec: &mut Recorder) {
+        let day = &self.week[self.day_idx];
+        let s = self.day_start;
+        let e = s + day.len;
+        self.days_run += 1;
+        self.stable_time += day.len.0 as u128;
+        self.night_time += self.p.night.0 as u128;
+        let per_pkt_max = self.p.packet.0;
+        for i in 0..self.n {
+            let j = day.perm[i];
+            if j == u32::MAX {
+                continue;
+            }
+            let q = i * self.n + j as usize;
+            let mut t = s + self.p.nic_delay;
+            while let Some(&f) = self.voq[q].front() {
+                let st = &self.flows[f as usize];
+                let pkt = per_pkt_max.min(st.bytes - st.sent);
+                let ready = st.nic_start + self.host_rate.tx_time(st.sent + pkt);
+                let start = t.max(ready);
+                if start >= e {
+                    break;
+                }
+                let end = start + self.link.tx_time(pkt);
+                if end > e {
+                    // Would straddle the night: held for a later day.
+                    self.held += 1;
+                    break;
+                }
+                if end > e || start < s {
+                    self.sent_in_night += 1;
+                }
+                let st = &mut self.flows[f as usize];
+                st.sent += pkt;
+                self.queued_bytes -= pkt;
+                self.circuit_bytes += pkt;
+                self.packets += 1;
+                rec.deliver(f, end + self.p.latency, pkt);
+                t = end;
+                if st.sent == st.bytes {
+                    rec.complete(f, end + self.p.latency);
+                    self.voq[q].pop_front();
+                    self.queued_flows -= 1;
+                }
+            }
+        }
+    }
+
+    fn probe_sample(&mut self, now: SimTime, global_day: u64) {
+        if global_day == self.p.probe_day as u64 && self.probe.is_none() {
+            let r = self.p.probe_rack as usize;
+            if r < self.n {
+                let d = self.demand_matrix(now);
+                self.probe = Some(d[r * self.n..(r + 1) * self.n].iter().sum::<f64>() as u64);
+            }
+        }
+    }
+}
+
+impl Fabric for Mordia {
+    fn name(&self) -> String {
+        if self.tms { "Mordia (TMS)" } else { "Mordia (round-robin)" }.into()
+    }
+    fn hosts(&self) -> usize {
+        self.hosts
+    }
+    fn host_rate(&self) -> Rate {
+        self.host_rate
+    }
+
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, _: &mut Recorder) {
+        debug_assert_eq!(flow.id as usize, self.flows.len());
+        let sr = flow.src / self.servers;
+        let dr = flow.dst / self.servers;
+        let h = flow.src as usize;
+        let nic_start = self.nic_free[h].max(now);
+        self.nic_free[h] = nic_start + self.host_rate.tx_time(flow.bytes);
+        self.flows.push(FlowSt {
+            src_rack: sr,
+            dst_rack: dr,
+            bytes: flow.bytes,
+            sent: 0,
+            nic_start,
+        });
+        if sr == dr && !(self.p.loopback && !self.tms) {
+            self.intra.push(self.nic_free[h] + self.p.latency, flow.id);
+            return;
+        }
+        self.voq[sr as usize * self.n + dr as usize].push_back(flow.id);
+        self.queued_flows += 1;
+        self.queued_bytes += flow.bytes;
+        self.peak_voq_bytes = self.peak_voq_bytes.max(self.queued_bytes);
+        if !self.active {
+            self.activate(now);
+        }
+    }
+
+    fn next_event(&self) -> Option<SimTime> {
+        let b = self.active.then(|| self.next_boundary());
+        match (b, self.intra.peek_time()) {
+            (Some(a), Some(c)) => Some(a.min(c)),
+            (a, c) => a.or(c),
+        }
+    }
+
+    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+        while let Some((t, f)) = self.intra.pop_due(now) {
+            let b = self.flows[f as usize].bytes;
+            self.flows[f as usize].sent = b;
+            rec.deliver(f, t, b);
+            rec.complete(f, t);
+            rec.count_internal_events(1);
+        }
+        if !self.active || self.next_boundary() != now {
+            return;
+        }
+        rec.count_internal_events(1);
+        self.run_day(rec);
+        // Next day.
+        self.day_idx += 1;
+        self.global_day += 1;
+        self.day_start = now;
+        if self.day_idx == self.week.len() {
+            self.day_idx = 0;
+            if self.tms {
+                self.week_start = now;
+                self.week = self.tms_week(now);
+            }
+        }
+        if !self.tms {
+            self.probe_sample(now, self.global_day);
+        }
+        if self.queued_flows == 0 {
+            self.active = false;
+        }
+    }
+
+    fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
+
+    fn stats(&self) -> FabricStats {
+        let duty = if self.stable_time + self.night_time > 0 {
+            self.stable_time as f64 / (self.stable_time + self.night_time) as f64
+        } else {
+            0.0
+        };
+        let slot_units = self.host_rate.bytes_in(self.slot()).max(1) as f64;
+        let mut s: FabricStats = [
+            ("days", self.days_run as f64),
+            ("packets", self.packets as f64),
+            ("held_packets", self.held as f64),
+            ("circuit_bytes", self.circuit_bytes as f64),
+            ("duty_cycle", duty),
+            ("peak_voq_bytes", self.peak_voq_bytes as f64),
+            ("packets_in_night", self.sent_in_night as f64),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        if self.tms {
+            s.insert("weeks_scheduled".into(), self.weeks_scheduled as f64);
+            s.insert("days_dropped".into(), self.days_dropped as f64);
+        }
+        if let Some(b) = self.probe {
+            s.insert("probe_voq_bytes".into(), b as f64);
+            s.insert("probe_voq_units".into(), (b as f64 / slot_units).round());
+        } else if !self.tms {
+            // Cold start (day 0) or a day the run never reached with traffic.
+            s.insert("probe_voq_bytes".into(), 0.0);
+            s.insert("probe_voq_units".into(), 0.0);
+        }
+        s
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        if self.sent_in_night != 0 {
+            return Err(format!("mordia: {} packets crossed a night", self.sent_in_night));
+        }
+        let mut flows = 0u64;
+        let mut bytes = 0u64;
+        for (qi, q) in self.voq.iter().enumerate() {
+            flows += q.len() as u64;
+            for &f in q {
+                let st = &self.flows[f as usize];
+                if st.src_rack as usize * self.n + st.dst_rack as usize != qi {
+                    return Err(format!("mordia: flow {f} in the wrong VOQ"));
+                }
+                if st.sent >= st.bytes {
+                    return Err(format!("mordia: finished flow {f} still queued"));
+                }
+                bytes += st.bytes - st.sent;
+            }
+        }
+        if flows != self.queued_flows || bytes != self.queued_bytes {
+            return Err(format!(
+                "mordia: VOQs hold {flows} flows / {bytes} B but the counters say {} / {}",
+                self.queued_flows, self.queued_bytes
+            ));
+        }
+        if self.active {
+            let d = &self.week[self.day_idx];
+            let mut used = vec![false; self.n];
+            for &j in &d.perm {
+                if j != u32::MAX {
+                    if std::mem::replace(&mut used[j as usize], true) {
+                        return Err("mordia: two inputs on one OCS output".into());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::Topology;
+
+    fn ctx(t: &Topology) -> BuildContext<'_> {
+        BuildContext { topology: t, seed: 1, check_invariants: true }
+    }
+
+    fn flow(id: u32, src: u32, dst: u32, bytes: u64, start: SimTime) -> Flow {
+        Flow { id, src, dst, bytes, start }
+    }
+
+    /// Fig. 4: 8 ToRs, uniform all-to-all (each ToR sends to every ToR,
+    /// itself included through the loopback day, at 1/8 of the link), uniform
+    /// slots without nights. VOQ occupancies of ToR 0 at each slot boundary,
+    /// in units of what one VOQ receives per slot, from the simulator.
+    #[test]
+    fn figure_4_voq_occupancy_from_cold_start() {
+        let topo = Topology {
+            racks: 8,
+            servers_per_rack: 8,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(80),
+            server_rate: None,
+        };
+        let p = MordiaParams {
+            night: SimTime::ZERO,
+            latency: SimTime::ZERO,
+            day: SimTime::us(100),
+            loopback: true,
+            ..MordiaParams::default()
+        };
+        let c = ctx(&topo);
+        let mut m = Mordia::new(&p, false, &c);
+        let mut rec = Recorder::new(None);
+        // Host k of rack i sends to rack k, at 10 Gbps, for longer than the test.
+        let mut id = 0;
+        for i in 0..8u32 {
+            for k in 0..8u32 {
+                let f = flow(id, i * 8 + k, k * 8 + (i + 1) % 8, 1 << 30, SimTime::ZERO);
+                rec.register(&f);
+                m.add_flow(SimTime::ZERO, &f, &mut rec);
+                id += 1;
+            }
+        }
+        let unit = Rate::gbps(10).bytes_in(SimTime::us(100)) as f64; // 125,000 B
+        let mut totals = vec![0u64];
+        let mut per_voq = vec![vec![0u64; 8]];
+        while totals.len() < 17 {
+            let t = m.next_event().unwrap();
+            m.advance(t, &mut rec);
+            m.check_invariants().unwrap();
+            let d = m.demand_matrix(t);
+            let row: Vec<u64> = (0..8).map(|j| (d[j] / unit).round() as u64).collect();
+            totals.push(row.iter().sum());
+            per_voq.push(row);
+        }
+        assert_eq!(rec.violation_count(), 0);
+        // The paper's Total row.
+        assert_eq!(totals, vec![0, 7, 13, 18, 22, 25, 27, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28]);
+        // Paper rows: VOQ k (destination k - 1) is drained during slot k - 1.
+        for (t, row) in per_voq.iter().enumerate() {
+            for (d, &v) in row.iter().enumerate() {
+                let want = if t <= d { t } else { (t - d - 1) % 8 };
+                assert_eq!(v as usize, want, "VOQ {} at slot {t}", d + 1);
+            }
+        }
+        assert_eq!(m.sent_in_night, 0);
+    }
+
+    #[test]
+    fn a_packet_that_would_straddle_the_night_is_held() {
+        // 2 racks, 1 server each, 8 Gbps: a 1,000 B packet takes 1 µs. Days of
+        // 2.5 µs: two packets fit, the third would straddle and waits for the
+        // next day (after a 1 µs night, the week is one day of 3.5 µs).
+        let topo = Topology {
+            racks: 2,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(8),
+            server_rate: None,
+        };
+        let p = MordiaParams {
+            night: SimTime::us(1),
+            latency: SimTime::ZERO,
+            day: SimTime::ns(2_500),
+            packet: ByteSize(1000),
+            ..MordiaParams::default()
+        };
+        let c = ctx(&topo);
+        let mut m = Mordia::new(&p, false, &c);
+        let mut rec = Recorder::new(None);
+        let f = flow(0, 0, 1, 3000, SimTime::ZERO);
+        rec.register(&f);
+        m.add_flow(SimTime::ZERO, &f, &mut rec);
+        while let Some(t) = m.next_event() {
+            m.advance(t, &mut rec);
+            m.check_invariants().unwrap();
+        }
+        // Host NIC at 8 Gbps = link, and the ToR stores a whole packet before
+        // sending it: packet k (k = 1, 2, 3) is at the ToR at k µs. Day 0
+        // sends packet 1 (1-2 µs); packet 2 (2-3 µs) would straddle the night
+        // at 2.5 µs and is held. Day 1 starts at 3.5 µs: packet 2 goes 3.5-4.5,
+        // packet 3 4.5-5.5 µs.
+        assert_eq!(rec.finish(0), Some(SimTime::ns(5_500)));
+        assert_eq!(m.held, 1);
+    }
+
+    #[test]
+    fn nic_delay_and_bad_parameters() {
+        let topo = Topology { racks: 4, servers_per_rack: 1, uplinks: 1, uplink_rate: Rate::gbps(10), server_rate: None };
+        let c = ctx(&topo);
+        let p = MordiaParams { nic_delay: SimTime::us(100), ..MordiaParams::default() };
+        let e = p.check(&VARIANTS[1], &c).unwrap_err();
+        assert_eq!(e.key, "mordia.day");
+        let p = MordiaParams { latency: SimTime::us(20), ..MordiaParams::default() };
+        assert_eq!(MordiaModule::layout(&p, &c).unwrap_err().key, "mordia.latency");
+        let p = MordiaParams { week: SimTime::us(25), ..MordiaParams::default() };
+        assert_eq!(MordiaModule::layout(&p, &c).unwrap_err().key, "mordia.week");
+    }
+
+    #[test]
+    fn tms_serves_a_skewed_demand_and_never_uses_a_night() {
+        // 4 racks; rack 0 sends a lot to rack 1 and a little to 2 and 3.
+        let topo = Topology { racks: 4, servers_per_rack: 1, uplinks: 1, uplink_rate: Rate::gbps(10), server_rate: None };
+        let c = ctx(&topo);
+        let p = MordiaParams::default();
+        let mut m = Mordia::new(&p, true, &c);
+        let mut rec = Recorder::new(None);
+        let flows = [flow(0, 0, 1, 2_000_000, SimTime::ZERO), flow(1, 0, 2, 100_000, SimTime::ZERO), flow(2, 3, 2, 500_000, SimTime::ZERO)];
+        for f in &flows {
+            rec.register(f);
+            m.add_flow(SimTime::ZERO, f, &mut rec);
+        }
+        while let Some(t) = m.next_event() {
+            m.advance(t, &mut rec);
+            m.check_invariants().unwrap();
+        }
+        for i in 0..3 {
+            assert!(rec.finish(i).is_some(), "flow {i}");
+        }
+        assert_eq!(m.sent_in_night, 0);
+        assert!(m.weeks_scheduled >= 1);
+    }
+}
