@@ -323,6 +323,7 @@ pub struct Mordia {
     probe: Option<u64>,
     weeks_scheduled: u64,
     days_dropped: u64,
+    fallback_weeks: u64,
 }
 
 impl Mordia {
@@ -361,6 +362,7 @@ impl Mordia {
             probe: None,
             weeks_scheduled: 0,
             days_dropped: 0,
+            fallback_weeks: 0,
         };
         if !tms {
             m.week = m.round_robin_week();
@@ -424,13 +426,25 @@ impl Mordia {
         let m: tms::Matrix = (0..n)
             .map(|i| {
                 (0..n)
-                    .map(|j| if i == j { 0.0 } else { d[i * n + j] + 1e-6 * max })
+                    .map(|j| if i == j { 0.0 } else { d[i * n + j] + 1e-3 * max })
                     .collect()
             })
             .collect();
-        let terms = tms::sinkhorn(&m, 1e-9, 100_000)
-            .and_then(|s| tms::bvn(&s.bam, 1e-6))
-            .unwrap_or_default();
+        // The 1e-3 fill gives every matrix total support, so Sinkhorn
+        // converges quickly; if it does not, the week is the round-robin one
+        // (traffic is never left without a schedule).
+        let terms = match tms::sinkhorn(&m, 1e-9, 20_000).and_then(|s| tms::bvn(&s.bam, 1e-8)) {
+            Ok(t) if !t.is_empty() => t,
+            _ => {
+                self.fallback_weeks += 1;
+                (1..n)
+                    .map(|d| tms::Term {
+                        weight: 1.0 / (n - 1) as f64,
+                        perm: (0..n).map(|i| (i + d) % n).collect(),
+                    })
+                    .collect()
+            }
+        };
         // Longest first; drop days below min_day, then stretch the rest.
         let mut kept: Vec<&tms::Term> = Vec::new();
         for k in 1..=terms.len() {
@@ -654,6 +668,7 @@ impl Fabric for Mordia {
         if self.tms {
             s.insert("weeks_scheduled".into(), self.weeks_scheduled as f64);
             s.insert("days_dropped".into(), self.days_dropped as f64);
+            s.insert("fallback_weeks".into(), self.fallback_weeks as f64);
         }
         if let Some(b) = self.probe {
             s.insert("probe_voq_bytes".into(), b as f64);
