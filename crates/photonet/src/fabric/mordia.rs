@@ -82,7 +82,8 @@ pub struct MordiaParams {
     /// `mordia_rr`: include the loopback day (rack i to itself), carrying
     /// intra-rack traffic through the OCS as in the paper's Fig. 2(d)/Fig. 4.
     pub loopback: bool,
-    /// `mordia`: length of a week (one schedule), nights included.
+    /// `mordia`: length of a week (one schedule), nights included; "0s" =
+    /// (N − 1) × (day + night), the round-robin week.
     pub week: SimTime,
     /// `mordia`: days shorter than this are dropped from a week (the
     /// prototype's shortest slot is 61 µs, §6.3).
@@ -114,7 +115,7 @@ impl Default for MordiaParams {
             night: SimTime::ns(11_500),
             day: SimTime::ns(94_500),
             loopback: false,
-            week: SimTime::ms(1),
+            week: SimTime::ZERO,
             min_day: SimTime::us(20),
             demand: Demand::Oracle,
             control_delay: 1,
@@ -152,6 +153,14 @@ fn err(key: &str, v: impl std::fmt::Display, why: impl Into<String>) -> ConfigEr
 }
 
 impl MordiaParams {
+    /// The TMS week for `n` racks.
+    pub fn week_len(&self, n: u64) -> SimTime {
+        if self.week == SimTime::ZERO {
+            (self.day + self.night) * n.saturating_sub(1).max(1)
+        } else {
+            self.week
+        }
+    }
     fn check(&self, v: &Variant, ctx: &BuildContext) -> Result<(), ConfigError> {
         let t = ctx.topology;
         let link = t.rack_uplink_rate();
@@ -199,11 +208,17 @@ impl MordiaParams {
                     "the shortest day must hold the NIC delay plus one packet",
                 ));
             }
-            if self.min_day + self.night > self.week {
+            let week = self.week_len(t.racks as u64);
+            let rr_day = week.0 / (t.racks as u64 - 1).max(1);
+            let need = (self.night + self.nic_delay + link.tx_time(self.packet.0)).0;
+            if self.min_day + self.night > week || rr_day < need {
                 return Err(err(
                     "week",
                     self.week,
-                    format!("days do not fit: one day of min_day {} plus a night of {} is longer than the week", self.min_day, self.night),
+                    format!(
+                        "days do not fit: the week must hold one day of min_day ({}) plus a night ({}), and N − 1 = {} days each with a night, the NIC delay and one packet",
+                        self.min_day, self.night, t.racks.saturating_sub(1)
+                    ),
                 ));
             }
         }
@@ -262,8 +277,11 @@ impl FabricModule for MordiaModule {
             let week = (p.day + p.night) * n;
             at_r + week * (bytes.div_ceil(day_bytes(p.day)) + 1) + p.day + p.night + p.latency
         } else {
-            let weeks = p.control_delay as u64 + 2 + bytes.div_ceil(day_bytes(p.min_day));
-            at_r + p.week * weeks + p.latency
+            let n = t.racks as u64;
+            let rr_day = p.week_len(n).0 / (n - 1).max(1) - p.night.0;
+            let c = day_bytes(p.min_day).min(day_bytes(SimTime(rr_day)));
+            let weeks = p.control_delay as u64 + 2 + bytes.div_ceil(c);
+            at_r + p.week_len(t.racks as u64) * weeks + p.latency
         };
         Ok(FctBounds { min, max })
     }
@@ -288,6 +306,7 @@ struct Day {
 pub struct Mordia {
     tms: bool,
     n: usize,
+    week_len: SimTime,
     host_rate: Rate,
     link: Rate,
     hosts: usize,
@@ -333,6 +352,7 @@ impl Mordia {
         let mut m = Mordia {
             tms,
             n,
+            week_len: p.week_len(n as u64),
             host_rate: t.host_rate(),
             link: t.rack_uplink_rate(),
             hosts: t.hosts(),
@@ -433,7 +453,10 @@ impl Mordia {
         // The 1e-3 fill gives every matrix total support, so Sinkhorn
         // converges quickly; if it does not, the week is the round-robin one
         // (traffic is never left without a schedule).
-        let terms = match tms::sinkhorn(&m, 1e-9, 20_000).and_then(|s| tms::bvn(&s.bam, 1e-8)) {
+        // Slots shorter than min_day are dropped anyway: stop decomposing
+        // once less than that is left.
+        let stop = self.p.min_day.0 as f64 / self.week_len.0 as f64;
+        let terms = match tms::sinkhorn(&m, 1e-9, 20_000).and_then(|s| tms::bvn_until(&s.bam, 1e-8, stop)) {
             Ok(t) if !t.is_empty() => t,
             _ => {
                 self.fallback_weeks += 1;
@@ -448,7 +471,7 @@ impl Mordia {
         // Longest first; drop days below min_day, then stretch the rest.
         let mut kept: Vec<&tms::Term> = Vec::new();
         for k in 1..=terms.len() {
-            let avail = self.p.week.0 as f64 - k as f64 * self.p.night.0 as f64;
+            let avail = self.week_len.0 as f64 - k as f64 * self.p.night.0 as f64;
             let total: f64 = terms[..k].iter().map(|t| t.weight).sum();
             let shortest = terms[k - 1].weight / total * avail;
             if avail <= 0.0 || shortest < self.p.min_day.0 as f64 {
@@ -458,12 +481,14 @@ impl Mordia {
         }
         self.days_dropped += (terms.len() - kept.len()) as u64;
         if kept.is_empty() {
-            return vec![Day {
-                len: self.p.week - self.p.night,
-                perm: vec![u32::MAX; n],
-            }];
+            // Every day would be shorter than min_day: the round-robin week.
+            self.fallback_weeks += 1;
+            let len = SimTime(self.week_len.0 / (n as u64 - 1) - self.p.night.0);
+            return (1..n)
+                .map(|d| Day { len, perm: (0..n).map(|i| ((i + d) % n) as u32).collect() })
+                .collect();
         }
-        let avail = self.p.week.0 - kept.len() as u64 * self.p.night.0;
+        let avail = self.week_len.0 - kept.len() as u64 * self.p.night.0;
         let total: f64 = kept.iter().map(|t| t.weight).sum();
         let mut days: Vec<Day> = kept
             .iter()
@@ -482,7 +507,7 @@ impl Mordia {
     fn activate(&mut self, now: SimTime) {
         self.active = true;
         if self.tms {
-            let w = self.p.week;
+            let w = self.week_len;
             let k = now.0 / w.0;
             self.week_start = SimTime(k * w.0);
             self.week = self.tms_week(now);

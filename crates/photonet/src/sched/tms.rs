@@ -231,6 +231,14 @@ pub(crate) fn perfect_matching(
 /// matrix to within a few ulps per term. Entries that fall below 1e-13 after a
 /// subtraction are treated as zero.
 pub fn bvn(bam: &Matrix, tol: f64) -> Result<Vec<Term>, String> {
+    bvn_until(bam, tol, 0.0)
+}
+
+/// [`bvn`] that stops once less than `stop_below` of the schedule is left
+/// undecomposed (every later term would be shorter than that, so a caller
+/// that drops such slots anyway need not compute them). The terms returned
+/// then sum to at least `1 − stop_below`.
+pub fn bvn_until(bam: &Matrix, tol: f64, stop_below: f64) -> Result<Vec<Term>, String> {
     validate_demand(bam)?;
     let err = stochastic_error(bam);
     if err > tol {
@@ -245,7 +253,7 @@ pub fn bvn(bam: &Matrix, tol: f64) -> Result<Vec<Term>, String> {
     let mut terms = Vec::new();
     let mut row_to = vec![NONE; n];
     let limit = n * n - 2 * n + 2;
-    while left > EPS * n as f64 {
+    while left > EPS * n as f64 && left >= stop_below {
         let ok = {
             let mm = &m;
             perfect_matching(n, &|i, j| mm[i][j] > EPS, &|i, j| mm[i][j], &mut row_to)
@@ -459,6 +467,19 @@ mod tests {
             assert!((term.weight - 1.0 / 7.0).abs() < 1e-12);
             assert!(term.perm.iter().enumerate().all(|(i, &j)| i != j));
         }
+    }
+
+    #[test]
+    fn bvn_until_stops_once_the_rest_is_short() {
+        let m = vec![
+            vec![0.5, 0.3, 0.2],
+            vec![0.2, 0.5, 0.3],
+            vec![0.3, 0.2, 0.5],
+        ];
+        // After 0.5 and 0.3 are taken (in whatever order), 0.2 < 0.25 is left.
+        let t = bvn_until(&m, 1e-12, 0.25).unwrap();
+        assert_eq!(t.len(), 2);
+        assert!((t.iter().map(|x| x.weight).sum::<f64>() - 0.8).abs() < 1e-12);
     }
 
     #[test]
