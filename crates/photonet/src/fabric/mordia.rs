@@ -9,7 +9,9 @@
 //!   no port carries anything.
 //! * Each host's NIC hands its flows to its ToR one after another at the host
 //!   rate R (`topology.host_rate()`), in arrival order (a FIFO NIC, so a host
-//!   never injects faster than R). A byte is at the ToR once it has crossed
+//!   never injects faster than R); with `host_nic = "per_flow"` every flow
+//!   reaches the ToR at R from its start (traffic generated at the ToR, as by
+//!   the prototype's emulated ToRs). A byte is at the ToR once it has crossed
 //!   the NIC.
 //! * Each ToR keeps a VOQ per destination rack (a FIFO of flows) that drains
 //!   only while the circuit to that rack is up, in packets of at most
@@ -69,6 +71,18 @@ pub enum Demand {
     Measured,
 }
 
+/// How hosts hand their flows' bytes to the ToR.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HostNic {
+    /// A host's NIC sends its flows one after another at R, in arrival order.
+    Fifo,
+    /// Every flow reaches the ToR at R from its start, whatever else its host
+    /// sends (traffic generated at the ToR, as by the prototype's emulated
+    /// ToRs of §5.2, which keep a queue per destination).
+    PerFlow,
+}
+
 /// Parameters of the Mordia OCS (`fabric = "mordia"` or `"mordia_rr"`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -101,6 +115,10 @@ pub struct MordiaParams {
     pub nic_delay: SimTime,
     /// From a packet's last bit leaving the ToR to its arrival; at most `night`.
     pub latency: SimTime,
+    /// "fifo" (a host's flows cross its NIC one after another at R) or
+    /// "per_flow" (each flow reaches the ToR at R, as from the prototype's
+    /// emulated ToRs).
+    pub host_nic: HostNic,
     /// Rack whose VOQs `probe_day` samples (statistic `probe_voq_bytes`).
     pub probe_rack: u32,
     /// Day boundary (counted from t = 0) at which the probe samples the VOQs
@@ -122,6 +140,7 @@ impl Default for MordiaParams {
             packet: ByteSize(1500),
             nic_delay: SimTime::ZERO,
             latency: SimTime::ns(500),
+            host_nic: HostNic::Fifo,
             probe_rack: 0,
             probe_day: 0,
         }
@@ -161,7 +180,9 @@ impl MordiaParams {
             self.week
         }
     }
-    fn check(&self, v: &Variant, ctx: &BuildContext) -> Result<(), ConfigError> {
+    /// Checks the keys every variant uses, and with `v` that variant's own
+    /// (`day` for `mordia_rr`; `week`, `min_day`, `control_delay` for `mordia`).
+    fn check(&self, v: Option<&Variant>, ctx: &BuildContext) -> Result<(), ConfigError> {
         let t = ctx.topology;
         let link = t.rack_uplink_rate();
         if self.packet.0 == 0 {
@@ -174,13 +195,14 @@ impl MordiaParams {
                 format!("must not exceed the night ({}): a day's packets are delivered by the end of its night", self.night),
             ));
         }
-        if t.racks < 2 && !(v.name == "mordia_rr" && self.loopback) {
+        if t.racks < 2 {
             return Err(ConfigError::new(
                 "topology.racks",
                 t.racks,
                 "an OCS needs at least two racks",
             ));
         }
+        let Some(v) = v else { return Ok(()) };
         if v.name == "mordia_rr" {
             if self.day <= self.nic_delay || self.day - self.nic_delay < link.tx_time(self.packet.0) {
                 return Err(err(
@@ -232,8 +254,7 @@ impl FabricModule for MordiaModule {
 
     fn layout(p: &MordiaParams, ctx: &BuildContext) -> Result<(), ConfigError> {
         // The keys every variant uses; `build` checks the variant's own.
-        p.check(&VARIANTS[0], ctx)?;
-        p.check(&VARIANTS[1], ctx)
+        p.check(None, ctx)
     }
 
     fn build(
@@ -241,7 +262,7 @@ impl FabricModule for MordiaModule {
         v: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-        p.check(v, ctx)?;
+        p.check(Some(v), ctx)?;
         Ok(Box::new(Mordia::new(&p, v.name == "mordia", ctx)))
     }
 
@@ -260,7 +281,7 @@ impl FabricModule for MordiaModule {
         dst: u32,
         bytes: u64,
     ) -> Result<FctBounds, ConfigError> {
-        p.check(v, ctx)?;
+        p.check(Some(v), ctx)?;
         let t = ctx.topology;
         let r = t.host_rate();
         let link = t.rack_uplink_rate();
@@ -607,8 +628,14 @@ impl Fabric for Mordia {
         let sr = flow.src / self.servers;
         let dr = flow.dst / self.servers;
         let h = flow.src as usize;
-        let nic_start = self.nic_free[h].max(now);
-        self.nic_free[h] = nic_start + self.host_rate.tx_time(flow.bytes);
+        let nic_start = match self.p.host_nic {
+            HostNic::Fifo => self.nic_free[h].max(now),
+            HostNic::PerFlow => now,
+        };
+        let nic_done = nic_start + self.host_rate.tx_time(flow.bytes);
+        if self.p.host_nic == HostNic::Fifo {
+            self.nic_free[h] = nic_done;
+        }
         self.flows.push(FlowSt {
             src_rack: sr,
             dst_rack: dr,
@@ -617,7 +644,7 @@ impl Fabric for Mordia {
             nic_start,
         });
         if sr == dr && !(self.p.loopback && !self.tms) {
-            self.intra.push(self.nic_free[h] + self.p.latency, flow.id);
+            self.intra.push(nic_done + self.p.latency, flow.id);
             return;
         }
         self.voq[sr as usize * self.n + dr as usize].push_back(flow.id);
@@ -860,12 +887,13 @@ mod tests {
         let topo = Topology { racks: 4, servers_per_rack: 1, uplinks: 1, uplink_rate: Rate::gbps(10), server_rate: None };
         let c = ctx(&topo);
         let p = MordiaParams { nic_delay: SimTime::us(100), ..MordiaParams::default() };
-        let e = p.check(&VARIANTS[1], &c).unwrap_err();
+        let e = p.check(Some(&VARIANTS[1]), &c).unwrap_err();
         assert_eq!(e.key, "mordia.day");
         let p = MordiaParams { latency: SimTime::us(20), ..MordiaParams::default() };
         assert_eq!(MordiaModule::layout(&p, &c).unwrap_err().key, "mordia.latency");
         let p = MordiaParams { week: SimTime::us(25), ..MordiaParams::default() };
-        assert_eq!(MordiaModule::layout(&p, &c).unwrap_err().key, "mordia.week");
+        assert_eq!(p.check(Some(&VARIANTS[0]), &c).unwrap_err().key, "mordia.week");
+        assert!(MordiaModule::build(p, &VARIANTS[0], &c).is_err());
     }
 
     #[test]
