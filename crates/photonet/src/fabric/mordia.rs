@@ -49,6 +49,9 @@
 //! traffic arrives at an idle fabric the clock jumps to the day that contains
 //! the arrival (the schedule is anchored at t = 0).
 
+// Matrix code reads best with explicit (i, j) indices.
+#![allow(clippy::needless_range_loop)]
+
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::{Fabric, FabricStats};
@@ -204,7 +207,8 @@ impl MordiaParams {
         }
         let Some(v) = v else { return Ok(()) };
         if v.name == "mordia_rr" {
-            if self.day <= self.nic_delay || self.day - self.nic_delay < link.tx_time(self.packet.0) {
+            if self.day <= self.nic_delay || self.day - self.nic_delay < link.tx_time(self.packet.0)
+            {
                 return Err(err(
                     "day",
                     self.day,
@@ -218,12 +222,22 @@ impl MordiaParams {
             }
         } else {
             if self.control_delay == 0 && self.demand == Demand::Measured {
-                return Err(err("control_delay", 0, "measured demand is at least one week old"));
+                return Err(err(
+                    "control_delay",
+                    0,
+                    "measured demand is at least one week old",
+                ));
             }
             if self.control_delay > 1000 {
-                return Err(err("control_delay", self.control_delay, "at most 1000 weeks"));
+                return Err(err(
+                    "control_delay",
+                    self.control_delay,
+                    "at most 1000 weeks",
+                ));
             }
-            if self.min_day <= self.nic_delay || self.min_day - self.nic_delay < link.tx_time(self.packet.0) {
+            if self.min_day <= self.nic_delay
+                || self.min_day - self.nic_delay < link.tx_time(self.packet.0)
+            {
                 return Err(err(
                     "min_day",
                     self.min_day,
@@ -289,7 +303,10 @@ impl FabricModule for MordiaModule {
         let min = at_r.saturating_sub(SimTime(1)) + p.latency;
         let intra = t.rack_of(src) == t.rack_of(dst);
         if intra && !(v.name == "mordia_rr" && p.loopback) {
-            return Ok(FctBounds { min, max: at_r + p.latency + SimTime(1) });
+            return Ok(FctBounds {
+                min,
+                max: at_r + p.latency + SimTime(1),
+            });
         }
         let per_pkt = link.tx_time(p.packet.0);
         let day_bytes = |d: SimTime| ((d - p.nic_delay).0 / per_pkt.0) * p.packet.0;
@@ -467,7 +484,13 @@ impl Mordia {
         let m: tms::Matrix = (0..n)
             .map(|i| {
                 (0..n)
-                    .map(|j| if i == j { 0.0 } else { d[i * n + j] + 1e-3 * max })
+                    .map(|j| {
+                        if i == j {
+                            0.0
+                        } else {
+                            d[i * n + j] + 1e-3 * max
+                        }
+                    })
                     .collect()
             })
             .collect();
@@ -477,7 +500,9 @@ impl Mordia {
         // Slots shorter than min_day are dropped anyway: stop decomposing
         // once less than that is left.
         let stop = self.p.min_day.0 as f64 / self.week_len.0 as f64;
-        let terms = match tms::sinkhorn(&m, 1e-9, 20_000).and_then(|s| tms::bvn_until(&s.bam, 1e-8, stop)) {
+        let terms = match tms::sinkhorn(&m, 1e-9, 20_000)
+            .and_then(|s| tms::bvn_until(&s.bam, 1e-8, stop))
+        {
             Ok(t) if !t.is_empty() => t,
             _ => {
                 self.fallback_weeks += 1;
@@ -506,7 +531,10 @@ impl Mordia {
             self.fallback_weeks += 1;
             let len = SimTime(self.week_len.0 / (n as u64 - 1) - self.p.night.0);
             return (1..n)
-                .map(|d| Day { len, perm: (0..n).map(|i| ((i + d) % n) as u32).collect() })
+                .map(|d| Day {
+                    len,
+                    perm: (0..n).map(|i| ((i + d) % n) as u32).collect(),
+                })
                 .collect();
         }
         let avail = self.week_len.0 - kept.len() as u64 * self.p.night.0;
@@ -534,7 +562,9 @@ impl Mordia {
             self.week = self.tms_week(now);
             let mut s = self.week_start;
             self.day_idx = 0;
-            while self.day_idx + 1 < self.week.len() && s + self.week[self.day_idx].len + self.p.night <= now {
+            while self.day_idx + 1 < self.week.len()
+                && s + self.week[self.day_idx].len + self.p.night <= now
+            {
                 s = s + self.week[self.day_idx].len + self.p.night;
                 self.day_idx += 1;
             }
@@ -614,7 +644,12 @@ impl Mordia {
 
 impl Fabric for Mordia {
     fn name(&self) -> String {
-        if self.tms { "Mordia (TMS)" } else { "Mordia (round-robin)" }.into()
+        if self.tms {
+            "Mordia (TMS)"
+        } else {
+            "Mordia (round-robin)"
+        }
+        .into()
     }
     fn hosts(&self) -> usize {
         self.hosts
@@ -643,7 +678,7 @@ impl Fabric for Mordia {
             sent: 0,
             nic_start,
         });
-        if sr == dr && !(self.p.loopback && !self.tms) {
+        if sr == dr && (self.tms || !self.p.loopback) {
             self.intra.push(nic_done + self.p.latency, flow.id);
             return;
         }
@@ -735,7 +770,10 @@ impl Fabric for Mordia {
 
     fn check_invariants(&self) -> Result<(), String> {
         if self.sent_in_night != 0 {
-            return Err(format!("mordia: {} packets crossed a night", self.sent_in_night));
+            return Err(format!(
+                "mordia: {} packets crossed a night",
+                self.sent_in_night
+            ));
         }
         let mut flows = 0u64;
         let mut bytes = 0u64;
@@ -762,10 +800,8 @@ impl Fabric for Mordia {
             let d = &self.week[self.day_idx];
             let mut used = vec![false; self.n];
             for &j in &d.perm {
-                if j != u32::MAX {
-                    if std::mem::replace(&mut used[j as usize], true) {
-                        return Err("mordia: two inputs on one OCS output".into());
-                    }
+                if j != u32::MAX && std::mem::replace(&mut used[j as usize], true) {
+                    return Err("mordia: two inputs on one OCS output".into());
                 }
             }
         }
@@ -779,11 +815,21 @@ mod tests {
     use crate::topology::Topology;
 
     fn ctx(t: &Topology) -> BuildContext<'_> {
-        BuildContext { topology: t, seed: 1, check_invariants: true }
+        BuildContext {
+            topology: t,
+            seed: 1,
+            check_invariants: true,
+        }
     }
 
     fn flow(id: u32, src: u32, dst: u32, bytes: u64, start: SimTime) -> Flow {
-        Flow { id, src, dst, bytes, start }
+        Flow {
+            id,
+            src,
+            dst,
+            bytes,
+            start,
+        }
     }
 
     /// Fig. 4: 8 ToRs, uniform all-to-all (each ToR sends to every ToR,
@@ -833,7 +879,10 @@ mod tests {
         }
         assert_eq!(rec.violation_count(), 0);
         // The paper's Total row.
-        assert_eq!(totals, vec![0, 7, 13, 18, 22, 25, 27, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28]);
+        assert_eq!(
+            totals,
+            vec![0, 7, 13, 18, 22, 25, 27, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28]
+        );
         // Paper rows: VOQ k (destination k - 1) is drained during slot k - 1.
         for (t, row) in per_voq.iter().enumerate() {
             for (d, &v) in row.iter().enumerate() {
@@ -884,27 +933,58 @@ mod tests {
 
     #[test]
     fn nic_delay_and_bad_parameters() {
-        let topo = Topology { racks: 4, servers_per_rack: 1, uplinks: 1, uplink_rate: Rate::gbps(10), server_rate: None };
+        let topo = Topology {
+            racks: 4,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(10),
+            server_rate: None,
+        };
         let c = ctx(&topo);
-        let p = MordiaParams { nic_delay: SimTime::us(100), ..MordiaParams::default() };
+        let p = MordiaParams {
+            nic_delay: SimTime::us(100),
+            ..MordiaParams::default()
+        };
         let e = p.check(Some(&VARIANTS[1]), &c).unwrap_err();
         assert_eq!(e.key, "mordia.day");
-        let p = MordiaParams { latency: SimTime::us(20), ..MordiaParams::default() };
-        assert_eq!(MordiaModule::layout(&p, &c).unwrap_err().key, "mordia.latency");
-        let p = MordiaParams { week: SimTime::us(25), ..MordiaParams::default() };
-        assert_eq!(p.check(Some(&VARIANTS[0]), &c).unwrap_err().key, "mordia.week");
+        let p = MordiaParams {
+            latency: SimTime::us(20),
+            ..MordiaParams::default()
+        };
+        assert_eq!(
+            MordiaModule::layout(&p, &c).unwrap_err().key,
+            "mordia.latency"
+        );
+        let p = MordiaParams {
+            week: SimTime::us(25),
+            ..MordiaParams::default()
+        };
+        assert_eq!(
+            p.check(Some(&VARIANTS[0]), &c).unwrap_err().key,
+            "mordia.week"
+        );
         assert!(MordiaModule::build(p, &VARIANTS[0], &c).is_err());
     }
 
     #[test]
     fn tms_serves_a_skewed_demand_and_never_uses_a_night() {
         // 4 racks; rack 0 sends a lot to rack 1 and a little to 2 and 3.
-        let topo = Topology { racks: 4, servers_per_rack: 1, uplinks: 1, uplink_rate: Rate::gbps(10), server_rate: None };
+        let topo = Topology {
+            racks: 4,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(10),
+            server_rate: None,
+        };
         let c = ctx(&topo);
         let p = MordiaParams::default();
         let mut m = Mordia::new(&p, true, &c);
         let mut rec = Recorder::new(None);
-        let flows = [flow(0, 0, 1, 2_000_000, SimTime::ZERO), flow(1, 0, 2, 100_000, SimTime::ZERO), flow(2, 3, 2, 500_000, SimTime::ZERO)];
+        let flows = [
+            flow(0, 0, 1, 2_000_000, SimTime::ZERO),
+            flow(1, 0, 2, 100_000, SimTime::ZERO),
+            flow(2, 3, 2, 500_000, SimTime::ZERO),
+        ];
         for f in &flows {
             rec.register(f);
             m.add_flow(SimTime::ZERO, f, &mut rec);

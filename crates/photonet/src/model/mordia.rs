@@ -7,6 +7,9 @@
 //! exactly N² − 2N + 2 for N = 4, so the default is a 4 × 4 TDM of uniform
 //! random entries (diagonal included, as in §3.2) from a seeded stream.
 
+// Matrix code reads best with explicit (i, j) indices.
+#![allow(clippy::needless_range_loop)]
+
 use crate::error::{from_toml_text, ConfigError};
 use crate::rng::RngStreams;
 use crate::sched::tms;
@@ -50,13 +53,24 @@ fn evaluate(params_toml: &str, _: &serde_json::Value) -> Result<serde_json::Valu
     if p.tdm_ports < 2 || p.tdm_ports > 64 {
         return Err(ConfigError::new("tdm_ports", p.tdm_ports, "must be 2..=64"));
     }
-    if !(p.night_us >= 0.0) || p.slots_us.iter().any(|&s| !(s > p.night_us)) {
-        return Err(ConfigError::new("slots_us", format!("{:?}", p.slots_us), "every slot must be longer than the night"));
+    if p.night_us.is_nan()
+        || p.night_us < 0.0
+        || p.slots_us.iter().any(|&s| s.is_nan() || s <= p.night_us)
+    {
+        return Err(ConfigError::new(
+            "slots_us",
+            format!("{:?}", p.slots_us),
+            "every slot must be longer than the night",
+        ));
     }
     let n = p.tdm_ports;
     let mut rng = RngStreams::new(p.tdm_seed).stream("mordia.tdm");
-    let tdm: tms::Matrix = (0..n).map(|_| (0..n).map(|_| rng.random::<f64>() + 1e-9).collect()).collect();
-    let bam = tms::sinkhorn(&tdm, 1e-12, 100_000).map_err(|e| ConfigError::new("tdm_seed", p.tdm_seed, e))?.bam;
+    let tdm: tms::Matrix = (0..n)
+        .map(|_| (0..n).map(|_| rng.random::<f64>() + 1e-9).collect())
+        .collect();
+    let bam = tms::sinkhorn(&tdm, 1e-12, 100_000)
+        .map_err(|e| ConfigError::new("tdm_seed", p.tdm_seed, e))?
+        .bam;
     let terms = tms::bvn(&bam, 1e-9).map_err(|e| ConfigError::new("tdm_seed", p.tdm_seed, e))?;
     let table2: Vec<_> = (0..=n * n - 2 * n + 2)
         .map(|k| {

@@ -24,6 +24,9 @@
 //! The circuit service of pair (i, j) is `Σ φ_k [P_k(i) = j]`; the packet
 //! switch gets `max(D_ij − service_ij, 0)`.
 
+// Matrix code reads best with explicit (i, j) indices.
+#![allow(clippy::needless_range_loop)]
+
 use crate::sched::tms::{perfect_matching, validate_demand, Matrix};
 
 /// One circuit configuration: `perm[src] = dst` held for `duration`.
@@ -59,7 +62,9 @@ pub fn validate(period: f64, delta: f64, min_config: f64) -> Result<(), (&'stati
     if delta >= min_config {
         return Err((
             "reconfiguration",
-            format!("δ = {delta} must be shorter than the minimum configuration length {min_config}"),
+            format!(
+                "δ = {delta} must be shorter than the minimum configuration length {min_config}"
+            ),
         ));
     }
     if min_config + delta > period {
@@ -123,7 +128,12 @@ pub fn schedule(
             let ok = {
                 let mm = &m;
                 let rr = r;
-                perfect_matching(n, &|i, j| mm[i][j] >= rr && mm[i][j] > tiny, &|i, j| mm[i][j], &mut row_to)
+                perfect_matching(
+                    n,
+                    &|i, j| mm[i][j] >= rr && mm[i][j] > tiny,
+                    &|i, j| mm[i][j],
+                    &mut row_to,
+                )
             };
             if !ok {
                 r /= 2.0;
@@ -132,7 +142,9 @@ pub fn schedule(
                 }
                 continue;
             }
-            let t = (0..n).map(|i| m[i][row_to[i]]).fold(f64::INFINITY, f64::min);
+            let t = (0..n)
+                .map(|i| m[i][row_to[i]])
+                .fold(f64::INFINITY, f64::min);
             let phi = t.max(min_config);
             if used + phi + delta > period * (1.0 + 1e-12) {
                 break 'slice;
@@ -168,7 +180,11 @@ mod tests {
 
     #[test]
     fn stuffing_balances_every_line() {
-        let d = vec![vec![0.0, 3.0, 1.0], vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0]];
+        let d = vec![
+            vec![0.0, 3.0, 1.0],
+            vec![1.0, 0.0, 0.0],
+            vec![0.0, 1.0, 0.0],
+        ];
         let s = stuff(&d);
         let (r, c) = crate::sched::tms::line_sums(&s);
         for v in r.iter().chain(&c) {
@@ -194,8 +210,20 @@ mod tests {
         ];
         let s = schedule(&d, 100.0, 2.0, 4.0).unwrap();
         assert_eq!(s.configs.len(), 2);
-        assert_eq!(s.configs[0], Config { duration: 60.0, perm: vec![1, 2, 0] });
-        assert_eq!(s.configs[1], Config { duration: 20.0, perm: vec![2, 0, 1] });
+        assert_eq!(
+            s.configs[0],
+            Config {
+                duration: 60.0,
+                perm: vec![1, 2, 0]
+            }
+        );
+        assert_eq!(
+            s.configs[1],
+            Config {
+                duration: 20.0,
+                perm: vec![2, 0, 1]
+            }
+        );
         assert!((s.used - 84.0).abs() < 1e-12);
         assert!(s.packet.iter().flatten().all(|&v| v == 0.0));
         // With a period of 70 only the first fits (60 + 2 = 62; +22 > 70):
@@ -216,7 +244,10 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected() {
-        assert!(validate(100.0, 40.0, 40.0).unwrap_err().1.contains("shorter"));
+        assert!(validate(100.0, 40.0, 40.0)
+            .unwrap_err()
+            .1
+            .contains("shorter"));
         assert_eq!(validate(30.0, 5.0, 40.0).unwrap_err().0, "period");
         assert!(schedule(&vec![vec![0.0, -1.0], vec![0.0, 0.0]], 1.0, 0.1, 0.2).is_err());
     }

@@ -23,6 +23,9 @@
 //! Matrices are `Vec<Vec<f64>>` with sources as rows and destinations as
 //! columns; a permutation is `perm[src] = dst`.
 
+// Matrix code reads best with explicit (i, j) indices.
+#![allow(clippy::needless_range_loop)]
+
 /// A square matrix, rows = sources, columns = destinations.
 pub type Matrix = Vec<Vec<f64>>;
 
@@ -49,10 +52,14 @@ pub fn validate_demand(m: &Matrix) -> Result<(), String> {
         }
         for (j, &v) in row.iter().enumerate() {
             if !v.is_finite() {
-                return Err(format!("entry ({i}, {j}) is {v}: demand must be a finite number"));
+                return Err(format!(
+                    "entry ({i}, {j}) is {v}: demand must be a finite number"
+                ));
             }
             if v < 0.0 {
-                return Err(format!("entry ({i}, {j}) is {v}: demand cannot be negative"));
+                return Err(format!(
+                    "entry ({i}, {j}) is {v}: demand cannot be negative"
+                ));
             }
         }
     }
@@ -105,7 +112,9 @@ pub fn sinkhorn(demand: &Matrix, tol: f64, max_iter: usize) -> Result<Scaled, St
     let n = demand.len();
     let (r, c) = line_sums(demand);
     if let Some(i) = r.iter().position(|&s| s == 0.0) {
-        return Err(format!("source {i} has no demand: its row cannot be scaled to sum 1"));
+        return Err(format!(
+            "source {i} has no demand: its row cannot be scaled to sum 1"
+        ));
     }
     if let Some(j) = c.iter().position(|&s| s == 0.0) {
         return Err(format!(
@@ -160,6 +169,7 @@ pub(crate) fn perfect_matching(
 ) -> bool {
     row_to.resize(n, NONE);
     let mut col_to = vec![NONE; n];
+    #[allow(clippy::needless_range_loop)]
     for i in 0..n {
         let j = row_to[i];
         if j != NONE && (!allowed(i, j) || col_to[j] != NONE) {
@@ -172,6 +182,7 @@ pub(crate) fn perfect_matching(
     let mut order: Vec<Option<Vec<usize>>> = vec![None; n];
     let mut seen = vec![0u32; n];
     let mut stamp = 0u32;
+    #[allow(clippy::too_many_arguments)]
     fn augment(
         i: usize,
         n: usize,
@@ -217,7 +228,15 @@ pub(crate) fn perfect_matching(
         }
         stamp += 1;
         if !augment(
-            i, n, allowed, value, &mut order, &mut seen, stamp, row_to, &mut col_to,
+            i,
+            n,
+            allowed,
+            value,
+            &mut order,
+            &mut seen,
+            stamp,
+            row_to,
+            &mut col_to,
         ) {
             return false;
         }
@@ -269,7 +288,9 @@ pub fn bvn_until(bam: &Matrix, tol: f64, stop_below: f64) -> Result<Vec<Term>, S
                 "no perfect matching with {rest} of the schedule left: the matrix is not doubly stochastic"
             ));
         }
-        let w = (0..n).map(|i| m[i][row_to[i]]).fold(f64::INFINITY, f64::min);
+        let w = (0..n)
+            .map(|i| m[i][row_to[i]])
+            .fold(f64::INFINITY, f64::min);
         for i in 0..n {
             let v = &mut m[i][row_to[i]];
             *v -= w;
@@ -395,7 +416,8 @@ mod tests {
 
     fn is_perm(p: &[usize]) -> bool {
         let mut seen = vec![false; p.len()];
-        p.iter().all(|&j| j < p.len() && !std::mem::replace(&mut seen[j], true))
+        p.iter()
+            .all(|&j| j < p.len() && !std::mem::replace(&mut seen[j], true))
     }
 
     #[test]
@@ -459,7 +481,11 @@ mod tests {
         // The 8-rack example of §3.2 without loopback: 7 days of 1/7.
         let n = 8;
         let m: Matrix = (0..n)
-            .map(|i| (0..n).map(|j| if i == j { 0.0 } else { 1.0 / 7.0 }).collect())
+            .map(|i| {
+                (0..n)
+                    .map(|j| if i == j { 0.0 } else { 1.0 / 7.0 })
+                    .collect()
+            })
             .collect();
         let t = bvn(&m, 1e-12).unwrap();
         assert_eq!(t.len(), 7);
@@ -518,13 +544,16 @@ mod tests {
     fn arb_ds() -> impl Strategy<Value = Matrix> {
         (2usize..9).prop_flat_map(|n| {
             prop::collection::vec(
-                (0.01f64..1.0, Just(()).prop_perturb(move |_, mut rng| {
-                    let mut p: Vec<usize> = (0..n).collect();
-                    for i in (1..n).rev() {
-                        p.swap(i, rng.random_range(0..=i));
-                    }
-                    p
-                })),
+                (
+                    0.01f64..1.0,
+                    Just(()).prop_perturb(move |_, mut rng| {
+                        let mut p: Vec<usize> = (0..n).collect();
+                        for i in (1..n).rev() {
+                            p.swap(i, rng.random_range(0..=i));
+                        }
+                        p
+                    }),
+                ),
                 1..3 * n,
             )
             .prop_map(move |terms| {
@@ -552,7 +581,6 @@ mod tests {
             )
         })
     }
-
 
     proptest! {
         #[test]
