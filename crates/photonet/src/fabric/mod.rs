@@ -8,6 +8,7 @@
 //! algorithms live in `sched/`, shared building blocks (queues, pools, timers,
 //! in-order delivery) in the core modules below it.
 
+pub mod baldur;
 pub mod esn;
 pub mod ideal;
 pub mod registry;
@@ -25,6 +26,7 @@ pub const REGISTRY: &[FabricSpec] = &[
     FabricSpec::of::<esn::EsnOsub>(),
     FabricSpec::of::<sirius::SiriusModule>(),
     FabricSpec::of::<ideal::IdealFlat>(),
+    FabricSpec::of::<baldur::BaldurModule>(),
 ];
 
 /// Per-architecture statistics, by name (e.g. `peak_queue_bytes`).
