@@ -323,6 +323,48 @@ pub struct Butterfly {
     free_at: Vec<SimTime>,
 }
 
+/// Wires the outputs of stage `s` (< k−1) of a 2^k-node multi-butterfly of
+/// multiplicity m: `next[port]` becomes the switch of stage s+1 that output
+/// `port` = (switch·2 + direction)·m + j feeds. Within each sorting group and
+/// direction the outputs are mapped onto the inputs of the group's child by a
+/// random permutation drawn from `rng` (None: in order). `perm` is scratch.
+pub fn wire_stage(
+    k: u32,
+    m: u32,
+    s: u32,
+    mut rng: Option<&mut SimRng>,
+    perm: &mut Vec<u32>,
+    next: &mut [u32],
+) {
+    let n = 1usize << k;
+    let mu = m as usize;
+    let s = s as usize;
+    let g_size = n >> (s + 1); // switches per group at stage s
+    let g_next = g_size / 2; // per group at stage s+1
+    for g in 0..(1usize << s) {
+        for b in 0..2usize {
+            // g_size·m outputs onto g_next·2m inputs.
+            let count = g_size * mu;
+            perm.clear();
+            perm.extend(0..count as u32);
+            if let Some(r) = rng.as_deref_mut() {
+                for i in (1..count).rev() {
+                    let j = r.random_range(0..=i);
+                    perm.swap(i, j);
+                }
+            }
+            let base_next = (2 * g + b) * g_next;
+            for i in 0..g_size {
+                let sw = g * g_size + i;
+                for j in 0..mu {
+                    next[(sw * 2 + b) * mu + j] =
+                        (base_next + perm[i * mu + j] as usize / (2 * mu)) as u32;
+                }
+            }
+        }
+    }
+}
+
 /// Where a packet went: delivered, or dropped at a stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fate {
@@ -334,38 +376,18 @@ impl Butterfly {
     /// A 2^k-node multi-butterfly of multiplicity m; `rng` draws the wiring
     /// (None: in order).
     pub fn new(k: u32, m: u32, mut rng: Option<&mut SimRng>) -> Butterfly {
-        let n = 1usize << k;
-        let mu = m as usize;
-        let ports = n * mu;
+        let ports = (1usize << k) * m as usize;
         let mut next = vec![0u32; ports * (k as usize).saturating_sub(1)];
-        let mut perm: Vec<u32> = Vec::new();
-        for s in 0..k.saturating_sub(1) as usize {
-            let g_size = n >> (s + 1); // switches per group at stage s
-            let g_next = g_size / 2; // per group at stage s+1
-            for g in 0..(1usize << s) {
-                for b in 0..2usize {
-                    // g_size·m outputs onto g_next·2m inputs.
-                    let count = g_size * mu;
-                    perm.clear();
-                    perm.extend(0..count as u32);
-                    if let Some(r) = rng.as_deref_mut() {
-                        for i in (1..count).rev() {
-                            let j = r.random_range(0..=i);
-                            perm.swap(i, j);
-                        }
-                    }
-                    let base_next = (2 * g + b) * g_next;
-                    for i in 0..g_size {
-                        let sw = g * g_size + i;
-                        for j in 0..mu {
-                            let q = i * mu + j;
-                            let port = (sw * 2 + b) * mu + j;
-                            next[s * ports + port] =
-                                (base_next + perm[q] as usize / (2 * mu)) as u32;
-                        }
-                    }
-                }
-            }
+        let mut perm = Vec::new();
+        for s in 0..k.saturating_sub(1) {
+            wire_stage(
+                k,
+                m,
+                s,
+                rng.as_deref_mut(),
+                &mut perm,
+                &mut next[s as usize * ports..(s as usize + 1) * ports],
+            );
         }
         Butterfly {
             k,
@@ -1022,7 +1044,9 @@ mod tests {
     fn drain(net: &mut Baldur, flows: &[Flow]) -> Recorder {
         let mut rec = Recorder::new(None);
         let mut i = 0;
+        let mut steps = 0u64;
         loop {
+            steps += 1;
             let ta = flows.get(i).map(|f| f.start);
             match (ta, net.next_event()) {
                 (None, None) => break,
@@ -1034,8 +1058,13 @@ mod tests {
                     i += 1;
                 }
             }
-            net.check_invariants().unwrap();
+            // Every call while little is in flight; then every 64th (the check
+            // walks every outstanding packet).
+            if steps < 2_000 || steps % 64 == 0 {
+                net.check_invariants().unwrap();
+            }
         }
+        net.check_invariants().unwrap();
         rec
     }
 
