@@ -460,8 +460,6 @@ enum Event {
 
 #[derive(Clone, Copy, Debug)]
 enum Timer {
-    /// No ACK in time.
-    Timeout { slot: u32, serial: u32 },
     /// The backoff is over: queue the retransmission.
     Retry { slot: u32, serial: u32 },
 }
@@ -473,6 +471,9 @@ struct Outstanding {
     seq: u32,
     bytes: u32,
     timeouts: u32,
+    /// When the pending timeout fires (`SimTime::MAX`: none pending).
+    deadline: SimTime,
+    /// The pending backoff timer, if any.
     timer: Option<TimerId>,
     /// Waiting in the node's retransmission queue.
     queued: bool,
@@ -498,7 +499,10 @@ struct Node {
     retx: List,
     /// Flows with packets never sent, in arrival order.
     fresh: VecDeque<FlowId>,
-    busy: bool,
+    /// When the transmitter finishes its current packet (and its gap).
+    free_at: SimTime,
+    /// A `TxFree` event is pending for this node.
+    wake: bool,
     buffer_bytes: u64,
     buffer_peak: u64,
 }
@@ -522,6 +526,16 @@ pub struct Baldur {
     serial_of: Vec<u32>,
     next_serial: u32,
     events: EventQueue<Event>,
+    /// Arrivals of full-size data packets and of ACKs: each is now + a
+    /// constant, so each FIFO is in time order (short data packets, the last
+    /// of a flow, and `TxFree` go to `events`).
+    data_fifo: VecDeque<(SimTime, Event)>,
+    ack_fifo: VecDeque<(SimTime, Event)>,
+    /// Timeouts in deadline order: every data transmission adds one at
+    /// now + timeout, so deadlines are non-decreasing and a FIFO replaces a
+    /// heap; stale entries (ACKed, or superseded) are skipped when popped.
+    timeouts_fifo: VecDeque<(SimTime, u32, u32)>,
+    /// Backoff timers (random delays).
     timers: TimerQueue<Timer>,
     backoff_rng: SimRng,
     check: bool,
@@ -566,6 +580,9 @@ impl Baldur {
             serial_of: Vec::new(),
             next_serial: 1,
             events: EventQueue::new(),
+            data_fifo: VecDeque::new(),
+            ack_fifo: VecDeque::new(),
+            timeouts_fifo: VecDeque::new(),
             timers: TimerQueue::new(),
             backoff_rng: streams.stream("baldur.backoff"),
             check: false,
@@ -637,10 +654,10 @@ impl Baldur {
             self.acks_sent += 1;
             if self.inject(now, h, to, wire) {
                 self.in_flight += 1;
-                self.events.push(
+                self.ack_fifo.push_back((
                     now + self.l.head_latency + wire,
                     Event::Ack { slot, serial },
-                );
+                ));
             } else {
                 self.acks_dropped += 1;
             }
@@ -662,6 +679,7 @@ impl Baldur {
                 seq,
                 bytes: bytes as u32,
                 timeouts: 0,
+                deadline: SimTime::MAX,
                 timer: None,
                 queued: false,
                 acked: false,
@@ -677,12 +695,32 @@ impl Baldur {
             wire = self.l.wire_time(bytes);
             self.send_data(now, h, slot, wire);
         } else {
-            self.nodes[hi].busy = false;
             return;
         }
-        self.nodes[hi].busy = true;
-        self.pending_tx += 1;
-        self.events.push(now + wire + self.l.gap, Event::TxFree(h));
+        let free_at = now + wire + self.l.gap;
+        let node = &mut self.nodes[hi];
+        node.free_at = free_at;
+        if !node.acks.is_empty() || !node.retx.is_empty() || !node.fresh.is_empty() {
+            node.wake = true;
+            self.pending_tx += 1;
+            self.events.push(free_at, Event::TxFree(h));
+        }
+    }
+
+    /// Something was queued at node `h`: transmit now if the transmitter is
+    /// free, else make sure it wakes when it is.
+    fn kick(&mut self, h: u32, now: SimTime) {
+        let node = &mut self.nodes[h as usize];
+        if node.wake {
+            return;
+        }
+        if now >= node.free_at {
+            self.start_tx(h, now);
+        } else {
+            node.wake = true;
+            self.pending_tx += 1;
+            self.events.push(node.free_at, Event::TxFree(h));
+        }
     }
 
     /// The next retransmission of node `h` (releasing entries ACKed while queued).
@@ -706,22 +744,24 @@ impl Baldur {
         self.data_sent += 1;
         if self.inject(now, h, dst, wire) {
             self.in_flight += 1;
-            self.events.push(
-                now + self.l.head_latency + wire,
-                Event::Data {
-                    flow: o.flow,
-                    seq: o.seq,
-                    slot,
-                    serial,
-                },
-            );
+            let at = now + self.l.head_latency + wire;
+            let ev = Event::Data {
+                flow: o.flow,
+                seq: o.seq,
+                slot,
+                serial,
+            };
+            if o.bytes as u64 == self.packet {
+                self.data_fifo.push_back((at, ev));
+            } else {
+                self.events.push(at, ev);
+            }
         } else {
             self.data_dropped += 1;
         }
-        let id = self
-            .timers
-            .schedule(now + self.timeout, Timer::Timeout { slot, serial });
-        self.out.get_mut(slot).timer = Some(id);
+        let deadline = now + self.timeout;
+        self.out.get_mut(slot).deadline = deadline;
+        self.timeouts_fifo.push_back((deadline, slot, serial));
     }
 
     fn release(&mut self, slot: u32) {
@@ -740,21 +780,20 @@ impl Baldur {
         o.queued = true;
         let h = self.flows[o.flow as usize].src;
         self.out.push_back(&mut self.nodes[h as usize].retx, slot);
-        if !self.nodes[h as usize].busy {
-            self.start_tx(h, now);
-        }
+        self.kick(h, now);
     }
 
-    fn on_timer(&mut self, now: SimTime, t: Timer) {
-        match t {
-            Timer::Timeout { slot, serial } => {
-                if !self.live(slot, serial) {
-                    return;
-                }
-                self.timeouts += 1;
-                let o = self.out.get_mut(slot);
-                o.timer = None;
-                o.timeouts += 1;
+    /// The timeout at the head of the FIFO (due at `deadline`).
+    fn on_timeout(&mut self, now: SimTime, deadline: SimTime, slot: u32, serial: u32) {
+        if !self.live(slot, serial) || self.out.get(slot).deadline != deadline {
+            return;
+        }
+        self.timeouts += 1;
+        let o = self.out.get_mut(slot);
+        o.deadline = SimTime::MAX;
+        o.timeouts += 1;
+        {
+            {
                 let c = o.timeouts.min(self.backoff_cap);
                 let slots = self.backoff_rng.random_range(0..(1u64 << c));
                 if slots == 0 {
@@ -767,6 +806,11 @@ impl Baldur {
                     self.out.get_mut(slot).timer = Some(id);
                 }
             }
+        }
+    }
+
+    fn on_timer(&mut self, now: SimTime, t: Timer) {
+        match t {
             Timer::Retry { slot, serial } => {
                 if self.live(slot, serial) {
                     self.queue_retx(slot, now);
@@ -779,7 +823,7 @@ impl Baldur {
         match ev {
             Event::TxFree(h) => {
                 self.pending_tx -= 1;
-                self.nodes[h as usize].busy = false;
+                self.nodes[h as usize].wake = false;
                 self.start_tx(h, now);
             }
             Event::Data {
@@ -819,9 +863,7 @@ impl Baldur {
                     }
                 }
                 self.nodes[dst as usize].acks.push_back((src, slot, serial));
-                if !self.nodes[dst as usize].busy {
-                    self.start_tx(dst, now);
-                }
+                self.kick(dst, now);
             }
             Event::Ack { slot, serial } => {
                 self.in_flight -= 1;
@@ -831,6 +873,7 @@ impl Baldur {
                 }
                 let o = self.out.get_mut(slot);
                 o.acked = true;
+                o.deadline = SimTime::MAX;
                 let (timer, queued, bytes, flow) = (o.timer.take(), o.queued, o.bytes, o.flow);
                 if let Some(id) = timer {
                     self.timers.cancel(id);
@@ -868,35 +911,46 @@ impl Fabric for Baldur {
             rb: None,
         });
         self.nodes[flow.src as usize].fresh.push_back(flow.id);
-        if !self.nodes[flow.src as usize].busy {
-            self.start_tx(flow.src, now);
-        }
+        self.kick(flow.src, now);
     }
 
     fn next_event(&self) -> Option<SimTime> {
-        match (self.events.peek_time(), self.timers.peek_time()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let a = self
+            .events
+            .peek_time()
+            .unwrap_or(SimTime::MAX)
+            .min(self.data_fifo.front().map_or(SimTime::MAX, |e| e.0))
+            .min(self.ack_fifo.front().map_or(SimTime::MAX, |e| e.0));
+        let b = self.timers.peek_time().unwrap_or(SimTime::MAX);
+        let c = self.timeouts_fifo.front().map_or(SimTime::MAX, |e| e.0);
+        let t = a.min(b).min(c);
+        (t != SimTime::MAX).then_some(t)
     }
 
     fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+        // Due now: events, then timeouts, then backoff timers (all at `now`:
+        // the run loop calls at the earliest of the three).
+        let mut n = 0;
         loop {
-            let te = self.events.peek_time().filter(|&t| t <= now);
-            let tt = self.timers.peek_time().filter(|&t| t <= now);
-            match (te, tt) {
-                (Some(a), b) if b.is_none_or(|b| a <= b) => {
-                    let (_, ev) = self.events.pop().expect("peeked");
-                    self.on_event(now, ev, rec);
-                }
-                (_, Some(_)) => {
-                    let (_, t) = self.timers.pop().expect("peeked");
-                    self.on_timer(now, t);
-                }
-                _ => break,
+            if self.data_fifo.front().is_some_and(|e| e.0 <= now) {
+                let (_, ev) = self.data_fifo.pop_front().expect("peeked");
+                self.on_event(now, ev, rec);
+            } else if self.ack_fifo.front().is_some_and(|e| e.0 <= now) {
+                let (_, ev) = self.ack_fifo.pop_front().expect("peeked");
+                self.on_event(now, ev, rec);
+            } else if let Some((_, ev)) = self.events.pop_due(now) {
+                self.on_event(now, ev, rec);
+            } else if self.timeouts_fifo.front().is_some_and(|e| e.0 <= now) {
+                let (d, slot, serial) = self.timeouts_fifo.pop_front().expect("peeked");
+                self.on_timeout(now, d, slot, serial);
+            } else if let Some((_, t)) = self.timers.pop_due(now) {
+                self.on_timer(now, t);
+            } else {
+                break;
             }
-            rec.count_internal_events(1);
+            n += 1;
         }
+        rec.count_internal_events(n);
     }
 
     fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
@@ -952,10 +1006,10 @@ impl Fabric for Baldur {
                 self.link_overlaps
             ));
         }
-        let busy = self.nodes.iter().filter(|n| n.busy).count() as u64;
+        let busy = self.nodes.iter().filter(|n| n.wake).count() as u64;
         if busy != self.pending_tx {
             return Err(format!(
-                "baldur: {busy} transmitters busy but {} TxFree events pending",
+                "baldur: {busy} transmitters waiting to wake but {} TxFree events pending",
                 self.pending_tx
             ));
         }
@@ -964,7 +1018,8 @@ impl Fabric for Baldur {
         }
         let flying = (self.data_sent - self.data_dropped - self.data_arrived)
             + (self.acks_sent - self.acks_dropped - self.acks_arrived);
-        if flying != self.in_flight || self.in_flight as usize > self.events.len() {
+        let pending = self.events.len() + self.data_fifo.len() + self.ack_fifo.len();
+        if flying != self.in_flight || self.in_flight as usize > pending {
             return Err(format!(
                 "baldur: packet conservation: sent - dropped - arrived = {flying}, {} arrival events pending",
                 self.in_flight
@@ -980,7 +1035,7 @@ impl Fabric for Baldur {
             let o = self.out.get(slot as u32);
             if !o.acked {
                 held[self.flows[o.flow as usize].src as usize] += o.bytes as u64;
-                if o.timer.is_none() && !o.queued {
+                if o.timer.is_none() && o.deadline == SimTime::MAX && !o.queued {
                     return Err(format!("baldur: packet {slot} neither timed nor queued"));
                 }
             }
