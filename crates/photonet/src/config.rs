@@ -597,7 +597,7 @@ impl Config {
                     &[],
                 )?;
                 let g = pt.group.unwrap_or_default() as u64;
-                if g == 0 || n % g != 0 || n / g < 2 {
+                if g == 0 || !n.is_multiple_of(g) || n / g < 2 {
                     return Err(err(
                         "workload.pattern.group",
                         g,

@@ -1115,7 +1115,7 @@ mod tests {
             }
             // Every call while little is in flight; then every 64th (the check
             // walks every outstanding packet).
-            if steps < 2_000 || steps % 64 == 0 {
+            if steps < 2_000 || steps.is_multiple_of(64) {
                 net.check_invariants().unwrap();
             }
         }
