@@ -9,6 +9,7 @@
 //! in-order delivery) in the core modules below it.
 
 pub mod esn;
+pub mod fat_tree;
 pub mod ideal;
 pub mod registry;
 pub mod sirius;
@@ -25,6 +26,7 @@ pub const REGISTRY: &[FabricSpec] = &[
     FabricSpec::of::<esn::EsnOsub>(),
     FabricSpec::of::<sirius::SiriusModule>(),
     FabricSpec::of::<ideal::IdealFlat>(),
+    FabricSpec::of::<fat_tree::FatTreeModule>(),
 ];
 
 /// Per-architecture statistics, by name (e.g. `peak_queue_bytes`).
