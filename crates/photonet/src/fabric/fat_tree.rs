@@ -125,6 +125,9 @@ pub struct FatTreeParams {
     pub pfc_resume_delay: SimTime,
     /// Cut-through: switches start forwarding once a header has arrived (lossy only).
     pub cut_through: bool,
+    /// Probability that a switch loses a packet it receives (loss-recovery
+    /// studies; 0.0 = none).
+    pub loss_rate: f64,
 }
 
 impl Default for FatTreeParams {
@@ -153,6 +156,7 @@ impl Default for FatTreeParams {
             pfc_pause_delay: SimTime::ns(1_000),
             pfc_resume_delay: SimTime::ns(1_200),
             cut_through: false,
+            loss_rate: 0.0,
         }
     }
 }
@@ -343,6 +347,12 @@ impl Clos {
 
     pub fn hosts(&self) -> u32 {
         self.hosts
+    }
+
+    /// The ToR port that delivers to `host` (its downlink).
+    pub fn tor_down_port(&self, host: u32) -> u32 {
+        let tor = host / self.h;
+        self.tor_port0 + tor * (self.h + self.a) + host % self.h
     }
 
     /// Links on the path from `src` to `dst`: 2, 4 or 6.
@@ -552,6 +562,16 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
     if !(p.dctcp_g > 0.0 && p.dctcp_g <= 1.0) {
         return Err(err("dctcp_g", p.dctcp_g, "the gain must be in (0, 1]"));
     }
+    if !(0.0..1.0).contains(&p.loss_rate) {
+        return Err(err("loss_rate", p.loss_rate, "a probability in [0, 1)"));
+    }
+    if p.loss_rate > 0.0 && p.transport == TransportKind::Paced {
+        return Err(err(
+            "loss_rate",
+            p.loss_rate,
+            "the paced transport cannot recover losses",
+        ));
+    }
     if p.dupack_threshold == 0 {
         return Err(err("dupack_threshold", 0, "must be at least 1"));
     }
@@ -638,6 +658,7 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
         },
         routing: p.routing,
         cut_through: p.cut_through,
+        loss: p.loss_rate,
         seed,
     }
 }
@@ -645,12 +666,14 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
 /// Registration of the fat-tree and the leaf-spine.
 pub struct FatTreeModule;
 
-const FAT_TREE: Variant = Variant {
+/// The `fat_tree` variant.
+pub const FAT_TREE_VARIANT: Variant = Variant {
     name: "fat_tree",
     label: "Fat-tree (packet, DCTCP)",
     description: "Packet-level 3-tier fat-tree: finite buffers with drop-tail/ECN (or PFC), ECMP/spraying/adaptive routing, DCTCP hosts",
 };
-const LEAF_SPINE: Variant = Variant {
+/// The `leaf_spine` variant.
+pub const LEAF_SPINE_VARIANT: Variant = Variant {
     name: "leaf_spine",
     label: "Leaf-spine (packet, DCTCP)",
     description: "Packet-level 2-tier leaf-spine: racks under spines, same buffers, routing and transports as fat_tree (table [fat_tree])",
@@ -658,7 +681,7 @@ const LEAF_SPINE: Variant = Variant {
 
 impl FabricModule for FatTreeModule {
     type Params = FatTreeParams;
-    const VARIANTS: &'static [Variant] = &[FAT_TREE, LEAF_SPINE];
+    const VARIANTS: &'static [Variant] = &[FAT_TREE_VARIANT, LEAF_SPINE_VARIANT];
 
     fn layout(p: &FatTreeParams, ctx: &BuildContext) -> Result<(), ConfigError> {
         // Both shapes must be buildable from the table: check the one asked
@@ -674,7 +697,7 @@ impl FabricModule for FatTreeModule {
         v: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-        let clos = Clos::layout(&p, v.name == LEAF_SPINE.name, ctx)?;
+        let clos = Clos::layout(&p, v.name == LEAF_SPINE_VARIANT.name, ctx)?;
         check_params(&p, &clos)?;
         Ok(Box::new(PacketFabric::new(&p, v, clos, ctx.seed)))
     }
@@ -691,7 +714,7 @@ impl FabricModule for FatTreeModule {
         dst: u32,
         bytes: u64,
     ) -> Result<FctBounds, ConfigError> {
-        let clos = Clos::layout(p, v.name == LEAF_SPINE.name, ctx)?;
+        let clos = Clos::layout(p, v.name == LEAF_SPINE_VARIANT.name, ctx)?;
         Ok(lone_flow_bounds(p, &clos, src, dst, bytes))
     }
 }
@@ -749,7 +772,7 @@ impl PacketFabric {
             (TransportKind::Dctcp, FlowControlKind::Pfc) => "DCTCP+PFC",
             (TransportKind::Paced, _) => "paced+PFC",
         };
-        let shape = if v.name == LEAF_SPINE.name {
+        let shape = if v.name == LEAF_SPINE_VARIANT.name {
             "Leaf-spine"
         } else {
             "Fat-tree"

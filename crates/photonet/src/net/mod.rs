@@ -9,11 +9,13 @@
 //! delivery, recorder); fabrics (`fabric::fat_tree`) build a [`sim::Graph`]
 //! and a [`route::Router`] and drive a [`sim::Network`].
 //!
-//! - [`radix`]: the monotone radix event queue;
+//! - [`calendar`]: the event queue (a timing wheel; measured against
+//!   [`radix`], a monotone radix heap, and the core binary heap);
 //! - [`route`]: ECMP hashing, spraying, adaptive choice, the `Router` hook;
 //! - [`dctcp`]: DCTCP window arithmetic;
 //! - [`sim`]: the network itself (ports, hosts, transports, PFC).
 
+pub mod calendar;
 pub mod dctcp;
 pub mod radix;
 pub mod route;

@@ -1,6 +1,6 @@
 //! The packet network: hosts with NICs and transports, switches with
 //! output-queued ports, links with serialisation and propagation, driven by
-//! one monotone event queue.
+//! one monotone event queue (a calendar wheel, `net::calendar`).
 //!
 //! # Engine
 //! Lossy ports (drop-tail, ECN; no PFC) are FIFO and work-conserving, so a
@@ -8,11 +8,11 @@
 //! port is next free (`busy_until`) and arrives at the far end one
 //! serialisation plus one propagation later. The engine therefore keeps **one
 //! event per packet-hop** — the arrival at the next node — and no per-port
-//! FIFO of waiting packets at all: a port is a `busy_until` time plus a ring
-//! of `(departure, bytes)` for its exact buffer occupancy (a packet occupies
-//! the buffer until its last bit has left). Drop-tail and ECN decisions are
-//! made on arrival against that occupancy, exactly as an output-queued
-//! switch makes them.
+//! FIFO of waiting packets at all: a port is its `busy_until` time. A byte
+//! occupies the buffer until it has been serialised (buffers are freed as
+//! cells leave), so a port's occupancy at `now` is exactly its unsent
+//! backlog, `(busy_until − now) · rate`; drop-tail and ECN decisions are made
+//! on arrival against it, as an output-queued switch makes them.
 //!
 //! Lossless ports (PFC) cannot commit departures on arrival: a PAUSE may stop
 //! the port before a queued packet starts. With `FlowControl::Pfc` every
@@ -47,8 +47,8 @@
 
 use crate::delivery::{Receipt, ReorderBuffer};
 use crate::flow::Flow;
+use crate::net::calendar::CalendarQueue;
 use crate::net::dctcp::Dctcp;
-use crate::net::radix::RadixQueue;
 use crate::net::route::{ecmp_choice, least_loaded, reduce, Router, Routing};
 use crate::pool::{List, Pool};
 use crate::recorder::Recorder;
@@ -121,6 +121,9 @@ pub struct NetConfig {
     /// Cut-through forwarding: a switch starts forwarding once the header
     /// has arrived (lossy ports only).
     pub cut_through: bool,
+    /// Probability that a switch loses a packet it receives (failure and
+    /// loss-recovery studies; 0 = none).
+    pub loss: f64,
     pub seed: u64,
 }
 
@@ -187,7 +190,7 @@ struct Port {
     ps_per_byte: u64,
     rate: Rate,
     to: u32,
-    /// Bytes buffered (lossy switch ports: from `ring`; PFC: queued).
+    /// PFC: bytes queued or on the wire (lossy ports use `backlog`).
     occ: u64,
     peak: u64,
     drops: u64,
@@ -195,6 +198,19 @@ struct Port {
 }
 
 impl Port {
+    /// Lossy ports: bytes not yet serialised at `now` (rounded up).
+    #[inline]
+    fn backlog(&self, now: u64) -> u64 {
+        let left = self.busy_until.saturating_sub(now);
+        if left == 0 {
+            0
+        } else if self.ps_per_byte != 0 {
+            left.div_ceil(self.ps_per_byte)
+        } else {
+            (left as u128 * self.rate.0 as u128).div_ceil(8 * SimTime::S as u128) as u64
+        }
+    }
+
     #[inline]
     fn ser(&self, bytes: u64) -> u64 {
         if self.ps_per_byte != 0 {
@@ -260,6 +276,7 @@ struct Counters {
     timeouts: u64,
     duplicates: u64,
     early: u64,
+    lost: u64,
 }
 
 /// A packet-level network over a graph and a router.
@@ -268,20 +285,21 @@ pub struct Network<R: Router> {
     graph: Graph,
     router: R,
     ports: Vec<Port>,
-    rings: Vec<VecDeque<(u64, u32)>>,
     qports: Vec<QPort>,
     pool: Pool<Packet>,
-    events: RadixQueue<u32>,
+    events: CalendarQueue,
     timers: TimerQueue<Timer>,
     flows: Vec<FlowState>,
     /// Paced transport: per host, its flows with packets left, round-robin.
     paced: Vec<VecDeque<u32>>,
     rng: SimRng,
+    loss_rng: SimRng,
     salt: u64,
     /// Packet events pending (for the conservation check).
     packet_events: u64,
     n: Counters,
     active: u64,
+    last_advance: u64,
 }
 
 impl<R: Router> Network<R> {
@@ -310,11 +328,6 @@ impl<R: Router> Network<R> {
         let streams = RngStreams::new(cfg.seed);
         let salt = streams.stream("net.ecmp").next_u64();
         Network {
-            rings: if lossless {
-                Vec::new()
-            } else {
-                vec![VecDeque::new(); ports.len()]
-            },
             qports: if lossless {
                 vec![QPort::default(); ports.len()]
             } else {
@@ -322,15 +335,17 @@ impl<R: Router> Network<R> {
             },
             ports,
             pool: Pool::new(),
-            events: RadixQueue::new(),
+            events: CalendarQueue::new(),
             timers: TimerQueue::new(),
             flows: Vec::new(),
             paced: vec![VecDeque::new(); hosts],
             rng: streams.stream("net.routing"),
+            loss_rng: streams.stream("net.loss"),
             salt,
             packet_events: 0,
             n: Counters::default(),
             active: 0,
+            last_advance: 0,
             cfg,
             graph,
             router,
@@ -353,6 +368,7 @@ impl<R: Router> Network<R> {
     /// A flow arrives at `now`.
     pub fn add_flow(&mut self, now: SimTime, flow: &Flow, _rec: &mut Recorder) {
         debug_assert_eq!(flow.id as usize, self.flows.len());
+        self.last_advance = now.0;
         let npkts = flow.bytes.div_ceil(self.cfg.payload as u64).max(1) as u32;
         let (cc, rto) = match &self.cfg.transport {
             Transport::Dctcp(d) => (
@@ -406,6 +422,7 @@ impl<R: Router> Network<R> {
     /// Processes everything due at `now`.
     pub fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
         let t = now.0;
+        self.last_advance = t;
         let mut processed = 0u64;
         loop {
             while let Some((_, ev)) = self.events.pop_due(t) {
@@ -444,6 +461,14 @@ impl<R: Router> Network<R> {
             } else {
                 self.on_data(pi, pkt, now, rec);
             }
+            return;
+        }
+        if self.cfg.loss > 0.0
+            && (self.loss_rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < self.cfg.loss
+        {
+            self.n.drops += 1;
+            self.n.lost += 1;
+            self.pool.release(pi);
             return;
         }
         let c = self.router.candidates(node, pkt.dst);
@@ -492,26 +517,21 @@ impl<R: Router> Network<R> {
         let wire = pkt.wire as u64;
         let port = &mut self.ports[p as usize];
         if is_switch {
-            let ring = &mut self.rings[p as usize];
-            while let Some(&(end, b)) = ring.front() {
-                if end > now {
-                    break;
-                }
-                port.occ -= b as u64;
-                ring.pop_front();
-            }
-            if port.occ + wire > self.cfg.buffer {
+            // Bytes still to serialise: a byte leaves the buffer as it is sent.
+            let occ = port.backlog(now);
+            if occ + wire > self.cfg.buffer {
                 port.drops += 1;
                 self.n.drops += 1;
                 self.pool.release(pi);
                 return;
             }
             if let Some(k) = self.cfg.ecn_k {
-                if port.occ + wire > k && pkt.flags & FLAG_ACK == 0 {
+                if occ + wire > k && pkt.flags & FLAG_ACK == 0 {
                     pkt.flags |= FLAG_CE;
                     port.marks += 1;
                 }
             }
+            port.peak = port.peak.max(occ + wire);
         }
         let start = port.busy_until.max(now);
         let mut end = start + port.ser(wire);
@@ -531,11 +551,6 @@ impl<R: Router> Network<R> {
             arrival = end + self.cfg.propagation.0;
         }
         port.busy_until = end;
-        if is_switch {
-            port.occ += wire;
-            port.peak = port.peak.max(port.occ);
-            self.rings[p as usize].push_back((end, wire as u32));
-        }
         pkt.port = p;
         self.events.push(arrival, pi);
         self.packet_events += 1;
@@ -888,6 +903,7 @@ impl<R: Router> Network<R> {
             ("acks".into(), n.acks as f64),
             ("packet_hops".into(), n.hops as f64),
             ("drops".into(), n.drops as f64),
+            ("random_losses".into(), n.lost as f64),
             ("retransmissions".into(), n.retransmissions as f64),
             ("fast_retransmits".into(), n.fast_retransmits as f64),
             ("timeouts".into(), n.timeouts as f64),
@@ -976,11 +992,7 @@ impl<R: Router> Network<R> {
         if self.lossless() {
             return self.ports[p as usize].occ;
         }
-        self.rings[p as usize]
-            .iter()
-            .filter(|e| e.0 > now.0)
-            .map(|e| e.1 as u64)
-            .sum()
+        self.ports[p as usize].backlog(now.0)
     }
 
     /// Checks buffers, packet conservation and transport bookkeeping.
@@ -1011,16 +1023,18 @@ impl<R: Router> Network<R> {
                 }
                 queued += q.queue.len() as u64;
             } else if i >= hosts {
-                let ring: u64 = self.rings[i].iter().map(|e| e.1 as u64).sum();
-                if ring != p.occ || p.occ > self.cfg.buffer || p.peak > self.cfg.buffer {
+                // The unsent backlog never exceeds the buffer: the latest
+                // departure is at most one buffer's serialisation away.
+                let horizon = p.busy_until.saturating_sub(self.last_advance);
+                if p.peak > self.cfg.buffer || horizon > p.ser(self.cfg.buffer) {
                     return Err(format!(
-                        "net: port {i} holds {} B (ring {ring} B, peak {} B) with a {} B buffer",
-                        p.occ, p.peak, self.cfg.buffer
+                        "net: port {i} peaked at {} B, and holds {} ps of backlog, with a {} B buffer",
+                        p.peak, horizon, self.cfg.buffer
                     ));
                 }
             }
         }
-        if self.lossless() && self.n.drops > 0 {
+        if self.lossless() && self.n.drops > self.n.lost {
             return Err(format!(
                 "net: a lossless network dropped {} packets",
                 self.n.drops
