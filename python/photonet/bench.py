@@ -30,6 +30,33 @@ PAPER_SCENARIOS: dict[str, dict] = {
         "about": "ESN-OSUB 3:1 (Ideal), same workload, load 0.5, rates re-solved at most every 1 us",
         "config": {"fabric": "esn_osub", "topology": PAPER_TOPOLOGY, "workload": {"load": 0.5, "sizes": PARETO}, "stop": {"flows": 200_000}, "esn_osub": {"rate_update_interval": "1us"}},
     },
+    # Issue 7: packet-level fat-tree, every host sends one 2 MiB flow to a
+    # random derangement partner at t = 0 (a trace written by the worker),
+    # 100 Gbps links, 1 us propagation, 4,096 B + 64 B packets, 34-packet
+    # queues, DCTCP, run until every flow completes.
+    **{
+        f"fat-tree-k{k}-{routing}": {
+            "about": f"packet fat-tree k={k} ({k**3 // 4:,} hosts), {routing}, permutation of 2 MiB flows, 100 Gbps, until done",
+            "config": {
+                "fabric": "fat_tree",
+                "topology": {"uplink_rate": "100Gbps"},
+                "fat_tree": {"k": k, "routing": routing, "buffer": f"{34 * 4160}B", "dupack_threshold": 3 if routing == "ecmp" else 10},
+                "stop": {"drain": True},
+            },
+            "permutation": {"hosts": k**3 // 4, "bytes": 2 << 20},
+        }
+        for k, routing in [(16, "spray"), (16, "ecmp"), (8, "spray"), (20, "spray"), (8, "ecmp"), (20, "ecmp")]
+    },
+    "fat-tree-k16-websearch": {
+        "about": "packet fat-tree k=16 (1,024 hosts), ECMP, Poisson arrivals at load 0.4, web-search sizes, 2 ms",
+        "config": {
+            "fabric": "fat_tree",
+            "topology": {"uplink_rate": "100Gbps"},
+            "fat_tree": {"k": 16, "routing": "ecmp", "buffer": f"{34 * 4160}B"},
+            "workload": {"load": 0.4, "sizes": {"dist": "cdf", "file": "websearch.cdf"}},
+            "stop": {"duration": "2ms", "flows": 1_000_000_000},
+        },
+    },
     "sirius-paper": {
         "about": "SIRIUS, 128 racks, 12 uplinks (1.5x), Pareto(1.05, 100KB), 200,000 flows, load 1.0",
         "config": {"fabric": "sirius", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}},
@@ -67,11 +94,38 @@ def available() -> list[str]:
     return [k for k, v in SCENARIOS.items() if v.get("needs") is None or v["needs"] in fabs]
 
 
+def _permutation_trace(hosts: int, size: int, seed: int = 1) -> str:
+    """A trace where host i sends `size` bytes to perm[i] at t = 0, perm a
+    random derangement (Sattolo: one cycle)."""
+    import random
+
+    rng = random.Random(seed)
+    perm = list(range(hosts))
+    for i in range(hosts - 1, 0, -1):
+        j = rng.randrange(i)
+        perm[i], perm[j] = perm[j], perm[i]
+    return "src,dst,bytes,start\n" + "".join(f"{i},{perm[i]},{size},0ps\n" for i in range(hosts))
+
+
 def _worker(name: str) -> None:
+    import copy
+    import tempfile
+    from pathlib import Path
+
     from .api import run
 
-    r = run(SCENARIOS[name]["config"])
-    print(json.dumps({"sim_wall_s": r.manifest["wall_s"], "events": r.summary["events"], "sim_time_us": r.summary["sim_time_us"], "flows": r.summary["flows"]}))
+    sc = SCENARIOS[name]
+    cfg = copy.deepcopy(sc["config"])
+    perm = sc.get("permutation")
+    with tempfile.TemporaryDirectory() as tmp:
+        if perm:
+            f = Path(tmp) / "permutation.csv"
+            f.write_text(_permutation_trace(perm["hosts"], perm["bytes"]))
+            cfg.setdefault("workload", {})["pattern"] = {"kind": "trace", "file": str(f)}
+        r = run(cfg)
+    stats = r.summary.get("fabric_stats", {})
+    extra = {k: stats[k] for k in ("data_packets_delivered", "packet_hops") if k in stats}
+    print(json.dumps({"sim_wall_s": r.manifest["wall_s"], "events": r.summary["events"], "sim_time_us": r.summary["sim_time_us"], "flows": r.summary["flows"], **extra}))
 
 
 def measure(name: str, repeat: int = 3) -> dict:
@@ -104,6 +158,14 @@ def measure(name: str, repeat: int = 3) -> dict:
         "sim_time_us": info["sim_time_us"],
         "sim_s_per_wall_s": info["sim_time_us"] / 1e6 / sim_med,
         "events_per_s": info["events"] / sim_med,
+        **(
+            {
+                "ns_per_delivered_packet": sim_med * 1e9 / info["data_packets_delivered"],
+                "ns_per_packet_hop": sim_med * 1e9 / info["packet_hops"],
+            }
+            if info.get("data_packets_delivered")
+            else {}
+        ),
         "runs": runs,
     }
 

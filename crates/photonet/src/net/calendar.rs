@@ -4,9 +4,11 @@
 //! Packet events are dense in time (thousands per simulated microsecond in
 //! a loaded fat-tree) and almost all land within a few tens of microseconds
 //! of the present (a propagation delay plus queueing). The wheel has
-//! `2^12` buckets of `2^12` ps (4.1 ns) each — a 16.8 µs horizon; later
+//! `2^15` buckets of `2^12` ps (4.1 ns) each — a 134 µs horizon; later
 //! events wait in an overflow binary heap and move onto the wheel as it
-//! turns. `push` is an append to a bucket and a bit in an occupancy bitmap;
+//! turns. `push` links the entry into its bucket's list (entries live in one
+//! slab with a free list: no allocation per bucket) and sets a bit in an
+//! occupancy bitmap;
 //! when the wheel reaches a bucket it is sorted (a handful of entries) and
 //! drained from its end. Measured against the binary heap (`queue::
 //! EventQueue`) and a radix heap (`net::radix`) in `benches/net.rs`: with
@@ -21,16 +23,22 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-const SHIFT: u32 = 12;
-const BUCKETS: usize = 1 << 12;
+const SHIFT: u32 = 11;
+const BUCKETS: usize = 1 << 15;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
+const NIL: u32 = u32::MAX;
 
 /// A min-queue of `(time, payload)`; every push must be at or after the
 /// time of the last pop.
 #[derive(Debug)]
 pub struct CalendarQueue {
-    buckets: Vec<Vec<(u64, u32)>>,
+    /// Per bucket, the first entry of its list in `slab` (NIL: empty).
+    heads: Vec<u32>,
+    /// Entries of all buckets: (time, payload, next in the bucket's list);
+    /// released slots are chained through `free`.
+    slab: Vec<(u64, u32, u32)>,
+    free: u32,
     bits: [u64; WORDS],
     /// The current bucket's entries, sorted descending (the minimum last).
     cur: Vec<(u64, u32)>,
@@ -50,7 +58,9 @@ impl Default for CalendarQueue {
 impl CalendarQueue {
     pub fn new() -> Self {
         CalendarQueue {
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            heads: vec![NIL; BUCKETS],
+            slab: Vec::new(),
+            free: NIL,
             bits: [0; WORDS],
             cur: Vec::new(),
             cur_abs: 0,
@@ -79,9 +89,38 @@ impl CalendarQueue {
         if a >= self.cur_abs + BUCKETS as u64 {
             self.overflow.push(Reverse((t, ev)));
         } else {
-            let b = (a & MASK) as usize;
-            self.buckets[b].push((t, ev));
-            self.bits[b / 64] |= 1 << (b % 64);
+            self.link((a & MASK) as usize, t, ev);
+        }
+    }
+
+    /// Adds (t, ev) to wheel bucket `b`'s list.
+    #[inline]
+    fn link(&mut self, b: usize, t: u64, ev: u32) {
+        let head = self.heads[b];
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.slab[i as usize].2;
+            self.slab[i as usize] = (t, ev, head);
+            i
+        } else {
+            self.slab.push((t, ev, head));
+            (self.slab.len() - 1) as u32
+        };
+        self.heads[b] = i;
+        self.bits[b / 64] |= 1 << (b % 64);
+    }
+
+    /// Empties wheel bucket `b`, handing each entry to `f`.
+    #[inline]
+    fn unlink_all(&mut self, b: usize, mut f: impl FnMut(&mut Self, (u64, u32))) {
+        let mut i = std::mem::replace(&mut self.heads[b], NIL);
+        self.bits[b / 64] &= !(1 << (b % 64));
+        while i != NIL {
+            let (t, ev, next) = self.slab[i as usize];
+            self.slab[i as usize].2 = self.free;
+            self.free = i;
+            f(self, (t, ev));
+            i = next;
         }
     }
 
@@ -108,11 +147,14 @@ impl CalendarQueue {
         } else {
             // Earlier than the current bucket (which was reached ahead of
             // time): park the current bucket and make this one current.
-            let old = std::mem::take(&mut self.cur);
             let b = (self.cur_abs & MASK) as usize;
-            debug_assert!(self.buckets[b].is_empty());
-            self.buckets[b] = old;
-            self.bits[b / 64] |= 1 << (b % 64);
+            debug_assert!(self.heads[b] == NIL);
+            let mut old = std::mem::take(&mut self.cur);
+            for &(t0, e0) in &old {
+                self.link(b, t0, e0);
+            }
+            old.clear();
+            self.cur = old;
             // Wheel positions a .. old (circularly) now stand for a later
             // lap, beyond the horizon: their entries go to the overflow heap.
             let old_abs = self.cur_abs;
@@ -122,10 +164,7 @@ impl CalendarQueue {
             for k in 0..n {
                 let b = ((a + k) & MASK) as usize;
                 if self.bits[b / 64] & (1 << (b % 64)) != 0 {
-                    self.bits[b / 64] &= !(1 << (b % 64));
-                    for e in self.buckets[b].drain(..) {
-                        self.overflow.push(Reverse(e));
-                    }
+                    self.unlink_all(b, |q, e| q.overflow.push(Reverse(e)));
                 }
             }
         }
@@ -184,9 +223,29 @@ impl CalendarQueue {
             self.put(e.0, e.1);
         }
         let b = (a & MASK) as usize;
-        std::mem::swap(&mut self.cur, &mut self.buckets[b]);
-        self.bits[b / 64] &= !(1 << (b % 64));
-        self.cur.sort_unstable_by(|x, y| y.cmp(x));
+        let mut cur = std::mem::take(&mut self.cur);
+        self.unlink_all(b, |_, e| cur.push(e));
+        sort_descending(&mut cur);
+        self.cur = cur;
+    }
+}
+
+/// Sorts descending (the minimum last). Buckets hold a handful of entries:
+/// insertion sort, falling back to the library sort for long ones.
+#[inline]
+fn sort_descending(v: &mut [(u64, u32)]) {
+    if v.len() > 32 {
+        v.sort_unstable_by(|x, y| y.cmp(x));
+        return;
+    }
+    for i in 1..v.len() {
+        let e = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] < e {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = e;
     }
 }
 

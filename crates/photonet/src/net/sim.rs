@@ -164,8 +164,10 @@ struct Packet {
     tail: u64,
     flow: u32,
     seq: u32,
-    /// The port it was last sent on (it arrives at that port's far end).
+    /// The port it was last sent on, and that port's far end (where it
+    /// arrives: kept here so that an arrival does not touch the port).
     port: u32,
+    node: u32,
     dst: u32,
     /// PFC: the link it entered the current switch by.
     inp: u32,
@@ -190,14 +192,28 @@ struct Port {
     ps_per_byte: u64,
     rate: Rate,
     to: u32,
+    /// Lossy ports with a whole number of ps per byte: the buffer and the
+    /// ECN threshold as serialisation times.
+    buffer_ps: u64,
+    ecn_ps: u64,
     /// PFC: bytes queued or on the wire (lossy ports use `backlog`).
     occ: u64,
+    /// Peak occupancy: bytes, or (lossy, whole ps per byte) picoseconds of
+    /// backlog; see [`Port::peak_bytes`].
     peak: u64,
     drops: u64,
     marks: u64,
 }
 
 impl Port {
+    fn peak_bytes(&self, lossless: bool) -> u64 {
+        if !lossless && self.ps_per_byte != 0 {
+            self.peak / self.ps_per_byte
+        } else {
+            self.peak
+        }
+    }
+
     /// Lossy ports: bytes not yet serialised at `now` (rounded up).
     #[inline]
     fn backlog(&self, now: u64) -> u64 {
@@ -312,11 +328,14 @@ impl<R: Router> Network<R> {
             .iter()
             .map(|s| {
                 let exact = (8 * SimTime::S).is_multiple_of(s.rate.0);
+                let ps_per_byte = if exact { 8 * SimTime::S / s.rate.0 } else { 0 };
                 Port {
                     busy_until: 0,
-                    ps_per_byte: if exact { 8 * SimTime::S / s.rate.0 } else { 0 },
+                    ps_per_byte,
                     rate: s.rate,
                     to: s.to,
+                    buffer_ps: cfg.buffer.saturating_mul(ps_per_byte),
+                    ecn_ps: cfg.ecn_k.unwrap_or(u64::MAX).saturating_mul(ps_per_byte),
                     occ: 0,
                     peak: 0,
                     drops: 0,
@@ -453,7 +472,7 @@ impl<R: Router> Network<R> {
     fn arrive(&mut self, pi: u32, now: u64, rec: &mut Recorder) {
         let pkt = self.pool[pi];
         self.n.hops += 1;
-        let node = self.ports[pkt.port as usize].to;
+        let node = pkt.node;
         if node < self.graph.hosts {
             if pkt.flags & FLAG_ACK != 0 {
                 self.pool.release(pi);
@@ -517,21 +536,28 @@ impl<R: Router> Network<R> {
         let wire = pkt.wire as u64;
         let port = &mut self.ports[p as usize];
         if is_switch {
-            // Bytes still to serialise: a byte leaves the buffer as it is sent.
-            let occ = port.backlog(now);
-            if occ + wire > self.cfg.buffer {
+            // Bytes still to serialise: a byte leaves the buffer as it is
+            // sent. With a whole number of ps per byte the tests compare
+            // times (no division per hop); otherwise bytes.
+            let (over, mark, occ_after) = if port.ps_per_byte != 0 {
+                let after = port.busy_until.saturating_sub(now) + wire * port.ps_per_byte;
+                (after > port.buffer_ps, after > port.ecn_ps, after)
+            } else {
+                let after = port.backlog(now) + wire;
+                let k = self.cfg.ecn_k.unwrap_or(u64::MAX);
+                (after > self.cfg.buffer, after > k, after)
+            };
+            if over {
                 port.drops += 1;
                 self.n.drops += 1;
                 self.pool.release(pi);
                 return;
             }
-            if let Some(k) = self.cfg.ecn_k {
-                if occ + wire > k && pkt.flags & FLAG_ACK == 0 {
-                    pkt.flags |= FLAG_CE;
-                    port.marks += 1;
-                }
+            if mark && pkt.flags & FLAG_ACK == 0 {
+                pkt.flags |= FLAG_CE;
+                port.marks += 1;
             }
-            port.peak = port.peak.max(occ + wire);
+            port.peak = port.peak.max(occ_after);
         }
         let start = port.busy_until.max(now);
         let mut end = start + port.ser(wire);
@@ -552,6 +578,7 @@ impl<R: Router> Network<R> {
         }
         port.busy_until = end;
         pkt.port = p;
+        pkt.node = port.to;
         self.events.push(arrival, pi);
         self.packet_events += 1;
     }
@@ -625,6 +652,7 @@ impl<R: Router> Network<R> {
         q.tx_inp = pkt.inp;
         q.tx_wire = pkt.wire;
         pkt.port = p;
+        pkt.node = port.to;
         self.events.push(end, PORT_FREE | p);
         self.events.push(end + self.cfg.propagation.0, pi);
         self.packet_events += 1;
@@ -711,6 +739,7 @@ impl<R: Router> Network<R> {
             flow: f,
             seq,
             port: fl.src,
+            node: 0,
             dst: fl.dst,
             inp: 0,
             wire: self.wire_of(fl, seq),
@@ -925,7 +954,7 @@ impl<R: Router> Network<R> {
             peak[t] = peak[t].max(if self.lossless() {
                 self.qports[i].peak_ingress.max(p.peak)
             } else {
-                p.peak
+                p.peak_bytes(false)
             });
             drops[t] += p.drops;
             marks[t] += p.marks;
@@ -960,7 +989,7 @@ impl<R: Router> Network<R> {
         let p = &self.ports[port as usize];
         let q = self.qports.get(port as usize);
         (
-            q.map_or(p.peak, |q| q.peak_ingress.max(p.peak)),
+            q.map_or(p.peak_bytes(false), |q| q.peak_ingress.max(p.peak)),
             p.drops,
             p.marks,
             q.map_or(0, |q| q.pause_time),
@@ -1026,10 +1055,10 @@ impl<R: Router> Network<R> {
                 // The unsent backlog never exceeds the buffer: the latest
                 // departure is at most one buffer's serialisation away.
                 let horizon = p.busy_until.saturating_sub(self.last_advance);
-                if p.peak > self.cfg.buffer || horizon > p.ser(self.cfg.buffer) {
+                if p.peak_bytes(false) > self.cfg.buffer || horizon > p.ser(self.cfg.buffer) {
                     return Err(format!(
                         "net: port {i} peaked at {} B, and holds {} ps of backlog, with a {} B buffer",
-                        p.peak, horizon, self.cfg.buffer
+                        p.peak_bytes(false), horizon, self.cfg.buffer
                     ));
                 }
             }
