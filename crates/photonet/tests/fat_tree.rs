@@ -83,7 +83,7 @@ fn drain(
         };
         steps += 1;
         // Full checks are O(ports + flows): every step in small runs.
-        if steps % 16 == 0 || flows.len() < 8 {
+        if steps.is_multiple_of(16) || flows.len() < 8 {
             net.check_invariants().unwrap();
         }
         sample(net, now);

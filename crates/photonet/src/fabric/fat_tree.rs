@@ -256,11 +256,11 @@ impl Clos {
             ));
         }
         if p.k > 0 {
-            if p.k % 2 == 1 || p.k < 2 {
+            if !p.k.is_multiple_of(2) || p.k < 2 {
                 return Err(err("k", p.k, "a k-ary fat-tree needs an even k >= 2"));
             }
             let half = p.k / 2;
-            if half % p.tor_oversubscription != 0 {
+            if !half.is_multiple_of(p.tor_oversubscription) {
                 return Err(err(
                     "tor_oversubscription",
                     p.tor_oversubscription,
@@ -274,7 +274,7 @@ impl Clos {
             if leaf_spine {
                 return Ok(Clos::new(1, p.k, half, a, 0, r, r));
             }
-            if half % p.agg_oversubscription != 0 {
+            if !half.is_multiple_of(p.agg_oversubscription) {
                 return Err(err(
                     "agg_oversubscription",
                     p.agg_oversubscription,
@@ -311,7 +311,7 @@ impl Clos {
             ));
         }
         let t = if p.pod_racks == 0 { a } else { p.pod_racks };
-        if topo.racks % t != 0 {
+        if !topo.racks.is_multiple_of(t) {
             return Err(err(
                 "pod_racks",
                 t,
@@ -321,7 +321,7 @@ impl Clos {
                 ),
             ));
         }
-        if t % p.agg_oversubscription != 0 {
+        if !t.is_multiple_of(p.agg_oversubscription) {
             return Err(err(
                 "agg_oversubscription",
                 p.agg_oversubscription,

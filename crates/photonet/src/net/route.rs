@@ -52,7 +52,7 @@ pub fn mix64(mut x: u64) -> u64 {
 /// Maps a uniform 64-bit value onto `0..n` (multiply-high, no division).
 #[inline]
 pub fn reduce(h: u64, n: u32) -> u32 {
-    ((h >> 32) * n as u64 >> 32) as u32
+    (((h >> 32) * n as u64) >> 32) as u32
 }
 
 /// The ECMP choice among `n` ports for `flow` (and direction `ack`) at switch
