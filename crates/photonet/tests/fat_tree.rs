@@ -125,6 +125,8 @@ fn one_flow_fct_equals_the_store_and_forward_closed_form() {
         let f = flow(0, src, dst, bytes, 0);
         let rec = drain(&mut net, &[f], |_, _| {});
         assert_eq!(fct(&rec, &f), SimTime(want), "{src}->{dst} {bytes} B");
+        // The slowdown statistics use the same closed form as the ideal.
+        assert_eq!(net.stats()["slowdown_mean.all"], 1.0);
     }
     // Lossless and window-free (paced + PFC), 1 MB: 244 full packets and
     // one of 576 B; wire 1,015,680 B = 81.2544 us; + 1.664 + 6 = 88.9184 us.

@@ -754,6 +754,7 @@ pub fn lone_flow_bounds(
 /// A fat-tree or leaf-spine network as a [`Fabric`].
 pub struct PacketFabric {
     label: String,
+    params: FatTreeParams,
     rate: Rate,
     clos: Clos,
     net: Network<Clos>,
@@ -779,10 +780,57 @@ impl PacketFabric {
         };
         PacketFabric {
             label: format!("{shape} (packet, {transport}, {routing})"),
+            params: p.clone(),
             rate: clos.host_rate,
             net: Network::new(net_config(p, seed), graph, clos.clone()),
             clos,
         }
+    }
+
+    /// Slowdown of each completed flow (FCT over its lone-flow FCT with an
+    /// unlimited window: wire/R + (hops − 1) first-packet serialisations +
+    /// hops propagations), mean and p99 per size class (`<10KB`,
+    /// `<100KB`, `>=100KB`, `all`).
+    pub fn slowdowns(&self) -> Vec<(String, f64)> {
+        let p = &self.params;
+        let mut classes: [(&str, Vec<f64>); 4] = [
+            ("<10KB", vec![]),
+            ("<100KB", vec![]),
+            (">=100KB", vec![]),
+            ("all", vec![]),
+        ];
+        for (src, dst, bytes, fct) in self.net.completed_flows() {
+            let npkts = bytes.div_ceil(p.mtu.0);
+            let wire = bytes + npkts * p.header.0;
+            let first = bytes.min(p.mtu.0) + p.header.0;
+            let h = self.clos.hops(src, dst) as u64;
+            let slowest = self.clos.host_rate.min(self.clos.uplink_rate);
+            let ideal = self.clos.host_rate.tx_time(wire)
+                + slowest.tx_time(first) * (h - 1)
+                + p.propagation * h;
+            let x = fct.0 as f64 / ideal.0 as f64;
+            let c = if bytes < 10_000 {
+                0
+            } else if bytes < 100_000 {
+                1
+            } else {
+                2
+            };
+            classes[c].1.push(x);
+            classes[3].1.push(x);
+        }
+        let mut out = Vec::new();
+        for (name, mut v) in classes {
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by(f64::total_cmp);
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            let p99 = v[((v.len() as f64 * 0.99).ceil() as usize).clamp(1, v.len()) - 1];
+            out.push((format!("slowdown_mean.{name}"), mean));
+            out.push((format!("slowdown_p99.{name}"), p99));
+        }
+        out
     }
 
     /// The underlying packet network.
@@ -815,7 +863,11 @@ impl Fabric for PacketFabric {
     }
     fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
     fn stats(&self) -> FabricStats {
-        self.net.stats().into_iter().collect()
+        let mut s: FabricStats = self.net.stats().into_iter().collect();
+        for (k, v) in self.slowdowns() {
+            s.insert(k, v);
+        }
+        s
     }
     fn check_invariants(&self) -> Result<(), String> {
         self.net.check_invariants()

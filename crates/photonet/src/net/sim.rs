@@ -277,6 +277,8 @@ struct FlowState {
     rb: ReorderBuffer,
     sender_done: bool,
     receiver_done: bool,
+    start: u64,
+    finish: u64,
 }
 
 /// Counters of the whole network.
@@ -415,6 +417,8 @@ impl<R: Router> Network<R> {
             rb: ReorderBuffer::new(),
             sender_done: false,
             receiver_done: false,
+            start: now.0,
+            finish: 0,
         });
         self.active += 1;
         match self.cfg.transport {
@@ -833,6 +837,7 @@ impl<R: Router> Network<R> {
                 if !fl.receiver_done && fl.rb.is_complete(fl.npkts) {
                     fl.receiver_done = true;
                     rec.complete(pkt.flow, SimTime(now));
+                    fl.finish = now;
                     self.active -= 1;
                 }
             }
@@ -1091,6 +1096,14 @@ impl<R: Router> Network<R> {
     }
 
     /// Flows that have arrived and not completed.
+    /// Completed flows: (source, destination, bytes, FCT).
+    pub fn completed_flows(&self) -> impl Iterator<Item = (u32, u32, u64, SimTime)> + '_ {
+        self.flows
+            .iter()
+            .filter(|f| f.receiver_done)
+            .map(|f| (f.src, f.dst, f.bytes, SimTime(f.finish - f.start)))
+    }
+
     pub fn active_flows(&self) -> u64 {
         self.active
     }
