@@ -4,7 +4,7 @@
 //! Packet events are dense in time (thousands per simulated microsecond in
 //! a loaded fat-tree) and almost all land within a few tens of microseconds
 //! of the present (a propagation delay plus queueing). The wheel has
-//! `2^15` buckets of `2^12` ps (4.1 ns) each — a 134 µs horizon; later
+//! `2^16` buckets of `2^9` ps (0.5 ns) each — a 33.5 µs horizon; later
 //! events wait in an overflow binary heap and move onto the wheel as it
 //! turns. `push` links the entry into its bucket's list (entries live in one
 //! slab with a free list: no allocation per bucket) and sets a bit in an
@@ -23,8 +23,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-const SHIFT: u32 = 11;
-const BUCKETS: usize = 1 << 15;
+const SHIFT: u32 = 9;
+const BUCKETS: usize = 1 << 16;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
 const NIL: u32 = u32::MAX;
