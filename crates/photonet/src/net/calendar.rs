@@ -30,32 +30,34 @@ const WORDS: usize = BUCKETS / 64;
 const NIL: u32 = u32::MAX;
 
 /// A min-queue of `(time, payload)`; every push must be at or after the
-/// time of the last pop.
+/// time of the last pop. The payload is stored by value: a packet network
+/// keeps its in-flight packets here, so that popping an event brings the
+/// packet with it (one cache miss per hop, not two).
 #[derive(Debug)]
-pub struct CalendarQueue {
+pub struct CalendarQueue<E = u32> {
     /// Per bucket, the first entry of its list in `slab` (NIL: empty).
     heads: Vec<u32>,
-    /// Entries of all buckets: (time, payload, next in the bucket's list);
+    /// Entries of all buckets: (time, next in the bucket's list, payload);
     /// released slots are chained through `free`.
-    slab: Vec<(u64, u32, u32)>,
+    slab: Vec<(u64, u32, E)>,
     free: u32,
     bits: [u64; WORDS],
     /// The current bucket's entries, sorted descending (the minimum last).
-    cur: Vec<(u64, u32)>,
+    cur: Vec<(u64, E)>,
     /// Absolute number (time >> SHIFT) of the current bucket.
     cur_abs: u64,
-    overflow: BinaryHeap<Reverse<(u64, u32)>>,
+    overflow: BinaryHeap<Reverse<(u64, E)>>,
     len: usize,
     last_pop: u64,
 }
 
-impl Default for CalendarQueue {
+impl<E: Copy + Ord> Default for CalendarQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl CalendarQueue {
+impl<E: Copy + Ord> CalendarQueue<E> {
     pub fn new() -> Self {
         CalendarQueue {
             heads: vec![NIL; BUCKETS],
@@ -84,7 +86,7 @@ impl CalendarQueue {
     }
 
     #[inline]
-    fn put(&mut self, t: u64, ev: u32) {
+    fn put(&mut self, t: u64, ev: E) {
         let a = t >> SHIFT;
         if a >= self.cur_abs + BUCKETS as u64 {
             self.overflow.push(Reverse((t, ev)));
@@ -95,15 +97,15 @@ impl CalendarQueue {
 
     /// Adds (t, ev) to wheel bucket `b`'s list.
     #[inline]
-    fn link(&mut self, b: usize, t: u64, ev: u32) {
+    fn link(&mut self, b: usize, t: u64, ev: E) {
         let head = self.heads[b];
         let i = if self.free != NIL {
             let i = self.free;
-            self.free = self.slab[i as usize].2;
-            self.slab[i as usize] = (t, ev, head);
+            self.free = self.slab[i as usize].1;
+            self.slab[i as usize] = (t, head, ev);
             i
         } else {
-            self.slab.push((t, ev, head));
+            self.slab.push((t, head, ev));
             (self.slab.len() - 1) as u32
         };
         self.heads[b] = i;
@@ -112,12 +114,12 @@ impl CalendarQueue {
 
     /// Empties wheel bucket `b`, handing each entry to `f`.
     #[inline]
-    fn unlink_all(&mut self, b: usize, mut f: impl FnMut(&mut Self, (u64, u32))) {
+    fn unlink_all(&mut self, b: usize, mut f: impl FnMut(&mut Self, (u64, E))) {
         let mut i = std::mem::replace(&mut self.heads[b], NIL);
         self.bits[b / 64] &= !(1 << (b % 64));
         while i != NIL {
-            let (t, ev, next) = self.slab[i as usize];
-            self.slab[i as usize].2 = self.free;
+            let (t, next, ev) = self.slab[i as usize];
+            self.slab[i as usize].1 = self.free;
             self.free = i;
             f(self, (t, ev));
             i = next;
@@ -126,7 +128,7 @@ impl CalendarQueue {
 
     /// Adds `ev` at `t` (not before the last pop).
     #[inline]
-    pub fn push(&mut self, t: u64, ev: u32) {
+    pub fn push(&mut self, t: u64, ev: E) {
         debug_assert!(
             t >= self.last_pop,
             "calendar: push at {t} before {}",
@@ -172,7 +174,7 @@ impl CalendarQueue {
 
     /// Removes the earliest entry if it is due at or before `now`.
     #[inline]
-    pub fn pop_due(&mut self, now: u64) -> Option<(u64, u32)> {
+    pub fn pop_due(&mut self, now: u64) -> Option<(u64, E)> {
         match self.cur.last() {
             Some(e) if e.0 <= now => {}
             _ => return None,
@@ -233,7 +235,7 @@ impl CalendarQueue {
 /// Sorts descending (the minimum last). Buckets hold a handful of entries:
 /// insertion sort, falling back to the library sort for long ones.
 #[inline]
-fn sort_descending(v: &mut [(u64, u32)]) {
+fn sort_descending<E: Copy + Ord>(v: &mut [(u64, E)]) {
     if v.len() > 32 {
         v.sort_unstable_by(|x, y| y.cmp(x));
         return;
@@ -261,7 +263,7 @@ mod tests {
         fn pops_in_time_then_payload_order(
             ops in prop::collection::vec((0u64..60_000_000, 0u8..4), 1..600)
         ) {
-            let mut q = CalendarQueue::new();
+            let mut q = CalendarQueue::<u32>::new();
             let mut oracle: Vec<(u64, u32)> = Vec::new();
             let (mut now, mut id) = (0u64, 0u32);
             for (dt, op) in ops {
@@ -288,7 +290,7 @@ mod tests {
 
     #[test]
     fn pop_due_respects_the_bound_and_rewinds() {
-        let mut q = CalendarQueue::new();
+        let mut q = CalendarQueue::<u32>::new();
         q.push(90_000, 2);
         q.push(50_000, 1);
         assert_eq!(q.pop_due(40_000), None);
