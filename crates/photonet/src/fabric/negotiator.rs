@@ -606,13 +606,6 @@ struct Seg {
     since: SimTime,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct InFlight {
-    arrive: SimTime,
-    flow: u32,
-    bytes: u32,
-}
-
 struct FlowSt {
     dst_ep: u32,
     dst_tor: u32,
@@ -686,13 +679,14 @@ pub struct Negotiator {
     active_pos: Vec<u32>,
     // --- flows and delivery
     flows: Vec<FlowSt>,
-    inflight: VecDeque<InFlight>,
-    inflight_bytes: u64,
-    inflight_to: Vec<u64>,
+    /// Serialisation time at R of 0..=max payload bytes (no division per packet).
+    tx_table: Vec<SimTime>,
     hostq: Vec<VecDeque<(SimTime, u32, u32)>>,
     host_busy: Vec<SimTime>,
     host_active: Vec<u32>,
     host_on_list: Vec<bool>,
+    /// Bytes sent to a ToR (on the way or in its host-facing queues) and not
+    /// yet delivered.
     host_backlog: Vec<u64>,
     host_pending: u64,
     added_bytes: u64,
@@ -704,6 +698,8 @@ pub struct Negotiator {
     spare: Vec<Process>,
     /// This epoch's scheduled-phase transfers (src, src_port, dst, dst_port).
     matched: Vec<(u32, u32, u32, u32)>,
+    /// The same, per pair: (src, dst, ports).
+    runs: Vec<(u32, u32, u32)>,
     matched_epoch: u64,
     /// Receiver limit: capacity of ports granted and not yet used, per ToR.
     promised: Vec<u64>,
@@ -782,9 +778,9 @@ impl Negotiator {
             active: vec![Vec::new(); n],
             active_pos: vec![u32::MAX; n * n],
             flows: Vec::new(),
-            inflight: VecDeque::new(),
-            inflight_bytes: 0,
-            inflight_to: vec![0; n],
+            tx_table: (0..=(l.pre_payload.max(l.sched_payload) * s as u64))
+                .map(|b| l.host_rate.tx_time(b))
+                .collect(),
             hostq: vec![VecDeque::new(); eps],
             host_busy: vec![SimTime::ZERO; eps],
             host_active: Vec::new(),
@@ -798,6 +794,7 @@ impl Negotiator {
             procs: VecDeque::new(),
             spare: Vec::new(),
             matched: Vec::new(),
+            runs: Vec::new(),
             matched_epoch: u64::MAX,
             promised: vec![0; n],
             demand: if p.stateful { vec![0; n * n] } else { vec![] },
@@ -842,7 +839,6 @@ impl Negotiator {
 
     fn busy(&self) -> bool {
         self.queued > 0
-            || !self.inflight.is_empty()
             || self.host_pending > 0
             || !self.retransmit.is_empty()
             || self.procs.iter().any(|p| p.busy)
@@ -874,9 +870,11 @@ impl Negotiator {
         }
     }
 
-    /// Takes one packet of at most `payload` bytes from `s`'s queue for `d`.
+    /// Takes up to `max` packets of at most `payload` bytes each from the
+    /// head segment of `s`'s queue for `d` (highest priority first): returns
+    /// (flow, bytes, priority, packets). Packets never mix segments.
     #[inline]
-    fn take(&mut self, s: usize, d: usize, payload: u64) -> Option<(u32, u64, u8)> {
+    fn take(&mut self, s: usize, d: usize, payload: u64, max: u64) -> Option<(u32, u64, u8, u64)> {
         let pair = s * self.l.n + d;
         if self.pair_bytes[pair] == 0 {
             return None;
@@ -887,7 +885,8 @@ impl Negotiator {
                 continue;
             };
             let seg = self.pool.get_mut(i);
-            let b = payload.min(seg.left);
+            let k = max.min(seg.left.div_ceil(payload));
+            let b = seg.left.min(k * payload);
             seg.left -= b;
             let flow = seg.flow;
             if seg.left == 0 {
@@ -908,7 +907,7 @@ impl Negotiator {
                 }
                 self.active_pos[pair] = u32::MAX;
             }
-            return Some((flow, b, prio as u8));
+            return Some((flow, b, prio as u8, k));
         }
         unreachable!("pair bytes without segments")
     }
@@ -916,10 +915,10 @@ impl Negotiator {
     /// Puts a packet on the wire at the end of a slot ending at `end`, or
     /// loses it (failed link) and schedules its retransmission.
     #[inline]
-    fn send(&mut self, s: usize, d: usize, pkt: (u32, u64, u8), end: SimTime, lost: bool) {
-        let (flow, b, prio) = pkt;
+    fn send(&mut self, s: usize, d: usize, pkt: (u32, u64, u8, u64), end: SimTime, lost: bool) {
+        let (flow, b, prio, packets) = pkt;
         if lost {
-            self.c.packets_lost += 1;
+            self.c.packets_lost += packets;
             self.c.bytes_lost += b;
             self.retransmit.push(
                 end + self.l.propagation * 2,
@@ -928,43 +927,48 @@ impl Negotiator {
             self.retransmit_bytes += b;
             return;
         }
-        self.inflight.push_back(InFlight {
-            arrive: end + self.l.propagation,
-            flow,
-            bytes: b as u32,
-        });
-        self.inflight_bytes += b;
-        self.inflight_to[d] += b;
+        self.host_enqueue(end + self.l.propagation, flow, b);
     }
 
+    /// A packet (or a whole intra-rack flow) reaches its destination ToR at
+    /// `arrive` and joins the host-facing queue of its endpoint, which drains
+    /// at R in arrival order. Packets reach a ToR in the order they were sent
+    /// (one propagation delay for all), so the queue's schedule is computed
+    /// when the packet is sent: one FIFO per endpoint, no event per packet.
+    /// Consecutive bytes of one flow are kept as one entry (its last byte's
+    /// time is exact; earlier bytes are reported with it).
+    #[inline]
     fn host_enqueue(&mut self, arrive: SimTime, flow: u32, bytes: u64) {
         let f = &self.flows[flow as usize];
         let (ep, d) = (f.dst_ep as usize, f.dst_tor as usize);
-        let done = arrive.max(self.host_busy[ep]) + self.l.host_rate.tx_time(bytes);
+        let busy = self.host_busy[ep];
+        let tx = match self.tx_table.get(bytes as usize) {
+            Some(&t) => t,
+            None => self.l.host_rate.tx_time(bytes),
+        };
+        let done = busy.max(arrive) + tx;
+        // The queue when it arrives, as time to drain (bytes in `stats`).
+        self.c.peak_host_queue = self.c.peak_host_queue.max((done - arrive).0);
         self.host_busy[ep] = done;
-        self.hostq[ep].push_back((done, flow, bytes as u32));
+        let q = &mut self.hostq[ep];
+        match q.back_mut() {
+            Some(last) if last.1 == flow && (last.2 as u64 + bytes) < u32::MAX as u64 => {
+                last.0 = done;
+                last.2 += bytes as u32;
+            }
+            _ => q.push_back((done, flow, bytes as u32)),
+        }
         if !self.host_on_list[ep] {
             self.host_on_list[ep] = true;
             self.host_active.push(ep as u32);
         }
         self.host_backlog[d] += bytes;
         self.host_pending += bytes;
-        self.c.peak_host_queue = self.c.peak_host_queue.max(self.host_backlog[d]);
     }
 
-    /// Packets that have arrived by `now` join the host-facing queues; bytes
-    /// that have left those queues by `now` are delivered.
+    /// Bytes that have left the host-facing queues by `now` are delivered;
+    /// due retransmissions rejoin their source queue.
     fn deliver_until(&mut self, now: SimTime, rec: &mut Recorder) {
-        while let Some(p) = self.inflight.front().copied() {
-            if p.arrive > now {
-                break;
-            }
-            self.inflight.pop_front();
-            self.inflight_bytes -= p.bytes as u64;
-            let d = self.flows[p.flow as usize].dst_tor as usize;
-            self.inflight_to[d] -= p.bytes as u64;
-            self.host_enqueue(p.arrive, p.flow, p.bytes as u64);
-        }
         let mut k = 0;
         while k < self.host_active.len() {
             let ep = self.host_active[k] as usize;
@@ -1226,7 +1230,7 @@ impl Negotiator {
                 if !has_requests {
                     continue;
                 }
-                let used = self.host_backlog[d] + self.inflight_to[d] + self.promised[d];
+                let used = self.host_backlog[d] + self.promised[d];
                 let credit = (self.l.receiver_buffer + drain).saturating_sub(used);
                 let allowed = (credit / port_cap.max(1)) as usize;
                 let free: Vec<usize> = (0..sp).filter(|&q| p.m.dst[d * sp + q] == FREE).collect();
@@ -1393,6 +1397,25 @@ impl Negotiator {
                     }
                 }
             }
+            // Runs of one pair, in the order of their lowest port.
+            self.runs.clear();
+            let mut i = 0;
+            while i < self.matched.len() {
+                let (s, _, _, _) = self.matched[i];
+                let mut j = i;
+                while j < self.matched.len() && self.matched[j].0 == s {
+                    j += 1;
+                }
+                for k in i..j {
+                    let d = self.matched[k].2;
+                    if let Some(r) = self.runs[..].iter_mut().rev().take_while(|r| r.0 == s).find(|r| r.1 == d) {
+                        r.2 += 1;
+                    } else {
+                        self.runs.push((s, d, 1));
+                    }
+                }
+                i = j;
+            }
             self.matched_epoch = p.data_epoch;
         }
         p.grants = grants;
@@ -1411,6 +1434,7 @@ impl Negotiator {
         }
         // Last epoch's matched ports are done.
         self.matched.clear();
+        self.runs.clear();
         let rounds = self.l.iterations;
         let k = self.l.k;
         let mut procs = std::mem::take(&mut self.procs);
@@ -1499,7 +1523,7 @@ impl Negotiator {
                 let Some((d, q)) = self.pre_dest(s, p, j, e) else {
                     continue;
                 };
-                let Some(pkt) = self.take(s, d, payload) else {
+                let Some(pkt) = self.take(s, d, payload, 1) else {
                     continue;
                 };
                 if self.check {
@@ -1525,25 +1549,46 @@ impl Negotiator {
         let sp = self.l.s;
         let payload = self.l.sched_payload;
         self.c.matched_port_slots += self.matched.len() as u64;
-        for k in 0..self.matched.len() {
-            let (s, x, d, q) = self.matched[k];
-            let (s, x, d, q) = (s as usize, x as usize, d as usize, q as usize);
-            self.promised[d] = self.promised[d].saturating_sub(payload);
-            let Some(pkt) = self.take(s, d, payload) else {
-                continue;
-            };
-            if self.check {
-                let key = d * sp + q;
+        if self.check {
+            for &(_, _, d, q) in &self.matched {
+                let key = d as usize * sp + q as usize;
                 if self.rx_seen[key] == g {
                     self.c.contention += 1;
                 }
                 self.rx_seen[key] = g;
             }
-            let lost =
-                self.any_failure && (self.egress_down[s * sp + x] || self.ingress_down[d * sp + q]);
-            self.c.used_port_slots += 1;
-            self.c.scheduled_bytes += pkt.1;
-            self.send(s, d, pkt, end, lost);
+        }
+        if self.any_failure {
+            // Port by port: each port's links may have failed.
+            for k in 0..self.matched.len() {
+                let (s, x, d, q) = self.matched[k];
+                let (s, x, d, q) = (s as usize, x as usize, d as usize, q as usize);
+                self.promised[d] = self.promised[d].saturating_sub(payload);
+                let Some(pkt) = self.take(s, d, payload, 1) else {
+                    continue;
+                };
+                let lost = self.egress_down[s * sp + x] || self.ingress_down[d * sp + q];
+                self.c.used_port_slots += 1;
+                self.c.scheduled_bytes += pkt.1;
+                self.send(s, d, pkt, end, lost);
+            }
+            return;
+        }
+        // A pair's ports take consecutive packets of its queue in one go.
+        for k in 0..self.runs.len() {
+            let (s, d, ports) = self.runs[k];
+            let (s, d) = (s as usize, d as usize);
+            let mut left = ports as u64;
+            self.promised[d] = self.promised[d].saturating_sub(payload * left);
+            while left > 0 {
+                let Some(pkt) = self.take(s, d, payload, left) else {
+                    break;
+                };
+                left -= pkt.3;
+                self.c.used_port_slots += pkt.3;
+                self.c.scheduled_bytes += pkt.1;
+                self.send(s, d, pkt, end, false);
+            }
         }
     }
 }
@@ -1696,7 +1741,10 @@ impl Fabric for Negotiator {
                     0.0
                 },
             ),
-            ("peak_host_queue_bytes", c.peak_host_queue as f64),
+            (
+                "peak_host_queue_bytes",
+                l.host_rate.bytes_in(SimTime(c.peak_host_queue)) as f64,
+            ),
             ("requests_lost", c.requests_lost as f64),
             ("grants_lost", c.grants_lost as f64),
             ("packets_lost", c.packets_lost as f64),
@@ -1708,14 +1756,13 @@ impl Fabric for Negotiator {
 
     fn check_invariants(&self) -> Result<(), String> {
         let accounted = self.queued
-            + self.inflight_bytes
             + self.host_pending
             + self.delivered_bytes
             + self.retransmit_bytes;
         if accounted != self.added_bytes {
             return Err(format!(
-                "negotiator: {} B offered but {accounted} B accounted for (queued {}, in flight {}, host queues {}, delivered {}, to retransmit {})",
-                self.added_bytes, self.queued, self.inflight_bytes, self.host_pending, self.delivered_bytes, self.retransmit_bytes
+                "negotiator: {} B offered but {accounted} B accounted for (queued {}, sent {}, delivered {}, to retransmit {})",
+                self.added_bytes, self.queued, self.host_pending, self.delivered_bytes, self.retransmit_bytes
             ));
         }
         if self.c.contention > 0 {
