@@ -172,9 +172,13 @@ pub enum Algorithm {
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RingInit {
-    /// Once at the start; then round-robin pointer updates (the text of §3.2.1).
+    /// Once at the start; then only round-robin pointer updates across
+    /// epochs (one reading of §3.2.1; falls into step under uniform
+    /// saturation, like RRM, and matches less than §3.2.2 predicts).
     Once,
-    /// Re-drawn at every epoch (a literal reading of Algorithm 1).
+    /// Re-drawn at the start of every GRANT/ACCEPT (Algorithm 1 puts
+    /// "randomly initialize rings" in both functions; the pointer then moves
+    /// port by port within the step). Gives the §3.2.2 / App. A.1 ratio.
     EveryEpoch,
 }
 
@@ -231,7 +235,8 @@ pub struct NegotiatorParams {
     pub stateful: bool,
     /// `negotiator` (default) or `projector` (App. A.2.5).
     pub algorithm: Algorithm,
-    /// `once` (default) or `every_epoch`.
+    /// `every_epoch` (default: Algorithm 1 draws the rings in every GRANT and
+    /// ACCEPT) or `once` (random at the start, then round-robin only).
     pub ring_init: RingInit,
     /// Parallel network: rotate the predefined round-robin rule every epoch
     /// (§3.6.1).
@@ -266,7 +271,7 @@ impl Default for NegotiatorParams {
             hol_alpha: 0.001,
             stateful: false,
             algorithm: Algorithm::Negotiator,
-            ring_init: RingInit::Once,
+            ring_init: RingInit::EveryEpoch,
             rotate_predefined: true,
             link_failures: Vec::new(),
             detect_epochs: 2,
@@ -683,6 +688,7 @@ pub struct Negotiator {
     tx_table: Vec<SimTime>,
     hostq: Vec<VecDeque<(SimTime, u32, u32)>>,
     host_busy: Vec<SimTime>,
+    host_last_arrive: Vec<SimTime>,
     host_active: Vec<u32>,
     host_on_list: Vec<bool>,
     /// Bytes sent to a ToR (on the way or in its host-facing queues) and not
@@ -783,6 +789,7 @@ impl Negotiator {
                 .collect(),
             hostq: vec![VecDeque::new(); eps],
             host_busy: vec![SimTime::ZERO; eps],
+            host_last_arrive: vec![SimTime::MAX; eps],
             host_active: Vec::new(),
             host_on_list: vec![false; eps],
             host_backlog: vec![0; n],
@@ -935,8 +942,9 @@ impl Negotiator {
     /// at R in arrival order. Packets reach a ToR in the order they were sent
     /// (one propagation delay for all), so the queue's schedule is computed
     /// when the packet is sent: one FIFO per endpoint, no event per packet.
-    /// Consecutive bytes of one flow are kept as one entry (its last byte's
-    /// time is exact; earlier bytes are reported with it).
+    /// Bytes of one flow arriving in the same slot (several ports of a pair)
+    /// are kept as one entry (its last byte's time is exact; earlier bytes
+    /// are reported with it, less than a slot late).
     #[inline]
     fn host_enqueue(&mut self, arrive: SimTime, flow: u32, bytes: u64) {
         let f = &self.flows[flow as usize];
@@ -950,9 +958,13 @@ impl Negotiator {
         // The queue when it arrives, as time to drain (bytes in `stats`).
         self.c.peak_host_queue = self.c.peak_host_queue.max((done - arrive).0);
         self.host_busy[ep] = done;
+        let same_slot = self.host_last_arrive[ep] == arrive;
+        self.host_last_arrive[ep] = arrive;
         let q = &mut self.hostq[ep];
         match q.back_mut() {
-            Some(last) if last.1 == flow && (last.2 as u64 + bytes) < u32::MAX as u64 => {
+            Some(last)
+                if same_slot && last.1 == flow && (last.2 as u64 + bytes) < u32::MAX as u64 =>
+            {
                 last.0 = done;
                 last.2 += bytes as u32;
             }
@@ -1408,7 +1420,12 @@ impl Negotiator {
                 }
                 for k in i..j {
                     let d = self.matched[k].2;
-                    if let Some(r) = self.runs[..].iter_mut().rev().take_while(|r| r.0 == s).find(|r| r.1 == d) {
+                    if let Some(r) = self.runs[..]
+                        .iter_mut()
+                        .rev()
+                        .take_while(|r| r.0 == s)
+                        .find(|r| r.1 == d)
+                    {
                         r.2 += 1;
                     } else {
                         self.runs.push((s, d, 1));
@@ -1523,6 +1540,11 @@ impl Negotiator {
                 let Some((d, q)) = self.pre_dest(s, p, j, e) else {
                     continue;
                 };
+                if self.any_failure
+                    && (self.egress_known[s * sp + p] || self.ingress_known[d * sp + q])
+                {
+                    continue; // known failed: keep the data for working links
+                }
                 let Some(pkt) = self.take(s, d, payload, 1) else {
                     continue;
                 };
@@ -1755,10 +1777,8 @@ impl Fabric for Negotiator {
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        let accounted = self.queued
-            + self.host_pending
-            + self.delivered_bytes
-            + self.retransmit_bytes;
+        let accounted =
+            self.queued + self.host_pending + self.delivered_bytes + self.retransmit_bytes;
         if accounted != self.added_bytes {
             return Err(format!(
                 "negotiator: {} B offered but {accounted} B accounted for (queued {}, sent {}, delivered {}, to retransmit {})",

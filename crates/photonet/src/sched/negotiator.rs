@@ -30,9 +30,11 @@
 //! 3. **ACCEPT** (port level, at the source): each source port that received
 //!    grants accepts one, by a per-port ring over destinations.
 //!
-//! Rings are randomly initialised ([`Rings::random`]) and kept across epochs;
-//! a pointer moves past whoever it granted or accepted, whether or not the
-//! grant is accepted (RRM). The accepted grants are conflict-free: no source
+//! Rings are randomly initialised ([`Rings::random`], "randomly initialize
+//! rings" in both functions of Algorithm 1; the fabric re-draws them every
+//! epoch by default, or keeps them across epochs); within a step a pointer
+//! moves past whoever it granted or accepted, whether or not the grant is
+//! accepted (RRM). The accepted grants are conflict-free: no source
 //! port and no destination port is used twice, and every match is a
 //! requested pair on a port pair the network connects.
 //!
