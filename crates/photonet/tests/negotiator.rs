@@ -345,7 +345,8 @@ fn every_variant_runs_clean_under_load() {
 
 #[test]
 fn bad_input_names_the_key_and_says_why() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut Config)>, &str)> = vec![
+    type Case = (&'static str, Box<dyn Fn(&mut Config)>, &'static str);
+    let cases: Vec<Case> = vec![
         (
             "negotiator_thin_clos",
             Box::new(|c| c.edit(|q: &mut NegotiatorParams| q.awgr_ports = 15)),

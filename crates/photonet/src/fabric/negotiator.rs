@@ -755,7 +755,7 @@ impl Negotiator {
             }
         }
         // Applied from the back: latest last in the vector's front.
-        events.sort_by(|a, b| b.0.cmp(&a.0));
+        events.sort_by_key(|ev| std::cmp::Reverse(ev.0));
         let threshold = if l.piggyback {
             p.request_threshold as u64 * l.pre_payload
         } else {
@@ -1463,7 +1463,7 @@ impl Negotiator {
         let start = self.new_process(e, e + (3 * rounds as u64 - 1) * k);
         procs.push_back(start);
         for p in procs.iter_mut() {
-            if (e - p.start_epoch) % k != 0 {
+            if !(e - p.start_epoch).is_multiple_of(k) {
                 continue;
             }
             let step = ((e - p.start_epoch) / k) as usize;

@@ -294,7 +294,7 @@ pub fn grant(
                 order.extend_from_slice(&reqs[..split]);
                 if weighted {
                     // Stable: equal weights keep ring order.
-                    order.sort_by(|a, b| b.weight.cmp(&a.weight));
+                    order.sort_by_key(|r| std::cmp::Reverse(r.weight));
                 }
                 let len = order.len();
                 let mut next = 0usize; // position in `order` of the highest priority
