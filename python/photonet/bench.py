@@ -58,6 +58,26 @@ PAPER_SCENARIOS: dict[str, dict] = {
         "config": {"fabric": "sirius", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}},
         "needs": "sirius",
     },
+    "negotiator-paper": {
+        "about": "NegotiaToR, parallel network, 128 ToRs x 8 x 100 Gbps, 400 Gbps per ToR, Meta Hadoop, load 1.0, 30 ms",
+        "config": {
+            "fabric": "negotiator",
+            "topology": {"racks": 128, "servers_per_rack": 1, "uplinks": 8, "uplink_rate": "100Gbps", "server_rate": "400Gbps"},
+            "workload": {"load": 1.0, "sizes": {"dist": "cdf", "file": "meta_hadoop.cdf"}},
+            "stop": {"flows": 100_000_000, "duration": "30ms"},
+        },
+        "needs": "negotiator",
+    },
+    "negotiator-quick": {
+        "about": "NegotiaToR, the paper's network and workload at load 1.0 for 1 ms (the quick reproduction's heaviest point)",
+        "config": {
+            "fabric": "negotiator",
+            "topology": {"racks": 128, "servers_per_rack": 1, "uplinks": 8, "uplink_rate": "100Gbps", "server_rate": "400Gbps"},
+            "workload": {"load": 1.0, "sizes": {"dist": "cdf", "file": "meta_hadoop.cdf"}},
+            "stop": {"flows": 100_000_000, "duration": "1ms"},
+        },
+        "needs": "negotiator",
+    },
 }
 
 

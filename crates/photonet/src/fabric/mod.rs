@@ -10,6 +10,7 @@
 
 pub mod esn;
 pub mod ideal;
+pub mod negotiator;
 pub mod registry;
 pub mod sirius;
 
@@ -25,6 +26,7 @@ pub const REGISTRY: &[FabricSpec] = &[
     FabricSpec::of::<esn::EsnOsub>(),
     FabricSpec::of::<sirius::SiriusModule>(),
     FabricSpec::of::<ideal::IdealFlat>(),
+    FabricSpec::of::<negotiator::NegotiatorModule>(),
 ];
 
 /// Per-architecture statistics, by name (e.g. `peak_queue_bytes`).
