@@ -13,7 +13,7 @@ use photonet::config::Config;
 use photonet::units::{ByteSize, Rate, SimTime};
 use photonet::workload::{trace, Cdf};
 use proptest::prelude::*;
-use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
+use proptest::test_runner::{Config as PtConfig, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -166,26 +166,37 @@ fn inputs(corpus: Vec<String>) -> impl Strategy<Value = String> {
     ]
 }
 
+/// Runs `check` on inputs from `strategy`: `PHOTONET_FUZZ_CASES` cases in all
+/// (default 256), in chunks of fresh seeds, stopping early at
+/// `PHOTONET_FUZZ_SECONDS` if given. Prints how many cases ran.
 fn fuzz(
     name: &str,
     strategy: impl Strategy<Value = String>,
     check: impl Fn(&str) -> Result<(), TestCaseError>,
 ) {
-    let mut runner = TestRunner::new(PtConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..PtConfig::default()
-    });
+    const CHUNK: u32 = 4096;
+    let total = cases();
     let end = deadline();
-    let result = runner.run(&strategy, |text| {
-        if end.is_some_and(|d| Instant::now() > d) {
-            return Ok(());
+    let (mut done, mut chunk) = (0u32, 0u64);
+    while done < total && !end.is_some_and(|d| Instant::now() > d) {
+        let n = CHUNK.min(total - done);
+        let mut seed = [0u8; 32];
+        seed[..8].copy_from_slice(&chunk.to_le_bytes());
+        seed[8..16].copy_from_slice(&(name.len() as u64).to_le_bytes());
+        let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
+        let config = PtConfig {
+            cases: n,
+            failure_persistence: None,
+            ..PtConfig::default()
+        };
+        let mut runner = TestRunner::new_with_rng(config, rng);
+        if let Err(e) = runner.run(&strategy, |text| check(&text)) {
+            panic!("{name} (chunk {chunk}): {e}");
         }
-        check(&text)
-    });
-    if let Err(e) = result {
-        panic!("{name}: {e}");
+        done += n;
+        chunk += 1;
     }
+    eprintln!("{name}: {done} cases");
 }
 
 #[test]
