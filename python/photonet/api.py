@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import time
@@ -44,11 +45,16 @@ class Result:
     def fct(self, size_class: str = "all", stat: str = "p99_us") -> float:
         """An FCT statistic of a size class, e.g. ``fct("<100KB", "p99_us")``."""
         c = self.summary["fct"].get(size_class)
-        return float("nan") if c is None else float(c[stat])
+        v = None if c is None else c.get(stat)
+        return float("nan") if v is None else float(v)
 
-    def write(self, out_dir: str | Path) -> Path:
-        """Writes summary.json, flows.csv, series.csv (if any), manifest.json and
-        config.toml into ``out_dir`` atomically (all or nothing)."""
+    def write(self, out_dir: str | Path, extra: Optional[dict[str, Any]] = None) -> Path:
+        """Writes summary.json, flows.csv, series.csv (if any), manifest.json,
+        config.toml and the ``extra`` JSON files (name -> object) into ``out_dir``
+        in one atomic step (all or nothing). ``out_dir`` may be new, empty or an
+        earlier photonet result; anything else (a file, a folder holding other
+        files) raises :class:`photonet.io.OutputError` (a ConfigError) and is
+        left untouched."""
 
         def fill(tmp: Path) -> None:
             atomic_write_json(tmp / "summary.json", self.summary)
@@ -57,8 +63,19 @@ class Result:
                 atomic_write_text(tmp / "series.csv", self.series.to_csv(index=False))
             atomic_write_json(tmp / "manifest.json", self.manifest)
             atomic_write_text(tmp / "config.toml", self.config_toml)
+            for name, obj in (extra or {}).items():
+                atomic_write_json(tmp / name, obj)
 
         return atomic_dir(out_dir, fill)
+
+
+def _with_override(overrides, key: str, value):
+    """``overrides`` (a list of ``key=value`` or a dict) plus one more."""
+    if overrides is None:
+        return {key: value}
+    if isinstance(overrides, dict):
+        return {**overrides, key: value}
+    return [*overrides, f"{key}={'true' if value is True else value}"]
 
 
 def _git_commit() -> Optional[str]:
@@ -86,6 +103,9 @@ def run(
     where relative file names resolve when ``config`` is not a file.
     Raises :class:`photonet.ConfigError` for bad input, before simulating.
     """
+    if os.environ.get("PHOTONET_CHECK_INVARIANTS") == "1":
+        # Test runs check every fabric invariant after every event.
+        overrides = _with_override(overrides, "metrics.check_invariants", True)
     text, base = complete(config, overrides, base_dir)
     started = time.time()
     try:

@@ -18,6 +18,8 @@ from .api import fabric_names
 
 PAPER_TOPOLOGY = {"racks": 128, "servers_per_rack": 24, "uplinks": 8, "uplink_rate": "50Gbps"}
 PARETO = {"dist": "pareto", "shape": 1.05, "mean": "100KB"}
+# The quick scale of experiments/sirius/experiment.toml.
+QUICK_TOPOLOGY = {"racks": 32, "servers_per_rack": 6, "uplinks": 2, "uplink_rate": "50Gbps"}
 
 # Paper-scale scenarios, named; every registered fabric also gets a
 # "<fabric>-default" scenario (see `scenarios()`).
@@ -27,8 +29,29 @@ PAPER_SCENARIOS: dict[str, dict] = {
         "config": {"fabric": "esn", "topology": PAPER_TOPOLOGY, "workload": {"load": 0.5, "sizes": PARETO}, "stop": {"flows": 200_000}},
     },
     "esn-osub-paper": {
-        "about": "ESN-OSUB 3:1 (Ideal), same workload, load 0.5, rates re-solved at most every 1 us",
-        "config": {"fabric": "esn_osub", "topology": PAPER_TOPOLOGY, "workload": {"load": 0.5, "sizes": PARETO}, "stop": {"flows": 200_000}, "esn_osub": {"rate_update_interval": "1us"}},
+        "about": "ESN-OSUB 3:1 (Ideal) at the rack uplinks, same workload, load 0.5, rates re-solved at most every 1 us",
+        "config": {"fabric": "esn_osub", "topology": PAPER_TOPOLOGY, "workload": {"load": 0.5, "sizes": PARETO}, "stop": {"flows": 200_000}, "esn_osub": {"tier": "rack", "rate_update_interval": "1us"}},
+    },
+    # The fluid max-min solver's targets (issue 8): many flows active at once.
+    "esn-a2a-quick": {
+        "about": "ESN (Ideal), all-to-all of 20KB flows at the Sirius quick scale (32 racks x 6 servers, 2 x 50 Gbps): the first 10,000 pairs (stop.flows as the quick scale), all at t = 0, drained",
+        "config": {"fabric": "esn", "topology": QUICK_TOPOLOGY, "workload": {"pattern": {"kind": "all_to_all", "size": "20KB"}}, "stop": {"flows": 10_000, "drain": True}},
+    },
+    "esn-osub-a2a-quick": {
+        "about": "ESN-OSUB 3:1 at the aggregation tier (8 pods), the same all-to-all of 20KB flows, drained",
+        "config": {"fabric": "esn_osub", "topology": QUICK_TOPOLOGY, "workload": {"pattern": {"kind": "all_to_all", "size": "20KB"}}, "stop": {"flows": 10_000, "drain": True}, "esn_osub": {"tier": "aggregation"}},
+    },
+    "esn-100k-simultaneous": {
+        "about": "ESN (Ideal), paper topology, 100,000 flows of 20KB starting together (all-to-all pattern, first 100,000 pairs), drained",
+        "config": {"fabric": "esn", "topology": PAPER_TOPOLOGY, "workload": {"pattern": {"kind": "all_to_all", "size": "20KB"}}, "stop": {"flows": 100_000, "drain": True}},
+    },
+    "esn-osub-rack-paper-exact": {
+        "about": "ESN-OSUB 3:1 at the rack uplinks, paper scale, Pareto(1.05, 100KB), 200,000 flows, load 1.0, exact (rate_update_interval = 0)",
+        "config": {"fabric": "esn_osub", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}, "esn_osub": {"tier": "rack", "rate_update_interval": "0ps"}},
+    },
+    "esn-osub-agg-paper-exact": {
+        "about": "ESN-OSUB 3:1 at the aggregation tier (8 pods of 16 racks), paper scale, Pareto(1.05, 100KB), 200,000 flows, load 1.0, exact",
+        "config": {"fabric": "esn_osub", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}, "esn_osub": {"tier": "aggregation", "rate_update_interval": "0ps"}},
     },
     # Issue 7: packet-level fat-tree, every host sends one 2 MiB flow to a
     # random derangement partner at t = 0 (a trace written by the worker),
@@ -61,6 +84,26 @@ PAPER_SCENARIOS: dict[str, dict] = {
         "about": "SIRIUS, 128 racks, 12 uplinks (1.5x), Pareto(1.05, 100KB), 200,000 flows, load 1.0",
         "config": {"fabric": "sirius", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}},
         "needs": "sirius",
+    },
+    "negotiator-paper": {
+        "about": "NegotiaToR, parallel network, 128 ToRs x 8 x 100 Gbps, 400 Gbps per ToR, Meta Hadoop, load 1.0, 30 ms",
+        "config": {
+            "fabric": "negotiator",
+            "topology": {"racks": 128, "servers_per_rack": 1, "uplinks": 8, "uplink_rate": "100Gbps", "server_rate": "400Gbps"},
+            "workload": {"load": 1.0, "sizes": {"dist": "cdf", "file": "meta_hadoop.cdf"}},
+            "stop": {"flows": 100_000_000, "duration": "30ms"},
+        },
+        "needs": "negotiator",
+    },
+    "negotiator-quick": {
+        "about": "NegotiaToR, the paper's network and workload at load 1.0 for 1 ms (the quick reproduction's heaviest point)",
+        "config": {
+            "fabric": "negotiator",
+            "topology": {"racks": 128, "servers_per_rack": 1, "uplinks": 8, "uplink_rate": "100Gbps", "server_rate": "400Gbps"},
+            "workload": {"load": 1.0, "sizes": {"dist": "cdf", "file": "meta_hadoop.cdf"}},
+            "stop": {"flows": 100_000_000, "duration": "1ms"},
+        },
+        "needs": "negotiator",
     },
 }
 

@@ -30,10 +30,18 @@ def _fmt(x, digits=3):
 def summary_table(summary: dict, title: str = "") -> Table:
     t = Table(title=title or summary["fabric"], show_header=True, header_style="bold")
     t.add_column("class")
-    for c in ("flows", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs"):
+    censored = any(st.get("unfinished") for st in summary["fct"].values())
+    cols = ["done", "unfinished", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs"]
+    if censored:
+        cols.append("p99 µs ≥ (censored)")
+    for c in cols:
         t.add_column(c, justify="right")
     for cls, st in summary["fct"].items():
-        t.add_row(cls, _fmt(st["count"]), _fmt(st["mean_us"]), _fmt(st["p50_us"]), _fmt(st["p99_us"]), _fmt(st["p999_us"]), _fmt(st["max_us"]))
+        row = [cls, _fmt(st["count"]), _fmt(st.get("unfinished", 0)), _fmt(st["mean_us"]), _fmt(st["p50_us"]), _fmt(st["p99_us"]),
+               _fmt(st["p999_us"]), _fmt(st["max_us"])]
+        if censored:
+            row.append(_fmt(st.get("censored_p99_us")))
+        t.add_row(*row)
     return t
 
 
@@ -43,8 +51,18 @@ def print_summary(summary: dict, manifest: Optional[dict] = None) -> None:
     out_console.print(
         f"flows {s['flows']:,} (completed {s['completed']:,}, unfinished {s['unfinished']:,}) · "
         f"simulated {s['sim_time_us']:,.1f} µs · offered load {s['offered_load']:.3f} · "
-        f"[bold]goodput {s['goodput']:.3f}[/] of N·R"
+        f"[bold]goodput {s['goodput']:.3f}[/] of N·R (steady state {s.get('goodput_steady', float('nan')):.3f})"
     )
+    load = s.get("load")
+    if load:
+        out_console.print(
+            f"load L = {load['load']:g} on the {load['basis']} basis: mean flow {load['mean_bytes_nominal']:,.0f} B "
+            f"(distribution) vs {load['mean_bytes_realised']:,.0f} B (this run) → L {load['load_nominal']:.3g} nominal, "
+            f"{load['load_realised']:.3g} realised"
+        )
+    if s["unfinished"]:
+        out_console.print(f"FCTs are of completed flows; {s['unfinished']:,} unfinished flows are counted at their elapsed "
+                          f"time in the censored column (a lower bound)")
     if s.get("fabric_stats"):
         out_console.print("fabric: " + ", ".join(f"{k} {_fmt(v)}" for k, v in s["fabric_stats"].items()))
     if manifest:
@@ -53,13 +71,27 @@ def print_summary(summary: dict, manifest: Optional[dict] = None) -> None:
         console.print(f"[red]invariant violations:[/] {s['invariant_violations'][:5]}")
 
 
+def _with_check(a) -> list[str]:
+    """``--set`` overrides plus ``metrics.check_invariants=true`` under ``--check``."""
+    sets = list(getattr(a, "set", None) or [])
+    if getattr(a, "check", False):
+        sets.append("metrics.check_invariants=true")
+    return sets
+
+
 def cmd_run(a) -> int:
     from .api import run
+    from .io import check_result_dir
 
-    text, _ = complete(a.config, a.set)
+    config = Path(a.config)
+    sets = _with_check(a)
+    text, _ = complete(config, sets)
+    _warn(config, sets)
     cfg = tomllib.loads(text)
     total = cfg.get("stop", {}).get("flows")
-    out = Path(a.out) if a.out else Path("results") / (Path(a.config).stem if Path(a.config).exists() else "run")
+    out = Path(a.out) if a.out else Path("results") / config.stem
+    if not a.no_write:
+        check_result_dir(out, "--out")  # before simulating: never after an hour's run
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=console, disable=a.quiet or not console.is_terminal) as prog:
         task = prog.add_task(cfg["fabric"], total=total, info="")
@@ -67,7 +99,7 @@ def cmd_run(a) -> int:
         def progress(now_us, arrived, completed, events):
             prog.update(task, completed=arrived, info=f"t={now_us:,.0f} µs done={completed:,}")
 
-        r = run(a.config, overrides=a.set, progress=progress)
+        r = run(config, overrides=sets, progress=progress)
     if not a.no_write:
         r.write(out)
     print_summary(r.summary, r.manifest)
@@ -78,8 +110,16 @@ def cmd_run(a) -> int:
     return 0
 
 
+def _warn(config, sets) -> None:
+    from .config import warnings
+
+    for w in warnings(config, sets):
+        console.print(f"warning: {w}", markup=False, highlight=False, style="yellow")
+
+
 def cmd_validate(a) -> int:
-    text, _ = complete(a.config, a.set)
+    text, _ = complete(Path(a.config), a.set)
+    _warn(Path(a.config), a.set)
     out_console.print(text, markup=False, highlight=False)
     return 0
 
@@ -91,10 +131,17 @@ def cmd_default_config(a) -> int:
 
 def cmd_compare(a) -> int:
     from .compare import compare
+    from .io import check_work_dir
 
-    loads = [float(x) for x in a.loads.split(",")] if a.loads else None
-    fabrics = a.fabrics.split(",") if a.fabrics else None
-    overrides = list(a.set or [])
+    loads = None
+    if a.loads:
+        try:
+            loads = [float(x) for x in a.loads.split(",") if x.strip()]
+        except ValueError:
+            raise ConfigError(f"--loads {a.loads!r}: expected comma-separated numbers, e.g. 0.1,0.5,1.0") from None
+    fabrics = [x.strip() for x in a.fabrics.split(",") if x.strip()] if a.fabrics else None
+    check_work_dir(a.out, "--out")
+    overrides = _with_check(a)
     if a.flows:
         overrides.append(f"stop.flows={a.flows}")
     with Progress(TextColumn("[bold]compare"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, disable=not console.is_terminal) as prog:
@@ -105,60 +152,83 @@ def cmd_compare(a) -> int:
 
         table = compare(a.out, scenario_path=a.scenario, loads=loads, fabrics=fabrics, overrides=overrides, jobs=backend_kwargs(a)["jobs"],
                         force=a.force, on_point=on_point)
-    cls = "<100KB"
+    from .compare import scenario
+
+    _, settings, _ = scenario(a.scenario)
+    cls = settings.get("fct_class", "<10KB")
     col = f"fct{cls}_p99_us"
     t = Table(title="photonet compare (default scenario)" if not a.scenario else f"photonet compare ({a.scenario})")
-    for c in ("fabric", "load", "offered", "goodput", f"p99 FCT {cls} (µs)", "completed"):
+    for c in ("fabric", "load", "offered", "goodput (steady)", f"p99 FCT {cls} (µs)", f"unfinished {cls}", "completed"):
         t.add_column(c, justify="right" if c != "fabric" else "left")
     for _, row in table.iterrows():
-        t.add_row(row["fabric_name"], f"{row['load']:.2f}", f"{row['offered_load']:.3f}", f"{row['goodput']:.3f}",
-                  _fmt(row.get(col)), f"{int(row['completed']):,}/{int(row['flows']):,}")
+        t.add_row(row["fabric_name"], f"{row['load']:.2f}", f"{row['offered_load']:.3f}", f"{row['goodput_steady']:.3f}",
+                  _fmt(row.get(col)), _fmt(row.get(f"fct{cls}_unfinished")), f"{int(row['completed']):,}/{int(row['flows']):,}")
     out_console.print(t)
+    basis = sorted(set(table["load_basis"].dropna())) if "load_basis" in table else []
+    console.print(f"load basis: {', '.join(basis) or 'n/a'}; FCTs are of completed flows (unfinished flows are counted in "
+                  f"table.csv's censored columns); goodput excludes warm-up and cool-down (metrics.steady_state)")
     console.print(f"wrote {a.out}/table.csv, table.md, fct_vs_load.png, goodput_vs_load.png")
     return 0
 
 
 def cmd_sweep(a) -> int:
     from . import sweep
+    from .io import atomic_write_text, check_work_dir
 
     out = Path(a.out)
     grid = sweep.parse_grid(a.grid or [])
     if not grid:
         raise ConfigError("give at least one --grid key=v1,v2,...")
-    points = sweep.expand(a.config, grid, a.set)
+    points = sweep.expand(Path(a.config), grid, _with_check(a))
+    check_work_dir(out, "--out")
+    if backend_kwargs(a)["backend"] == "slurm":
+        sweep.slurm_seconds(a.time_limit)
+    if a.collect and not (out / "points").is_dir():
+        raise ConfigError(f"--collect: {str(out)!r} holds no sweep points (no sweep has run there yet)")
+    failures: list = []
     if not a.collect:
         kw = backend_kwargs(a)
-        pending = sum(not sweep.is_done(out, p) for p in points)
-        console.print(f"{len(points)} points, {len(points) - pending} already done, {pending} to run ({kw['backend']})")
+        runs = sweep.unique(points)
+        pending = sum(not sweep.is_done(out, p) for p in runs)
+        shared = f" ({len(points) - len(runs)} share a config with another)" if len(runs) < len(points) else ""
+        console.print(f"{len(points)} points{shared}, {len(runs) - pending} already done, {pending} to run ({kw['backend']})")
         if kw["backend"] == "local":
             with Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, disable=not console.is_terminal) as prog:
-                task = prog.add_task("points", total=len(points), completed=len(points) - pending)
-                sweep.run_local(out, points, jobs=kw["jobs"], on_done=lambda p: prog.advance(task))
+                task = prog.add_task("points", total=len(runs), completed=len(runs) - pending)
+                failures = sweep.run_local(out, points, jobs=kw["jobs"], on_done=lambda p: prog.advance(task))
         elif kw["backend"] == "ray":
-            sweep.run_ray(out, points, address=kw["ray_address"])
-        elif kw["backend"] == "slurm":
-            script = sweep.write_slurm(out, points, partition=kw["partition"], time_limit=kw["time_limit"])
+            failures = sweep.run_ray(out, points, address=kw["ray_address"])
+        elif kw["backend"] == "slurm" and pending:
+            script = sweep.write_slurm(out, points, partition=kw["partition"], time_limit=kw["time_limit"],
+                                       points_per_task=kw["points_per_task"])
             console.print(f"wrote {script}: submit it with `sbatch {script}`, then rerun this command with --collect")
             return 0
     table = sweep.collect(out, points)
-    from .io import atomic_write_text
-
     atomic_write_text(out / "table.csv", table.to_csv(index=False))
+    for f in failures:
+        console.print(f"[red]failed:[/] {escape(str(f))}", highlight=False, soft_wrap=True)
     console.print(f"{len(table)}/{len(points)} points finished; wrote {out}/table.csv")
+    if failures:
+        console.print(f"{len(failures)} point(s) failed; rerun the same command to retry them (finished points are kept)")
+        return 1
     return 0
 
 
 def cmd_sweep_point(a) -> int:
     from . import sweep
 
-    sweep.run_point_from_file(Path(a.points), a.index)
-    return 0
+    failures = sweep.run_task_from_file(Path(a.points), a.index)
+    for f in failures:
+        console.print(f"[red]failed:[/] {escape(str(f))}", highlight=False, soft_wrap=True)
+    return 1 if failures else 0
 
 
 def cmd_bench(a) -> int:
     from . import bench
-    from .io import atomic_write_json
+    from .io import atomic_write_json, check_file_target
 
+    if a.out:
+        check_file_target(a.out, "--out")
     names = a.scenario or bench.available()
     for n in names:
         if n not in bench.SCENARIOS:
@@ -183,6 +253,7 @@ def cmd_bench(a) -> int:
 def cmd_reproduce(a) -> int:
     from .reproduce import run_cli
 
+    a.set = _with_check(a)
     return run_cli(a, console, out_console, backend_kwargs(a))
 
 
@@ -230,6 +301,7 @@ def cmd_model(a) -> int:
     from . import model
 
     name, params = _model_args(a)
+    model.check_out(a.out)
     r = model.power_cost(params, a.set, model=name, options=_model_options(a))
     out, files = model.write(a.cmd, r, a.out)
     model.view(name).show(a.cmd, r, out_console)
@@ -240,35 +312,61 @@ def cmd_model(a) -> int:
 BACKENDS = ("local", "ray", "slurm")
 
 
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} is less than 1")
+    return n
+
+
 def add_backend_options(sp, *, local_only: bool = False) -> None:
     """The options that say where points run: ``--jobs`` and, unless the
     command runs locally only, ``--backend``, ``--ray-address``,
-    ``--partition``, ``--time-limit``. Read them back with :func:`backend_kwargs`."""
-    sp.add_argument("--jobs", type=int, default=2, help="points run in parallel (local backend)")
+    ``--partition``, ``--time-limit``, ``--points-per-task``. Read them back
+    with :func:`backend_kwargs`."""
+    sp.add_argument("--jobs", type=_count, default=2, help="points run in parallel (local backend)")
     if local_only:
         return
     sp.add_argument("--backend", choices=BACKENDS, default="local", help="local threads, Ray tasks or a Slurm job array")
-    sp.add_argument("--ray-address", default=None, help="Ray cluster address (default: start or join a local one)")
+    sp.add_argument("--ray-address", default=None, help="Ray cluster address, e.g. auto or host:6379 (default: start a local one)")
     sp.add_argument("--partition", default=None, help="Slurm partition")
-    sp.add_argument("--time-limit", default="01:00:00", help="Slurm time limit per point")
+    sp.add_argument("--time-limit", default="01:00:00", help="Slurm time limit per point (an array task gets it times its points)")
+    sp.add_argument("--points-per-task", type=_count, default=None,
+                    help="points run one after another by each Slurm array task (default: enough to keep the array within 1,000 tasks)")
 
 
 def backend_kwargs(a) -> dict:
     """The backend options of ``a`` as keyword arguments (``jobs``, ``backend``,
-    ``ray_address``, ``partition``, ``time_limit``)."""
+    ``ray_address``, ``partition``, ``time_limit``, ``points_per_task``)."""
     return {
         "jobs": a.jobs,
         "backend": getattr(a, "backend", "local"),
         "ray_address": getattr(a, "ray_address", None),
         "partition": getattr(a, "partition", None),
         "time_limit": getattr(a, "time_limit", "01:00:00"),
+        "points_per_task": getattr(a, "points_per_task", None),
     }
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="photonet", description="Packet-level simulator for optically switched datacenter networks.")
     p.add_argument("--version", action="version", version=f"photonet {_core.__version__}")
+    p.add_argument("--debug", action="store_true", help="show the full traceback of an unexpected error")
     sub = p.add_subparsers(dest="cmd", required=True)
+    _add_parser = sub.add_parser
+
+    def add_parser(*args, **kwargs):
+        sp = _add_parser(*args, **kwargs)
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an unexpected error")
+        return sp
+
+    sub.add_parser = add_parser  # type: ignore[method-assign]
+
+    def add_check(sp):
+        sp.add_argument("--check", action="store_true", help="check the fabric's invariants while running (metrics.check_invariants = true)")
 
     def add_set(sp):
         sp.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key, e.g. workload.load=0.7 (repeatable)")
@@ -279,6 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="output directory (default results/<config name>)")
     r.add_argument("--no-write", action="store_true", help="print the summary only")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_check(r)
     r.set_defaults(func=cmd_run)
 
     v = sub.add_parser("validate", help="check a config and print it complete, with every default")
@@ -298,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend_options(c, local_only=True)
     c.add_argument("--force", action="store_true", help="rerun points that already have results")
     add_set(c)
+    add_check(c)
     c.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("sweep", help="run a grid of configs (resumable; local, Ray or Slurm)")
@@ -307,11 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default="results/sweep")
     add_backend_options(s)
     s.add_argument("--collect", action="store_true", help="only gather finished points into table.csv")
+    add_check(s)
     s.set_defaults(func=cmd_sweep)
 
     sp = sub.add_parser("sweep-point", help=argparse.SUPPRESS)
     sp.add_argument("points")
-    sp.add_argument("index", type=int)
+    sp.add_argument("index", type=int, help="the array task: runs its points (points_per_task of them)")
     sp.set_defaults(func=cmd_sweep_point)
 
     b = sub.add_parser("bench", help="time fixed scenarios: wall time, peak memory, simulated s per wall s")
@@ -328,6 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--fabrics", help="comma-separated fabrics to run (points of others are reported as skipped)")
     add_backend_options(rp)
     add_set(rp)
+    add_check(rp)
     rp.set_defaults(func=cmd_reproduce)
 
     models = [m["name"] for m in _core.models()]  # not photonet.model: keeps start-up free of pandas
@@ -349,14 +451,37 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = build_parser()
     a = parser.parse_args(argv)
+    debug = getattr(a, "debug", False)
     try:
         code = a.func(a)
     except ConfigError as e:
+        if debug:
+            raise
         console.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         code = 2
     except KeyboardInterrupt:
+        if debug:
+            raise
         console.print("[yellow]interrupted[/]: nothing half-written was left behind")
         code = 130
+    except OSError as e:
+        if debug:
+            raise
+        where = f"{e.filename}: " if e.filename else ""
+        console.print(f"[red]error:[/] {escape(where + (e.strerror or str(e)))}", highlight=False, soft_wrap=True)
+        code = 1
+    except Exception as e:  # noqa: BLE001 - no traceback reaches a user who did not ask for one
+        if debug:
+            raise
+        console.print(f"[red]error:[/] {escape(type(e).__name__ + ': ' + str(e))} (a bug in photonet: rerun with --debug for the "
+                      f"traceback and report it)", highlight=False, soft_wrap=True)
+        code = 1
+    except BaseException as e:  # a Rust panic surfaces as pyo3's PanicException (a BaseException)
+        if debug or isinstance(e, (SystemExit, GeneratorExit)):
+            raise
+        console.print(f"[red]error:[/] {escape(type(e).__name__ + ': ' + str(e))} (a bug in photonet: rerun with --debug for the "
+                      f"traceback and report it)", highlight=False, soft_wrap=True)
+        code = 1
     sys.exit(code)
 
 

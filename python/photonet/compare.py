@@ -9,8 +9,8 @@ import pandas as pd
 
 from . import _core, plots, sweep
 from .api import fabric_names
-from .config import ConfigError, load, tomllib
-from .io import atomic_write_text
+from .config import ConfigError, load, read_config_text, tomllib
+from .io import atomic_write_text, check_work_dir
 
 DEFAULT_SCENARIO = Path(__file__).resolve().parent / "scenarios" / "compare.toml"
 
@@ -18,9 +18,7 @@ DEFAULT_SCENARIO = Path(__file__).resolve().parent / "scenarios" / "compare.toml
 def scenario(path: str | Path | None = None) -> tuple[dict, dict, Optional[Path]]:
     """Returns (run config, compare settings, base dir) of a compare scenario."""
     p = Path(path) if path else DEFAULT_SCENARIO
-    if not p.exists():
-        raise ConfigError(f"scenario file {str(p)!r} does not exist")
-    cfg = tomllib.loads(p.read_text())
+    cfg = tomllib.loads(read_config_text(p))
     settings = cfg.pop("compare", {})
     unknown = set(settings) - {"loads", "fabrics", "fct_class"}
     if unknown:
@@ -41,9 +39,10 @@ def compare(
 ) -> pd.DataFrame:
     """Runs the scenario on each fabric at each load; returns the table."""
     out = Path(out)
+    check_work_dir(out, "compare output folder")
     cfg, settings, base = scenario(scenario_path)
     cfg, _ = load(cfg, list(overrides))
-    loads = list(loads or settings.get("loads", [0.1, 0.25, 0.5, 0.75, 1.0]))
+    loads = list(loads or settings.get("loads", [0.2, 0.5, 0.8]))
     fab = fabrics or settings.get("fabrics", "all")
     known = fabric_names()
     fab = known if fab == "all" else list(fab)
@@ -73,25 +72,31 @@ def compare(
         if on_point:
             on_point(done[0], total)
 
-    sweep.run_local(out, points, jobs=jobs, on_done=tick)
+    failures = sweep.run_local(out, points, jobs=jobs, on_done=tick)
+    if failures:
+        raise RuntimeError(f"{len(failures)} compare point(s) failed (finished ones are kept; rerun to retry): "
+                           + "; ".join(map(str, failures)))
     table = sweep.collect(out, points).rename(columns={"workload.load": "load"})
     order = {f: i for i, f in enumerate(fab)}
     table = table.assign(_o=table["fabric"].map(order)).sort_values(["_o", "load"]).drop(columns=["_o"])
-    write_outputs(out, table, settings.get("fct_class", "<100KB"))
+    write_outputs(out, table, settings.get("fct_class", "<10KB"))
     return table
 
 
 def write_outputs(out: Path, table: pd.DataFrame, fct_class: str) -> None:
     atomic_write_text(out / "table.csv", table.to_csv(index=False))
     col = f"fct{fct_class}_p99_us"
-    cols = ["fabric_name", "load", "offered_load", "goodput", col, "completed", "flows"]
+    cols = ["fabric_name", "load", "load_basis", "offered_load", "goodput_steady", "goodput", col, f"fct{fct_class}_unfinished",
+            f"fct{fct_class}_censored_p99_us", "completed", "flows"]
     cols = [c for c in cols if c in table]
     atomic_write_text(out / "table.md", table[cols].to_markdown(index=False) if _has_tabulate() else table[cols].to_string(index=False))
     if col in table:
         plots.lines(table, "load", col, out / "fct_vs_load.png", hue="fabric_name", xlabel="load (%)", ylabel=f"p99 FCT of flows {fct_class} (µs)",
                     title="99th-percentile FCT of short flows", logy=True, percent_x=True)
-    plots.lines(table, "load", "goodput", out / "goodput_vs_load.png", hue="fabric_name", xlabel="load (%)", ylabel="goodput / (N·R)",
-                title="Average goodput", percent_x=True)
+    gp = "goodput_steady" if "goodput_steady" in table else "goodput"
+    plots.lines(table, "load", gp, out / "goodput_vs_load.png", hue="fabric_name", xlabel="load (%)",
+                ylabel="goodput / (N·R), steady state" if gp == "goodput_steady" else "goodput / (N·R)",
+                title="Goodput (warm-up and cool-down excluded)", percent_x=True)
 
 
 def _has_tabulate() -> bool:

@@ -6,6 +6,7 @@ file names (CDFs, traces) should be looked up.
 """
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
 from pathlib import Path
@@ -68,11 +69,16 @@ def apply_overrides(cfg: dict, overrides: Sequence[str] | Mapping[str, Any] | No
     """Applies ``a.b.c=value`` overrides to a nested dict (in place) and returns it."""
     if not overrides:
         return cfg
-    items = overrides.items() if isinstance(overrides, Mapping) else [_split(o) for o in overrides]
+    if isinstance(overrides, Mapping):
+        items = [(str(k), plain(v, str(k))) for k, v in overrides.items()]
+    else:
+        items = [_split(o) for o in overrides]
     for key, value in items:
         if isinstance(value, str) and not isinstance(overrides, Mapping):
             value = parse_value(value)
         parts = key.split(".")
+        if not all(parts):
+            raise ConfigError(f"override key {key!r}: empty part in a dotted key")
         node = cfg
         for p in parts[:-1]:
             nxt = node.setdefault(p, {})
@@ -94,23 +100,22 @@ def _split(item: str) -> tuple[str, str]:
 
 
 def load(config: ConfigLike | None = None, overrides=None) -> tuple[dict, Path | None]:
-    """Returns (config dict, directory of the config file or None)."""
+    """Returns (config dict, directory of the config file or None).
+
+    ``config``: a path (``os.PathLike``, or a string naming a file: one line
+    without ``=``), TOML text, or a dict. Raises ConfigError."""
     base: Path | None = None
     if config is None:
         cfg: dict = {}
     elif isinstance(config, Mapping):
-        cfg = _deepcopy(config)
+        cfg = plain(config)
     else:
         text_or_path = os.fspath(config)
-        p = Path(text_or_path)
-        looks_like_path = "\n" not in text_or_path and (p.suffix == ".toml" or p.exists())
-        if looks_like_path:
-            if not p.exists():
-                raise ConfigError(f"config file {text_or_path!r} does not exist")
-            try:
-                cfg = tomllib.loads(p.read_text())
-            except tomllib.TOMLDecodeError as e:
-                raise ConfigError(f"{p}: not valid TOML: {e}") from None
+        if isinstance(text_or_path, bytes):
+            text_or_path = os.fsdecode(text_or_path)
+        if _looks_like_path(config, text_or_path):
+            p = Path(text_or_path)
+            cfg = tomllib.loads(read_config_text(p))
             base = p.resolve().parent
         else:
             try:
@@ -121,8 +126,70 @@ def load(config: ConfigLike | None = None, overrides=None) -> tuple[dict, Path |
     return cfg, base
 
 
-def _deepcopy(m: Mapping) -> dict:
-    return {k: _deepcopy(v) if isinstance(v, Mapping) else (list(v) if isinstance(v, list) else v) for k, v in m.items()}
+def _looks_like_path(config: Any, text: str) -> bool:
+    """A path object is a path; a string is one if it is a single line and a
+    file of that name exists, or it ends in ``.toml``, or it holds no ``=`` and
+    no ``[`` (every TOML document with a setting has one)."""
+    if isinstance(config, os.PathLike):
+        return True
+    if "\n" in text or not text.strip():
+        return False
+    return text.endswith(".toml") or os.path.lexists(text) or ("=" not in text and "[" not in text)
+
+
+def read_config_text(p: Path) -> str:
+    """The text of config file ``p``, parsed to check it is TOML; ConfigError
+    naming the file if it is missing, a folder, unreadable, not UTF-8 or not TOML."""
+    name = str(p)
+    if not os.path.lexists(p):
+        raise ConfigError(f"config file {name!r} does not exist")
+    if p.is_dir():
+        raise ConfigError(f"config file {name!r} is a folder, not a TOML file")
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"config file {name!r} cannot be read: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise ConfigError(f"config file {name!r} is not UTF-8 text (byte 0x{raw[e.start]:02x} on line {line}); "
+                          f"TOML files are UTF-8: save it as UTF-8") from None
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    return text
+
+
+def plain(value: Any, key: str = "") -> Any:
+    """A copy of ``value`` made of TOML's types only: numpy scalars and arrays
+    become Python numbers and lists, paths strings. None and anything TOML cannot
+    hold raise ConfigError naming ``key``."""
+    where = f"`{key}`" if key else "the config"
+    if value is None:
+        raise ConfigError(f"{where} is None: TOML has no null; leave the key out to use its default")
+    if isinstance(value, bool) or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ConfigError(f"{where}: key {k!r} is a {type(k).__name__}; keys must be strings")
+            out[k] = plain(v, f"{key}.{k}" if key else k)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [plain(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    mod = type(value).__module__.split(".")[0]
+    if mod == "numpy":
+        if hasattr(value, "tolist"):  # numpy scalars and arrays
+            return plain(value.tolist(), key)
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value
+    raise ConfigError(f"{where} = {value!r}: a {type(value).__name__} is not a config value "
+                      f"(expected a number, string, boolean, list or table)")
 
 
 def to_toml(cfg: Mapping[str, Any]) -> str:
@@ -149,3 +216,17 @@ def config_hash(complete_toml: str) -> str:
     """Key of a sweep point: a pure function of the complete config (incl. seed)."""
     canon = tomli_w.dumps(tomllib.loads(complete_toml))
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
+
+
+def warnings(config: ConfigLike | None = None, overrides=None) -> list[str]:
+    """Settings of a config that parse but cannot affect its run (e.g. the
+    table of a fabric other than the selected one that changes its defaults)."""
+    cfg, _ = load(config, overrides)
+    try:
+        return list(_core.warnings(to_toml(cfg)))
+    except _core.ConfigError as e:
+        raise ConfigError(str(e)) from None
+
+
+def _deepcopy(m: Mapping) -> dict:
+    return plain(m)

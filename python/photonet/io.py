@@ -1,30 +1,300 @@
-"""Atomic writes: a reader never sees a half-written file or result directory."""
+"""Safe writes: a reader never sees a half-written file or result directory,
+photonet never deletes or overwrites what it did not write, files and folders
+get the modes the umask asks for, and the temporary files of a killed writer
+are removed by the next one.
+
+The rules (checked by :func:`check_result_dir` and :func:`check_work_dir`
+before anything runs, and again where the write happens):
+
+* a *result folder* (``photonet run --out``, ``Result.write``) may be written
+  where nothing exists, over an empty folder, or over a photonet result (a
+  folder holding only the files photonet writes there); anything else — a
+  file, a folder holding any other file, the current folder — is refused;
+* a *work folder* (``sweep``, ``compare``, ``reproduce`` ``--out``) is written
+  into where nothing exists, into an empty folder, or into a folder photonet
+  wrote before (it has ``points/`` or ``points.json``); anything else is refused.
+"""
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import shutil
 import tempfile
+import threading
+import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
+
+from .config import ConfigError
+
+
+class OutputError(ConfigError):
+    """An output path photonet will not or cannot write; the message names the
+    path and says why."""
+
+
+# The files ``Result.write`` (and a sweep point) puts in a result folder.
+RESULT_FILES = frozenset({"summary.json", "flows.csv", "series.csv", "manifest.json", "config.toml", "params.json"})
+# What marks a folder as a photonet work folder (sweep, compare, reproduce).
+WORK_MARKERS = ("points", "points.json")
+# A temporary folder of ours holds this file, locked while its writer lives.
+LOCK_NAME = ".photonet-writing"
+# A temporary file whose writer is gone is removed once it is this old (s): the
+# gap between creating a file and locking it is far shorter.
+STALE_FILE_AGE_S = 60.0
+
+_umask_lock = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the OS allows."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    with _umask_lock:  # elsewhere: set and restore (briefly racy for other threads)
+        m = os.umask(0o022)
+        os.umask(m)
+        return m
+
+
+def _chmod_dir(path: Path) -> None:
+    os.chmod(path, 0o777 & ~current_umask())
+
+
+# --- checks ------------------------------------------------------------------------------------------
+
+
+def _nearest_existing(path: Path) -> Path:
+    p = path
+    while not os.path.lexists(p):
+        if p.parent == p:
+            break
+        p = p.parent
+    return p
+
+
+def check_writable_parent(path: Path, what: str) -> None:
+    """Raises OutputError unless the folders above ``path`` exist or can be
+    made and a folder can be created there (tried for real, then removed)."""
+    anc = _nearest_existing(path.parent)
+    if not anc.is_dir():
+        raise OutputError(f"{what} {str(path)!r}: {str(anc)!r} is a file, not a folder, so nothing can be written under it")
+    try:
+        probe = tempfile.mkdtemp(prefix=".photonet-probe.", dir=anc)
+    except OSError as e:
+        raise OutputError(f"{what} {str(path)!r}: cannot write in {str(anc)!r}: {e.strerror or e}") from None
+    os.rmdir(probe)
+
+
+def _is_cwd_or_above(path: Path) -> bool:
+    try:
+        here = Path.cwd().resolve()
+    except OSError:
+        return False
+    p = path.resolve()
+    return p == here or p in here.parents
+
+
+def _listing(names: Iterable[str], limit: int = 5) -> str:
+    names = sorted(names)
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def result_foreign(path: Path, names: list[str]) -> list[str]:
+    """The entries of folder ``path`` (named ``names``) that make it not a
+    photonet run result: anything but its files, or all if it has no manifest."""
+    foreign = [n for n in names if n not in RESULT_FILES or not (path / n).is_file()]
+    if not foreign and names and not _has_manifest(path):
+        return names
+    return foreign
+
+
+def model_foreign(path: Path, names: list[str]) -> list[str]:
+    """As :func:`result_foreign`, for a model's folder (``photonet power|cost``):
+    CSV, PNG and JSON files beside its ``model.json``."""
+    foreign = [n for n in names if Path(n).suffix not in (".csv", ".png", ".json") or not (path / n).is_file()]
+    if not foreign and names and "model.json" not in names:
+        return names
+    return foreign
+
+
+Foreign = Callable[[Path, "list[str]"], "list[str]"]
+
+
+def check_result_dir(path: os.PathLike | str, what: str = "output folder", foreign: Foreign = result_foreign) -> Path:
+    """Raises OutputError unless ``path`` may be (re)written as a result folder
+    (``foreign`` lists the entries of an existing folder that are not ours)."""
+    path = Path(path)
+    if path.name in ("", ".", "..") or _is_cwd_or_above(path):
+        raise OutputError(f"{what} {str(path)!r} is the current folder or one above it; photonet writes a result into a "
+                          f"folder of its own: give a new name, e.g. results/run")
+    if path.is_symlink():
+        raise OutputError(f"{what} {str(path)!r} is a symbolic link; give the folder itself or a new name")
+    if path.exists():
+        if not path.is_dir():
+            raise OutputError(f"{what} {str(path)!r} is a file, not a folder; photonet does not overwrite it: give a new name")
+        try:
+            names = [x.name for x in path.iterdir()]
+        except OSError as e:
+            raise OutputError(f"{what} {str(path)!r}: cannot read it: {e.strerror or e}") from None
+        theirs = foreign(path, [n for n in names if n != LOCK_NAME])
+        if theirs:
+            raise OutputError(f"{what} {str(path)!r} is not empty and not a photonet result (it holds "
+                              f"{_listing(theirs)}); photonet never deletes what it did not write: "
+                              f"give a new or empty folder")
+    check_writable_parent(path, what)
+    return path
+
+
+def check_work_dir(path: os.PathLike | str, what: str = "output folder") -> Path:
+    """Raises OutputError unless ``path`` may be written into as a sweep,
+    compare or reproduce folder."""
+    path = Path(path)
+    if path.is_symlink() and not path.is_dir():
+        raise OutputError(f"{what} {str(path)!r} is a symbolic link to nothing")
+    if path.exists():
+        if not path.is_dir():
+            raise OutputError(f"{what} {str(path)!r} is a file, not a folder; photonet does not overwrite it: give a new name")
+        try:
+            names = [x.name for x in path.iterdir()]
+        except OSError as e:
+            raise OutputError(f"{what} {str(path)!r}: cannot read it: {e.strerror or e}") from None
+        if names and not any(m in names for m in WORK_MARKERS):
+            raise OutputError(f"{what} {str(path)!r} is not empty and not a photonet sweep folder (it holds {_listing(names)}); "
+                              f"photonet never overwrites what it did not write: give a new or empty folder")
+        try:
+            probe = tempfile.mkdtemp(prefix=".photonet-probe.", dir=path)
+        except OSError as e:
+            raise OutputError(f"{what} {str(path)!r}: cannot write in it: {e.strerror or e}") from None
+        os.rmdir(probe)
+    else:
+        check_writable_parent(path, what)
+    return path
+
+
+def check_file_target(path: os.PathLike | str, what: str = "output file") -> Path:
+    """Raises OutputError unless ``path`` can be written as a file (a folder
+    there is refused)."""
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"{what} {str(path)!r} is a folder, not a file")
+    check_writable_parent(path, what)
+    return path
+
+
+def _has_manifest(path: Path) -> bool:
+    try:
+        return "photonet_version" in json.loads((path / "manifest.json").read_text())
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+# --- stale temporaries -----------------------------------------------------------------------------------
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError as e:
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return False
+        raise
+
+
+def _stale_dir(d: Path) -> bool:
+    """True if ``d`` is a temporary folder of ours whose writer is gone: it
+    holds our lock file and nobody holds the lock."""
+    lock = d / LOCK_NAME
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        return _try_lock(fd)
+    finally:
+        os.close(fd)  # closing drops the probe's lock
+
+
+def _stale_file(f: Path) -> bool:
+    try:
+        if time.time() - f.lstat().st_mtime < STALE_FILE_AGE_S:
+            return False
+        fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        return _try_lock(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(folder: os.PathLike | str, name: str | None = None) -> list[Path]:
+    """Removes the temporary files and folders that killed writers left in
+    ``folder`` (those of target ``name`` only, if given). Only entries named like
+    ours (``.NAME.XXXX.tmp``) whose writer is provably gone are removed: a folder
+    must hold our unlocked lock file, a file must be unlocked and old. Returns
+    what was removed."""
+    folder = Path(folder)
+    prefix = f".{name}." if name else "."
+    removed: list[Path] = []
+    try:
+        with os.scandir(folder) as it:
+            entries = [folder / e.name for e in it if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+    except OSError:
+        return removed
+    for e in entries:
+        if e.is_symlink():
+            continue
+        if e.is_dir():
+            if _stale_dir(e):
+                shutil.rmtree(e, ignore_errors=True)
+                removed.append(e)
+        elif e.is_file() and _stale_file(e):
+            try:
+                os.unlink(e)
+                removed.append(e)
+            except OSError:
+                pass
+    return removed
+
+
+# --- writes ----------------------------------------------------------------------------------------------
+
+
+def _mkdirs(path: Path) -> None:
+    """``mkdir -p`` with the umask's modes (``Path.mkdir`` already honours it)."""
+    path.mkdir(parents=True, exist_ok=True)
 
 
 def atomic_write_bytes(path: os.PathLike | str, data: bytes) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir() and not path.is_symlink():
+        raise OutputError(f"output file {str(path)!r} is a folder, not a file")
+    _mkdirs(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a live writer's temporary is never taken as stale
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+    remove_stale_temporaries(path.parent, path.name)
 
 
 def atomic_write_text(path: os.PathLike | str, text: str) -> None:
@@ -35,22 +305,77 @@ def atomic_write_json(path: os.PathLike | str, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
 
 
-def atomic_dir(path: os.PathLike | str, fill: Callable[[Path], None]) -> Path:
-    """Builds a directory in a temporary sibling with ``fill(tmpdir)`` and then
-    renames it into place, replacing any previous one. On error nothing changes."""
+class _TempDir:
+    """A temporary folder beside a target, locked while this process writes it."""
+
+    def __init__(self, parent: Path, name: str):
+        self.path = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=parent))
+        # The lock is taken on a file of another name and then renamed to the
+        # lock name, so a cleaner never finds the lock file unlocked while we live.
+        fd, pending = tempfile.mkstemp(prefix=".lock.", dir=self.path)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.replace(pending, self.path / LOCK_NAME)
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def remove(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.release()
+
+
+def atomic_dir(path: os.PathLike | str, fill: Callable[[Path], None], foreign: Foreign = result_foreign) -> Path:
+    """Builds a result folder in a temporary sibling with ``fill(tmpdir)`` and
+    renames it into place. An existing folder is replaced only if it is empty or
+    a photonet result (see :func:`check_result_dir`); anything else raises
+    OutputError and is left as it was. On error nothing changes. Temporary
+    folders of killed writers of the same target are removed."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    check_result_dir(path, "output folder", foreign)
+    _mkdirs(path.parent)
+    remove_stale_temporaries(path.parent, path.name)
+    tmp = _TempDir(path.parent, path.name)
     try:
-        fill(tmp)
-        if path.exists():
-            old = path.with_name(f".{path.name}.old-{os.getpid()}")
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
+        fill(tmp.path)
+        _chmod_dir(tmp.path)
+        mode = 0o666 & ~current_umask()
+        for f in tmp.path.iterdir():
+            if f.is_file() and not f.is_symlink() and f.name != LOCK_NAME:
+                os.chmod(f, mode)
+        try:
+            os.rename(tmp.path, path)  # fails if ``path`` is a non-empty folder
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            _replace_result(path, tmp.path, foreign)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.remove()
         raise
+    # The lock file moved with the folder; a kill before this leaves only a
+    # hidden file of ours in a complete result.
+    try:
+        os.unlink(path / LOCK_NAME)
+    except FileNotFoundError:
+        pass
+    tmp.release()
     return path
+
+
+def _replace_result(path: Path, new: Path, foreign: Foreign) -> None:
+    """Replaces the photonet result at ``path`` with the folder ``new``: the old
+    one is moved into a locked temporary folder first, so a kill between the two
+    renames leaves only temporaries the next writer removes."""
+    check_result_dir(path, "output folder", foreign)  # still ours, just before touching it
+    trash = _TempDir(path.parent, path.name)
+    try:
+        os.rename(path, trash.path / "old")
+        os.rename(new, path)
+    except BaseException:
+        if not path.exists() and (trash.path / "old").exists():
+            os.rename(trash.path / "old", path)
+        raise
+    finally:
+        trash.remove()

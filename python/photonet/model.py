@@ -233,7 +233,7 @@ def write(what: str, r: ModelResult, out: str | os.PathLike) -> tuple[Path, list
     """Writes the view's ``what`` (``power`` or ``cost``) files, ``paper.csv``
     and ``model.json`` into ``out``, atomically (a temporary directory renamed
     into place). Returns (the directory, the file names)."""
-    from .io import atomic_dir
+    from .io import atomic_dir, model_foreign
 
     names: list[str] = []
 
@@ -243,7 +243,15 @@ def write(what: str, r: ModelResult, out: str | os.PathLike) -> tuple[Path, list
         (d / "model.json").write_text(json.dumps(r.raw, indent=2, sort_keys=True) + "\n")
         names.extend(["paper.csv", "model.json"])
 
-    return atomic_dir(out, fill), names
+    return atomic_dir(out, fill, model_foreign), names
+
+
+def check_out(out: str | os.PathLike) -> None:
+    """Raises OutputError unless ``out`` may be written by :func:`write` (new,
+    empty, or a folder a model wrote before)."""
+    from .io import check_result_dir, model_foreign
+
+    check_result_dir(out, "--out", model_foreign)
 
 
 def write_power(r: ModelResult, out: str | os.PathLike) -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shlex
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -15,8 +16,8 @@ from typing import Callable, Iterable, Optional, Sequence
 
 import pandas as pd
 
-from .config import ConfigError, ConfigLike, apply_overrides, complete, config_hash, load, parse_value
-from .io import atomic_write_json, atomic_write_text
+from .config import ConfigError, ConfigLike, apply_overrides, complete, config_hash, load, parse_value, plain
+from .io import atomic_write_json, atomic_write_text, remove_stale_temporaries
 
 
 @dataclass
@@ -29,28 +30,98 @@ class Point:
     key: str
 
 
+def split_values(text: str) -> list[str]:
+    """Splits ``v1,v2,...`` at the commas outside quotes and brackets:
+    ``'"a,b",[1,2],3'`` -> ``['"a,b"', '[1,2]', '3']``."""
+    parts, cur, quote, depth = [], [], None, 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            cur.append(ch)
+            if ch == "\\" and quote == '"' and i + 1 < len(text):
+                cur.append(text[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+            cur.append(ch)
+        elif ch in "[{":
+            depth += 1
+            cur.append(ch)
+        elif ch in "]}":
+            depth -= 1
+            if depth < 0:
+                raise ConfigError(f"{text!r}: unbalanced brackets")
+            cur.append(ch)
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    if quote:
+        raise ConfigError(f"{text!r}: the quote {quote} is never closed")
+    if depth:
+        raise ConfigError(f"{text!r}: unbalanced brackets")
+    parts.append("".join(cur))
+    return parts
+
+
+def _same_value(a, b) -> bool:
+    """Equal as config values: ``0.1`` and ``1e-1`` are, ``1`` and ``true`` are not."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return a == b
+
+
 def parse_grid(items: Sequence[str]) -> dict[str, list]:
-    """``["workload.load=0.1,0.5", "fabric=esn,sirius"]`` -> {key: [values]}."""
+    """``["workload.load=0.1,0.5", "fabric=esn,sirius"]`` -> {key: [values]}.
+    Values are split at commas outside quotes and brackets (``name="a,b"`` is one
+    value). A key given twice, or a value repeated within a key (``0.1,1e-1``),
+    is a ConfigError: it would run one point twice."""
     grid: dict[str, list] = {}
     for item in items:
         if "=" not in item:
             raise ConfigError(f"--grid {item!r}: expected key=v1,v2,...")
         k, vs = item.split("=", 1)
-        values = [parse_value(v.strip()) for v in vs.split(",") if v.strip()]
+        k = k.strip()
+        if not k:
+            raise ConfigError(f"--grid {item!r}: empty key")
+        if k in grid:
+            raise ConfigError(f"--grid {k}: the key is given more than once; put all its values in one --grid {k}=v1,v2,...")
+        try:
+            raw = [v.strip() for v in split_values(vs)]
+        except ConfigError as e:
+            raise ConfigError(f"--grid {k}: {e}") from None
+        values: list = []
+        texts: list[str] = []
+        for t in raw:
+            if not t:
+                continue
+            v = parse_value(t)
+            for seen, st in zip(values, texts):
+                if _same_value(seen, v):
+                    raise ConfigError(f"--grid {k}: the value {t} repeats {st} (the same value given twice would run one point twice)")
+            values.append(v)
+            texts.append(t)
         if not values:
             raise ConfigError(f"--grid {item!r}: no values")
-        grid[k.strip()] = values
+        grid[k] = values
     return grid
 
 
 def expand(config: ConfigLike | None, grid: dict[str, list], overrides=None) -> list[Point]:
-    """All points of the grid; every point is validated before anything runs."""
+    """All points of the grid; every point is validated before anything runs.
+    Two points may share a key (the same complete config, e.g. a key that the
+    selected fabric ignores); the backends run each key once."""
     base_cfg, base_dir = load(config, overrides)
     keys = list(grid)
     points = []
     for combo in itertools.product(*(grid[k] for k in keys)):
-        params = dict(zip(keys, combo))
-        cfg = json.loads(json.dumps(base_cfg))
+        params = plain(dict(zip(keys, combo)))
+        cfg = plain(base_cfg)
         apply_overrides(cfg, params)
         try:
             text, _ = complete(cfg)
@@ -58,6 +129,14 @@ def expand(config: ConfigLike | None, grid: dict[str, list], overrides=None) -> 
             raise ConfigError(f"sweep point {params}: {e}") from None
         points.append(Point(params, text, str(base_dir) if base_dir else None, config_hash(text)))
     return points
+
+
+def unique(points: Iterable[Point]) -> list[Point]:
+    """The points with distinct keys, first of each, in order."""
+    seen: dict[str, Point] = {}
+    for p in points:
+        seen.setdefault(p.key, p)
+    return list(seen.values())
 
 
 def point_dir(out: Path, p: Point) -> Path:
@@ -68,8 +147,17 @@ def is_done(out: Path, p: Point) -> bool:
     return (point_dir(out, p) / "summary.json").exists()
 
 
+def prepare(out: Path) -> None:
+    """Makes ``out/points`` and removes temporaries that killed writers left
+    there (see :func:`photonet.io.remove_stale_temporaries`)."""
+    (out / "points").mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out / "points")
+    remove_stale_temporaries(out)
+
+
 def run_point(out: Path, p: Point, progress=None) -> dict:
-    """Runs one point and writes its result directory atomically."""
+    """Runs one point and writes its result directory, ``params.json``
+    included, in one atomic step."""
     from .api import run  # late import: keeps worker start-up light
 
     r = run(p.config_toml, progress=progress, base_dir=p.base_dir)
@@ -78,72 +166,219 @@ def run_point(out: Path, p: Point, progress=None) -> dict:
         # resumed sweep runs it again.
         raise KeyboardInterrupt(f"point {p.key} cancelled")
     r.manifest["sweep_params"] = p.params
-    r.write(point_dir(out, p))
-    atomic_write_json(point_dir(out, p) / "params.json", p.params)
+    r.write(point_dir(out, p), extra={"params.json": p.params})
     return r.summary
 
 
-def run_local(out: Path, points: list[Point], jobs: int = 1, on_done: Callable[[Point], None] | None = None) -> None:
-    """Runs pending points with ``jobs`` threads (the core releases the GIL)."""
-    pending = [p for p in points if not is_done(out, p)]
+@dataclass
+class Failure:
+    """A point that raised: its params and the error, one line."""
+
+    point: Point
+    error: str
+
+    def __str__(self) -> str:
+        return f"point {self.point.key} {self.point.params}: {self.error}"
+
+
+def _describe(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def run_local(out: Path, points: list[Point], jobs: int = 1, on_done: Callable[[Point], None] | None = None) -> list[Failure]:
+    """Runs pending points (each key once) with ``jobs`` threads (the core
+    releases the GIL). A point that fails does not stop the others; returns the
+    failures."""
+    prepare(out)
+    pending = [p for p in unique(points) if not is_done(out, p)]
+    failures: list[Failure] = []
+
+    def one(p: Point) -> Optional[Failure]:
+        try:
+            run_point(out, p)
+        except Exception as e:  # noqa: BLE001 - one bad point must not lose the others
+            return Failure(p, _describe(e))
+        except BaseException as e:  # a Rust panic surfaces as pyo3's PanicException
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            return Failure(p, _describe(e))
+        return None
+
     if jobs <= 1:
         for p in pending:
-            run_point(out, p)
-            if on_done:
+            f = one(p)
+            if f:
+                failures.append(f)
+            elif on_done:
                 on_done(p)
-        return
+        return failures
     with ThreadPoolExecutor(max_workers=jobs) as ex:
-        futs = {ex.submit(run_point, out, p): p for p in pending}
-        for f in as_completed(futs):
-            f.result()
-            if on_done:
-                on_done(futs[f])
+        futs = {ex.submit(one, p): p for p in pending}
+        for fut in as_completed(futs):
+            f = fut.result()
+            if f:
+                failures.append(f)
+            elif on_done:
+                on_done(futs[fut])
+    return failures
 
 
-def run_ray(out: Path, points: list[Point], address: Optional[str] = None) -> None:
-    """Runs pending points as Ray tasks (``pip install ray``); results land in
-    ``out`` on a shared filesystem, exactly as with the local backend."""
+def _ray_task(out: str, p: Point) -> Optional[str]:
+    """One point on a Ray worker: None if done, else the error (one line)."""
+    try:
+        run_point(Path(out), p)
+    except Exception as e:  # noqa: BLE001 - reported per point by the driver
+        return _describe(e)
+    return None
+
+
+def run_ray(out: Path, points: list[Point], address: Optional[str] = None,
+            on_done: Callable[[Point], None] | None = None) -> list[Failure]:
+    """Runs pending points (each key once) as Ray tasks; results land in ``out``
+    on a shared filesystem, exactly as with the local backend. ``address``: a
+    cluster's address (``auto`` or host:port); None starts a local one. A point
+    that fails does not stop the others; returns the failures."""
     try:
         import ray  # noqa: PLC0415
     except ImportError:
-        raise SystemExit("the ray backend needs Ray: pip install 'ray>=2.9' (or use --backend local|slurm)") from None
-    ray.init(address=address, ignore_reinit_error=True)
-    @ray.remote
-    def task(o: str, p: Point) -> str:
-        run_point(Path(o), p)
-        return p.key
+        raise ConfigError("the ray backend needs Ray: pip install 'ray>=2.9' (or use --backend local|slurm)") from None
+    prepare(out)
+    pending = [p for p in unique(points) if not is_done(out, p)]
+    if not pending:
+        return []
+    started_here = not ray.is_initialized()
+    try:
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False,
+                 **({} if address else {"include_dashboard": False}))
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        raise ConfigError(f"--ray-address {address!r}: cannot connect to a Ray cluster: {e}") from None
+    failures: list[Failure] = []
+    try:
+        task = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
+        refs = {task.remote(str(Path(out).resolve()), p): p for p in pending}
+        waiting = list(refs)
+        while waiting:
+            ready, waiting = ray.wait(waiting, num_returns=1)
+            for ref in ready:
+                p = refs[ref]
+                try:
+                    err = ray.get(ref)
+                except Exception as e:  # noqa: BLE001 - a worker that died, a task Ray could not run
+                    err = _describe(e).splitlines()[0]
+                if err is None and is_done(out, p):
+                    if on_done:
+                        on_done(p)
+                else:
+                    failures.append(Failure(p, err or "no result written (is --out on a filesystem the workers share?)"))
+    finally:
+        if started_here:
+            ray.shutdown()
+    return failures
 
-    pending = [p for p in points if not is_done(out, p)]
-    ray.get([task.remote(str(out), p) for p in pending])
+
+_SLURM_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
 
 
-def write_slurm(out: Path, points: list[Point], partition: Optional[str] = None, time_limit: str = "01:00:00") -> Path:
-    """Writes ``points.json`` and ``sweep.sbatch`` (a job array, one task per
-    point); submit with ``sbatch <out>/sweep.sbatch``, then ``photonet sweep
-    ... --collect`` to build the table. Finished points are skipped by the tasks."""
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "points.json", [p.__dict__ for p in points])
+def slurm_seconds(limit: str) -> int:
+    """Seconds of a Slurm time limit: ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``,
+    ``D-HH:MM``, ``D-HH:MM:SS``. ConfigError otherwise."""
+    m = _SLURM_TIME.match(str(limit).strip())
+    if not m:
+        raise ConfigError(f"--time-limit {limit!r}: expected a Slurm time, e.g. 01:00:00, 30, 2-00:00:00")
+    d, a, b, c = m.groups()
+    if d is not None:  # D-HH[:MM[:SS]]
+        secs = int(d) * 86400 + int(a) * 3600 + int(b or 0) * 60 + int(c or 0)
+    elif c is not None:  # HH:MM:SS
+        secs = int(a) * 3600 + int(b) * 60 + int(c)
+    elif b is not None:  # MM:SS
+        secs = int(a) * 60 + int(b)
+    else:  # MM
+        secs = int(a) * 60
+    if secs <= 0:
+        raise ConfigError(f"--time-limit {limit!r}: must be more than 0")
+    return secs
+
+
+def slurm_time(secs: int) -> str:
+    d, r = divmod(secs, 86400)
+    return f"{d}-{r // 3600:02d}:{r % 3600 // 60:02d}:{r % 60:02d}" if d else f"{r // 3600:02d}:{r % 3600 // 60:02d}:{r % 60:02d}"
+
+
+MAX_ARRAY_TASKS = 1000  # Slurm's default MaxArraySize is 1001
+
+
+def write_slurm(out: Path, points: list[Point], partition: Optional[str] = None, time_limit: str = "01:00:00",
+                points_per_task: Optional[int] = None) -> Path:
+    """Writes ``points.json`` and ``sweep.sbatch``: a job array whose tasks run
+    ``points_per_task`` points each, one after another (default: as few as keep
+    the array within 1,000 tasks); the task's time limit is ``time_limit`` per
+    point times that. Submit with ``sbatch <out>/sweep.sbatch``, then ``photonet
+    sweep ... --collect`` builds the table. Points already done are left out,
+    and skipped by the tasks if done meanwhile."""
+    secs = slurm_seconds(time_limit)
+    out = Path(out).resolve()
+    prepare(out)
+    todo = [p for p in unique(points) if not is_done(out, p)]
+    if points_per_task is None:
+        points_per_task = max(1, -(-len(todo) // MAX_ARRAY_TASKS))
+    if points_per_task < 1:
+        raise ConfigError(f"--points-per-task {points_per_task}: must be at least 1")
+    tasks = max(1, -(-len(todo) // points_per_task))
+    atomic_write_json(out / "points.json", {"points_per_task": points_per_task, "points": [p.__dict__ for p in todo]})
     lines = [
         "#!/bin/bash",
-        f"#SBATCH --array=0-{len(points) - 1}",
-        f"#SBATCH --time={time_limit}",
+        f"#SBATCH --job-name=photonet-{out.name}"[:80],
+        f"#SBATCH --array=0-{tasks - 1}",
+        f"#SBATCH --time={slurm_time(secs * points_per_task)}",
         "#SBATCH --cpus-per-task=1",
         f"#SBATCH --output={out}/slurm-%A_%a.log",
     ]
     if partition:
         lines.append(f"#SBATCH --partition={partition}")
-    lines.append(f"{shlex.quote(sys.executable)} -m photonet.cli sweep-point {shlex.quote(str(out / 'points.json'))} $SLURM_ARRAY_TASK_ID")
+    lines.append(f"# {len(todo)} points, {points_per_task} per array task")
+    lines.append(f"exec {shlex.quote(sys.executable)} -m photonet.cli sweep-point {shlex.quote(str(out / 'points.json'))} "
+                 f"\"$SLURM_ARRAY_TASK_ID\"")
     script = out / "sweep.sbatch"
     atomic_write_text(script, "\n".join(lines) + "\n")
     return script
 
 
-def run_point_from_file(points_file: Path, index: int) -> None:
-    pts = [Point(**d) for d in json.loads(Path(points_file).read_text())]
+def read_points_file(points_file: Path) -> tuple[list[Point], int]:
+    """(points, points per task) of a ``points.json`` written by :func:`write_slurm`."""
+    try:
+        data = json.loads(Path(points_file).read_text())
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{points_file}: cannot read the sweep's points: {e}") from None
+    if isinstance(data, list):  # written by an older photonet: one point per task
+        return [Point(**d) for d in data], 1
+    return [Point(**d) for d in data["points"]], int(data["points_per_task"])
+
+
+def run_task_from_file(points_file: Path, task: int) -> list[Failure]:
+    """Runs the points of array task ``task`` (those not done yet), one after
+    another; a failing point does not stop the others. Returns the failures."""
+    pts, per = read_points_file(points_file)
     out = Path(points_file).parent
-    p = pts[index]
-    if not is_done(out, p):
-        run_point(out, p)
+    mine = pts[task * per:(task + 1) * per]
+    if not mine and (pts or task != 0):
+        raise ConfigError(f"array task {task}: {points_file} has {len(pts)} points, {per} per task, so tasks 0-{max(0, -(-len(pts) // per) - 1)}")
+    failures = []
+    for p in mine:
+        if is_done(out, p):
+            continue
+        try:
+            run_point(out, p)
+        except Exception as e:  # noqa: BLE001 - one bad point must not lose the others
+            failures.append(Failure(p, _describe(e)))
+    return failures
+
+
+def run_point_from_file(points_file: Path, index: int) -> None:
+    """Runs the points of array task ``index`` (see :func:`run_task_from_file`);
+    raises RuntimeError if any failed."""
+    failures = run_task_from_file(points_file, index)
+    if failures:
+        raise RuntimeError("; ".join(map(str, failures)))
 
 
 def flatten_summary(summary: dict) -> dict:
@@ -152,28 +387,42 @@ def flatten_summary(summary: dict) -> dict:
         "fabric_name": summary["fabric"],
         "flows": summary["flows"],
         "completed": summary["completed"],
+        "unfinished": summary.get("unfinished"),
         "offered_load": summary["offered_load"],
         "goodput": summary["goodput"],
+        "goodput_steady": summary.get("goodput_steady"),
         "sim_time_us": summary["sim_time_us"],
         "events": summary["events"],
     }
+    load = summary.get("load")
+    if load:
+        row["load_basis"] = load["basis"]
+        row["load_nominal"] = load["load_nominal"]
+        row["load_realised"] = load["load_realised"]
     for cls, st in summary["fct"].items():
-        for k in ("p50_us", "p99_us", "mean_us"):
-            row[f"fct{cls}_{k}"] = st[k]
+        for k in ("p50_us", "p99_us", "mean_us", "unfinished", "censored_p99_us"):
+            if k in st:
+                row[f"fct{cls}_{k}"] = st[k]
     for k, v in summary.get("fabric_stats", {}).items():
         row[f"stat_{k}"] = v
     return row
 
 
 def collect(out: Path, points: Iterable[Point] | None = None) -> pd.DataFrame:
-    """Table of every finished point (params + flattened summary)."""
+    """Table of every finished point (params + flattened summary), one row per
+    point given (the params are the point's own, even where two points share a
+    result), or per result folder under ``out/points`` if none are given."""
     rows = []
-    dirs = [point_dir(out, p) for p in points] if points is not None else sorted((out / "points").glob("*"))
-    for d in dirs:
+    if points is not None:
+        items = [(point_dir(out, p), p.params) for p in points]
+    else:
+        items = [(d, None) for d in sorted((out / "points").glob("*")) if not d.name.startswith(".")]
+    for d, params in items:
         s = d / "summary.json"
         if not s.exists():
             continue
-        params = json.loads((d / "params.json").read_text()) if (d / "params.json").exists() else {}
+        if params is None:
+            params = json.loads((d / "params.json").read_text()) if (d / "params.json").exists() else {}
         row = {**params, **flatten_summary(json.loads(s.read_text())), "key": d.name}
         rows.append(row)
     return pd.DataFrame(rows)

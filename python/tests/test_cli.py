@@ -78,3 +78,23 @@ def test_sweep_grid_and_collect(tmp_path):
     assert p.returncode == 0, p.stderr
     script = (tmp_path / "sl" / "sweep.sbatch").read_text()
     assert "--array=0-1" in script and "sweep-point" in script
+
+
+def test_default_compare_shows_what_the_papers_argue(tmp_path):
+    """A smaller version of the default `compare` scenario (same workload, load
+    basis and per-server rate; 8 racks, 6,000 flows): at the top load the 3:1
+    oversubscribed Clos delivers clearly less than ESN and SIRIUS, and its p99
+    FCT of short flows (< 100 KB, the Sirius paper's class) is above theirs."""
+    from photonet.compare import compare
+
+    table = compare(tmp_path / "cmp", loads=[0.8], fabrics=["esn", "esn_osub", "sirius"], jobs=2,
+                    overrides=["topology.racks=8", "stop.flows=6000"])
+    row = {r["fabric"]: r for _, r in table.iterrows()}
+    assert {r["load_basis"] for r in row.values()} == {"realised"}
+    osub, esn, sirius = row["esn_osub"], row["esn"], row["sirius"]
+    assert osub["goodput_steady"] < 0.8 * esn["goodput_steady"], table.to_string()
+    assert osub["goodput_steady"] < 0.8 * sirius["goodput_steady"], table.to_string()
+    short = "fct<100KB_p99_us"
+    assert osub[short] > 1.5 * esn[short] and osub[short] > 1.2 * sirius[short], table.to_string()
+    # The offered load is the requested one on the realised basis.
+    assert abs(esn["offered_load"] - 0.8) < 0.05

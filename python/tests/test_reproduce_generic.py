@@ -258,7 +258,7 @@ def test_summary_keys_a_metric_may_name_exist():
     r = photonet.run({"fabric": "esn", "stop": {"flows": 50, "drain": True}})
     assert set(R.experiment.SUMMARY_KEYS) <= set(r.summary)
     for stat in R.experiment.FCT_STATS:
-        assert ("count" if stat == "count" else f"{stat}_us") in r.summary["fct"]["all"]
+        assert (stat if stat in ("count", "unfinished") else f"{stat}_us") in r.summary["fct"]["all"]
 
 
 def test_metric_scale_divides_exactly():
@@ -452,9 +452,15 @@ def test_generic_model_view_tables_every_record_list():
 def test_one_backend_option_parser():
     p = build_parser()
     for cmd in (["sweep", "x.toml"], ["reproduce", "p"]):
-        a = p.parse_args(cmd + ["--backend", "slurm", "--partition", "q", "--time-limit", "02:00:00", "--jobs", "3"])
-        assert backend_kwargs(a) == {"jobs": 3, "backend": "slurm", "ray_address": None, "partition": "q", "time_limit": "02:00:00"}
+        a = p.parse_args(cmd + ["--backend", "slurm", "--partition", "q", "--time-limit", "02:00:00", "--jobs", "3",
+                                "--points-per-task", "4"])
+        assert backend_kwargs(a) == {"jobs": 3, "backend": "slurm", "ray_address": None, "partition": "q", "time_limit": "02:00:00",
+                                     "points_per_task": 4}
     a = p.parse_args(["compare", "--jobs", "5"])
-    assert backend_kwargs(a) == {"jobs": 5, "backend": "local", "ray_address": None, "partition": None, "time_limit": "01:00:00"}
+    assert backend_kwargs(a) == {"jobs": 5, "backend": "local", "ray_address": None, "partition": None, "time_limit": "01:00:00",
+                                 "points_per_task": None}
+    for bad in (["compare", "--jobs", "0"], ["sweep", "x.toml", "--points-per-task", "0"]):
+        with pytest.raises(SystemExit):
+            p.parse_args(bad)
     with pytest.raises(SystemExit):
         p.parse_args(["compare", "--backend", "ray"])   # compare runs locally only

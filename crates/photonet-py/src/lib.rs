@@ -38,6 +38,13 @@ fn validate(config_toml: &str, base_dir: Option<String>, search: Vec<String>) ->
     Ok(cfg.to_toml())
 }
 
+/// Settings of a config that parse but cannot affect its run (e.g. the table
+/// of a fabric other than the selected one), as messages.
+#[pyfunction]
+fn warnings(config_toml: &str) -> PyResult<Vec<String>> {
+    Ok(parse(config_toml)?.warnings)
+}
+
 /// The default config as TOML, documented: the common keys and every
 /// registered fabric's table, each key with its doc comment and default.
 #[pyfunction]
@@ -183,6 +190,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(fabrics, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;

@@ -5,7 +5,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use photonet::config::Config;
 use photonet::run::{prepare, simulate, Paths};
-use photonet::sched::maxmin::{Problem, Solver};
+use photonet::sched::maxmin::{reference, Problem, Solver};
 use std::hint::black_box;
 
 /// Times whole paper-scale runs of `cfg` (prepare + simulate).
@@ -115,8 +115,76 @@ fn maxmin_solve(c: &mut Criterion) {
     });
 }
 
+/// An oversubscribed-Clos sharing problem: `flows` random flows over 3,072
+/// hosts (6,144 NIC links of capacity 1 = R) and 128 racks (256 rack links
+/// of 8 = 24 servers x R / 3: the paper's 3:1 at the rack tier).
+fn clos_problem(flows: usize) -> Problem {
+    let (hosts, racks) = (3072u32, 128u32);
+    let mut p = Problem::new(vec![1.0; (2 * hosts + 2 * racks) as usize]);
+    for r in 2 * hosts..2 * hosts + 2 * racks {
+        p.capacity[r as usize] = 8.0;
+    }
+    let mut x: u64 = 12345;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _ in 0..flows {
+        let s = (next() % hosts as u64) as u32;
+        let d = (next() % hosts as u64) as u32;
+        let (rs, rd) = (s / 24, d / 24);
+        p.add_flow(&[s, hosts + d, 2 * hosts + rs, 2 * hosts + racks + rd]);
+    }
+    p
+}
+
+fn maxmin_vs_reference(c: &mut Criterion) {
+    // The solver against the water-filling it replaced (its test oracle).
+    let mut g = c.benchmark_group("maxmin_clos");
+    for flows in [2_000usize, 20_000] {
+        let p = clos_problem(flows);
+        let mut solver = Solver::default();
+        let mut rates = Vec::new();
+        g.bench_function(format!("lazy_heap_{flows}_flows"), |b| {
+            b.iter(|| {
+                solver.solve(black_box(&p), &mut rates);
+                black_box(rates[0])
+            })
+        });
+        g.bench_function(format!("reference_{flows}_flows"), |b| {
+            b.iter(|| black_box(reference::water_filling(black_box(&p))[0]))
+        });
+    }
+    g.finish();
+}
+
+fn fluid_many_flows(c: &mut Criterion) {
+    // Issue 8's fluid targets that fit a criterion loop: the quick-scale
+    // all-to-all (32 racks x 6 servers, 2 x 50 Gbps, 20 KB, first 10,000
+    // pairs, drained) and 100,000 simultaneous flows at paper scale.
+    use photonet::config::PatternKind;
+    use photonet::units::ByteSize;
+    let mut quick = Config::default();
+    quick.topology.racks = 32;
+    quick.topology.servers_per_rack = 6;
+    quick.topology.uplinks = 2;
+    quick.workload.pattern.kind = PatternKind::AllToAll;
+    quick.workload.pattern.size = Some(ByteSize(20_000));
+    quick.stop.flows = Some(10_000);
+    quick.stop.drain = true;
+    bench_run(c, "esn_a2a_quick_20KB_10k_flows", &quick);
+    let mut big = quick.clone();
+    big.topology = Config::default().topology;
+    big.stop.flows = Some(100_000);
+    bench_run(c, "esn_100k_simultaneous_flows", &big);
+}
+
 criterion_group!(
     benches,
+    maxmin_vs_reference,
+    fluid_many_flows,
     esn_paper_scale,
     sirius_paper_scale,
     sirius_request_grant,

@@ -13,6 +13,7 @@ use crate::error::{from_toml_table, from_toml_text};
 use crate::fabric::registry::{self, BuildContext, FabricSpec, ParamTable, Variant};
 pub use crate::topology::Topology;
 use crate::units::{ByteSize, SimTime};
+pub use crate::workload::LoadBasis;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -46,11 +47,11 @@ pub struct SizesConfig {
     /// Pareto shape α > 1 (the Sirius paper uses 1.05).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<f64>,
-    /// Pareto mean size (of the untruncated distribution).
+    /// Pareto mean size (kept when `max` truncates the distribution).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean: Option<ByteSize>,
-    /// Pareto truncation: larger draws are cut to this size (this lowers the
-    /// realised mean below `mean`).
+    /// Pareto truncation: the distribution is conditioned on sizes ≤ max,
+    /// with its scale solved so that its mean is still `mean`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<ByteSize>,
     /// Fixed: every flow's size.
@@ -179,6 +180,10 @@ fn keys_for(
 pub struct WorkloadConfig {
     /// Offered load L = F / (R · N · τ), in (0, ∞); 1.0 means the hosts' full rate.
     pub load: f64,
+    /// Which mean flow size F sets the arrival rate: "nominal" (the size
+    /// distribution's mean) or "realised" (the mean of the sizes this run
+    /// draws; with a heavy tail the nominal basis offers far less than L).
+    pub load_basis: LoadBasis,
     /// Flow sizes.
     pub sizes: SizesConfig,
     /// Who sends to whom.
@@ -189,6 +194,7 @@ impl Default for WorkloadConfig {
     fn default() -> Self {
         WorkloadConfig {
             load: 0.5,
+            load_basis: LoadBasis::Nominal,
             sizes: SizesConfig::default(),
             pattern: PatternConfig::default(),
         }
@@ -196,7 +202,10 @@ impl Default for WorkloadConfig {
 }
 
 /// When to stop. Arrivals stop after `flows` flows or at `duration`, whichever
-/// comes first; the run ends at the last arrival (or `duration`), unless `drain`.
+/// comes first, and the run ends then: at the last arrival when the flow count
+/// stops them, at `duration` when the duration does — unless `drain`, which
+/// runs on until every flow completes (at most `drain_limit` after the last
+/// arrival).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct StopConfig {
@@ -206,7 +215,8 @@ pub struct StopConfig {
     pub duration: Option<SimTime>,
     /// Keep running after the last arrival until every flow completes.
     pub drain: bool,
-    /// Cap on simulated time when draining.
+    /// With `drain`: the most simulated time spent draining after the last
+    /// arrival; flows still unfinished then are reported as unfinished.
     pub drain_limit: Option<SimTime>,
 }
 
@@ -230,6 +240,10 @@ pub struct MetricsConfig {
     pub time_series: Option<SimTime>,
     /// Check fabric invariants after every event (slow; for debugging).
     pub check_invariants: bool,
+    /// The steady-state window for `goodput_steady`, as [start, end]
+    /// fractions of the arrival period (first to last arrival): warm-up and
+    /// cool-down are left out.
+    pub steady_state: [f64; 2],
 }
 
 impl Default for MetricsConfig {
@@ -238,9 +252,15 @@ impl Default for MetricsConfig {
             size_classes: vec![ByteSize(10_000), ByteSize(100_000)],
             time_series: None,
             check_invariants: false,
+            steady_state: [0.1, 0.9],
         }
     }
 }
+
+/// Loads above this are refused: every flow would arrive at (almost) once.
+pub const MAX_LOAD: f64 = 100.0;
+/// Flows are numbered with 32 bits.
+pub const MAX_FLOWS: u64 = u32::MAX as u64;
 
 /// The common keys of a run (every fabric's table is separate).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -263,6 +283,11 @@ pub struct Config {
     #[serde(skip)]
     #[schemars(skip)]
     pub tables: BTreeMap<String, toml::Table>,
+    /// Settings that parse but cannot affect this run (a table of another
+    /// fabric that changes its defaults), for `run` and `validate` to show.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub warnings: Vec<String>,
 }
 
 impl Default for Config {
@@ -276,6 +301,7 @@ impl Default for Config {
             stop: StopConfig::default(),
             metrics: MetricsConfig::default(),
             tables: BTreeMap::new(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -318,6 +344,25 @@ impl Config {
             }
         })?;
         let own = cfg.spec()?.table;
+        for (name, t) in &tables {
+            let Some(spec) = registry::by_table(name).filter(|_| name != own) else {
+                continue;
+            };
+            let given = spec.complete(t)?;
+            let defaults = spec.defaults();
+            let changed: Vec<&str> = given
+                .iter()
+                .filter(|(k, v)| defaults.get(k.as_str()) != Some(*v))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            if !changed.is_empty() {
+                cfg.warnings.push(format!(
+                    "[{name}] sets {} but fabric = {:?} does not use it (it uses [{own}])",
+                    changed.join(", "),
+                    cfg.fabric
+                ));
+            }
+        }
         tables.retain(|k, _| k == own);
         cfg.tables = tables;
         cfg.validate()?;
@@ -398,6 +443,13 @@ impl Config {
                 "workload.load",
                 w.load,
                 "load must be a finite number > 0",
+            ));
+        }
+        if w.load > MAX_LOAD {
+            return Err(err(
+                "workload.load",
+                w.load,
+                format!("above {MAX_LOAD} (that many times the hosts' capacity): every flow would arrive at once"),
             ));
         }
         let z = &w.sizes;
@@ -518,8 +570,27 @@ impl Config {
         if s.flows == Some(0) {
             return Err(err("stop.flows", 0, "must be > 0"));
         }
+        if let Some(n) = s.flows.filter(|&n| n > MAX_FLOWS) {
+            return Err(err(
+                "stop.flows",
+                n,
+                format!("above {MAX_FLOWS} (flows are numbered with 32 bits)"),
+            ));
+        }
         if s.duration == Some(SimTime::ZERO) {
             return Err(err("stop.duration", "\"0ps\"", "must be > 0"));
+        }
+        if let Some(d) = s.drain_limit {
+            if !s.drain {
+                return Err(err(
+                    "stop.drain_limit",
+                    format!("\"{d}\""),
+                    "has no effect without `drain = true`",
+                ));
+            }
+            if d == SimTime::ZERO {
+                return Err(err("stop.drain_limit", "\"0ps\"", "must be > 0"));
+            }
         }
         for (i, c) in self.metrics.size_classes.iter().enumerate() {
             if c.0 == 0 {
@@ -529,6 +600,14 @@ impl Config {
                     "a cut-off must be > 0",
                 ));
             }
+        }
+        let [f0, f1] = self.metrics.steady_state;
+        if !((0.0..1.0).contains(&f0) && f0 < f1 && f1 <= 1.0) {
+            return Err(err(
+                "metrics.steady_state",
+                format!("[{f0}, {f1}]"),
+                "need 0 <= start < end <= 1 (fractions of the arrival period)",
+            ));
         }
         if self.metrics.time_series == Some(SimTime::ZERO) {
             return Err(err(

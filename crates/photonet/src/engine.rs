@@ -19,8 +19,20 @@ pub struct StopRule {
     pub duration: Option<SimTime>,
     /// Keep simulating after the last arrival until every flow completes.
     pub drain: bool,
-    /// Hard cap on simulated time while draining.
+    /// Cap on the simulated time spent draining, after the last arrival.
     pub drain_limit: Option<SimTime>,
+}
+
+impl StopRule {
+    /// Without drain, the run ends when arrivals stop: at the last arrival
+    /// when the flow count stopped them first (or when there is no duration),
+    /// else at the duration.
+    fn end_without_drain(&self, last_arrival: SimTime, count_came_first: bool) -> SimTime {
+        match self.duration {
+            Some(d) if !count_came_first => d,
+            _ => last_arrival,
+        }
+    }
 }
 
 /// What the run loop reports to a progress observer; returning `false` cancels.
@@ -58,19 +70,25 @@ pub fn run(
     let mut next_report = 0u64;
     const REPORT_EVERY: u64 = 1 << 14;
     let horizon = stop.duration.unwrap_or(SimTime::MAX);
+    // Set when the flow count ends the arrivals before the duration does.
+    let mut count_came_first = false;
 
     loop {
         // Arrivals past the stop rule end the workload.
         if let Some(f) = &next_arrival {
             let over_count = stop.max_flows.is_some_and(|m| flows.len() as u64 >= m);
             if over_count || f.start > horizon {
+                count_came_first = over_count && f.start <= horizon;
                 next_arrival = None;
             }
         }
         let limit = match (&next_arrival, stop.drain) {
             (Some(_), _) => horizon,
-            (None, false) => stop.duration.unwrap_or(last_arrival),
-            (None, true) => stop.drain_limit.unwrap_or(SimTime::MAX),
+            (None, false) => stop.end_without_drain(last_arrival, count_came_first),
+            (None, true) => match stop.drain_limit {
+                Some(d) => last_arrival.saturating_add(d),
+                None => SimTime::MAX,
+            },
         };
         let ta = next_arrival.as_ref().map(|f| f.start);
         let tf = fabric.next_event().filter(|t| *t <= limit);
@@ -83,6 +101,22 @@ pub fn run(
             (None, Some(b)) => {
                 fabric.advance(b, &mut rec);
                 b
+            }
+            (Some(a), _) if fabric.batches_arrivals() => {
+                // Every arrival at `a` (within the stop rule), in one call.
+                let first = flows.len();
+                while let Some(f) = next_arrival.take_if(|f| f.start == a) {
+                    last_arrival = f.start;
+                    rec.register(&f);
+                    flows.push(f);
+                    next_arrival = arrivals.next();
+                    if stop.max_flows.is_some_and(|m| flows.len() as u64 >= m) {
+                        break;
+                    }
+                }
+                fabric.add_flows(a, &flows[first..], &mut rec);
+                events += (flows.len() - first - 1) as u64;
+                a
             }
             (Some(a), _) => {
                 let f = next_arrival.take().expect("arrival present");
@@ -111,14 +145,15 @@ pub fn run(
         }
     }
     let end_time = if stop.drain {
-        // Drained: the run ends when the last thing happened (or at the cap).
+        // Drained: the run ends when the last thing happened, or at the cap
+        // (`drain_limit` after the last arrival) if work was left.
         let last_done = rec.last_completion().max(last_arrival);
         match stop.drain_limit {
-            Some(cap) if fabric.next_event().is_some() => cap,
+            Some(d) if fabric.next_event().is_some() => last_arrival.saturating_add(d),
             _ => last_done,
         }
     } else {
-        stop.duration.unwrap_or(last_arrival)
+        stop.end_without_drain(last_arrival, count_came_first)
     };
     fabric.finish(end_time, &mut rec);
     let events = events + rec.internal_events();

@@ -1,20 +1,38 @@
-//! Flow records, FCT percentiles by size class, goodput, and time series.
+//! Run summaries: FCT percentiles by size class (completed flows, plus a
+//! censored variant that counts unfinished flows at their elapsed time),
+//! goodput over the whole run and over a steady-state window, per-flow
+//! throughput of large flows, and how the load was set.
 
 use crate::engine::RunOutput;
-use crate::units::ByteSize;
+use crate::units::{ByteSize, SimTime};
+use crate::workload::{LoadBasis, LoadInfo};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// FCT statistics of one size class, in microseconds.
+///
+/// `count` flows of the class completed; `unfinished` did not by the end of
+/// the run (none when the run drains). `mean_us` … `max_us` are over completed
+/// flows only, so when flows are unfinished they flatter the fabric; the
+/// `censored_*` statistics count every unfinished flow at its elapsed time
+/// (end of run − start), a lower bound on its FCT, so they are lower bounds on
+/// the true statistics. With nothing unfinished both variants are equal.
+/// Statistics of an empty set are NaN (`null` in JSON).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FctStats {
     pub count: u64,
+    pub unfinished: u64,
     pub mean_us: f64,
     pub p50_us: f64,
     pub p90_us: f64,
     pub p99_us: f64,
     pub p999_us: f64,
     pub max_us: f64,
+    pub censored_mean_us: f64,
+    pub censored_p50_us: f64,
+    pub censored_p90_us: f64,
+    pub censored_p99_us: f64,
+    pub censored_p999_us: f64,
 }
 
 /// The `p`-th percentile by nearest rank of sorted values (p in (0, 100]).
@@ -24,22 +42,99 @@ pub fn percentile_sorted(sorted: &[u64], p: f64) -> u64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-fn fct_stats(mut v: Vec<u64>) -> Option<FctStats> {
+struct Dist {
+    mean: f64,
+    p50: f64,
+    p90: f64,
+    p99: f64,
+    p999: f64,
+    max: f64,
+}
+
+/// Statistics of `v` (picoseconds) in microseconds; NaN when empty.
+fn dist_us(v: &mut [u64]) -> Dist {
     if v.is_empty() {
-        return None;
+        let n = f64::NAN;
+        return Dist {
+            mean: n,
+            p50: n,
+            p90: n,
+            p99: n,
+            p999: n,
+            max: n,
+        };
     }
     v.sort_unstable();
     let us = |ps: u64| ps as f64 / 1e6;
-    let mean = v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64 / 1e6;
-    Some(FctStats {
-        count: v.len() as u64,
-        mean_us: mean,
-        p50_us: us(percentile_sorted(&v, 50.0)),
-        p90_us: us(percentile_sorted(&v, 90.0)),
-        p99_us: us(percentile_sorted(&v, 99.0)),
-        p999_us: us(percentile_sorted(&v, 99.9)),
-        max_us: us(*v.last().expect("non-empty")),
-    })
+    Dist {
+        mean: v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64 / 1e6,
+        p50: us(percentile_sorted(v, 50.0)),
+        p90: us(percentile_sorted(v, 90.0)),
+        p99: us(percentile_sorted(v, 99.0)),
+        p999: us(percentile_sorted(v, 99.9)),
+        max: us(*v.last().expect("non-empty")),
+    }
+}
+
+/// One size class: FCTs of completed flows and elapsed times of unfinished ones.
+#[derive(Default)]
+struct Class {
+    done: Vec<u64>,
+    elapsed: Vec<u64>,
+}
+
+fn fct_stats(c: Class) -> FctStats {
+    let Class { mut done, elapsed } = c;
+    let (count, unfinished) = (done.len() as u64, elapsed.len() as u64);
+    let mut all: Vec<u64> = done.iter().chain(&elapsed).copied().collect();
+    let d = dist_us(&mut done);
+    let a = dist_us(&mut all);
+    FctStats {
+        count,
+        unfinished,
+        mean_us: d.mean,
+        p50_us: d.p50,
+        p90_us: d.p90,
+        p99_us: d.p99,
+        p999_us: d.p999,
+        max_us: d.max,
+        censored_mean_us: a.mean,
+        censored_p50_us: a.p50,
+        censored_p90_us: a.p90,
+        censored_p99_us: a.p99,
+        censored_p999_us: a.p999,
+    }
+}
+
+/// How the offered load was set, for a reader of the summary.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LoadSummary {
+    /// The configured L = F / (R · N · τ).
+    pub load: f64,
+    /// Which F set τ: "nominal" (the distribution's mean) or "realised" (the
+    /// mean of the sizes the run draws).
+    pub basis: String,
+    /// The size distribution's mean flow size.
+    pub mean_bytes_nominal: f64,
+    /// The mean size of the flows this run generated.
+    pub mean_bytes_realised: f64,
+    /// L computed with each mean: F / (R · N · τ).
+    pub load_nominal: f64,
+    pub load_realised: f64,
+}
+
+/// Per-flow throughput (bytes · 8 / FCT) of completed large flows, as a
+/// fraction of R.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ThroughputStats {
+    /// The class: flows of at least this many bytes.
+    pub class: String,
+    pub count: u64,
+    pub unfinished: u64,
+    pub mean_of_r: f64,
+    pub p10_of_r: f64,
+    pub p50_of_r: f64,
+    pub p90_of_r: f64,
 }
 
 /// What a run measured, as written to `summary.json`.
@@ -52,14 +147,24 @@ pub struct Summary {
     pub completed: u64,
     pub unfinished: u64,
     pub sim_time_us: f64,
-    pub offered_bytes: u64,
-    pub delivered_bytes: u64,
+    pub offered_bytes: u128,
+    pub delivered_bytes: u128,
+    /// How the arrival rate was set (absent for trace replay).
+    pub load: Option<LoadSummary>,
     /// Offered load measured from the generated flows: bytes / (T · N · R).
     pub offered_load: f64,
     /// Bytes delivered during the run / (T · N · R).
     pub goodput: f64,
-    /// FCT statistics per size class (`all`, `<10KB`, …, `>=100KB`), completed flows only.
+    /// Bytes delivered in the steady-state window / (window · N · R).
+    pub goodput_steady: f64,
+    /// The steady-state window [start, end) in µs: `metrics.steady_state`
+    /// fractions of the arrival period (first to last arrival).
+    pub steady_window_us: [f64; 2],
+    /// FCT statistics per size class (`all`, `<10KB`, …, `>=100KB`): completed
+    /// flows, unfinished counts, and censored lower bounds (see [`FctStats`]).
     pub fct: BTreeMap<String, FctStats>,
+    /// Per-flow throughput of the largest size class, if there are cut-offs.
+    pub throughput: Option<ThroughputStats>,
     pub events: u64,
     pub fabric_stats: BTreeMap<String, f64>,
     pub invariant_violations: Vec<String>,
@@ -70,77 +175,173 @@ pub fn class_below(cut: u64) -> String {
     format!("<{}", ByteSize(cut))
 }
 
+/// What `summarise` needs besides the run's output.
+pub struct SummaryInput<'a> {
+    pub fabric: &'a str,
+    pub hosts: usize,
+    pub host_rate_bps: u64,
+    /// FCT size-class cut-offs (bytes).
+    pub cuts: &'a [u64],
+    /// `metrics.steady_state`: the window as fractions of the arrival period.
+    pub steady_state: [f64; 2],
+    pub load: Option<LoadInfo>,
+    pub fabric_stats: BTreeMap<String, f64>,
+}
+
 /// Summarises a run. Classes are cumulative (`<100KB` includes `<10KB`), plus
 /// `all` and `>=` the largest cut-off.
-pub fn summarise(
-    out: &RunOutput,
-    fabric: &str,
-    hosts: usize,
-    host_rate_bps: u64,
-    cuts: &[u64],
-    fabric_stats: BTreeMap<String, f64>,
-) -> Summary {
+pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
     let s = &out.recorder;
-    let mut classes: Vec<(String, Vec<u64>)> = vec![("all".into(), Vec::new())];
+    let cuts = input.cuts;
+    let mut classes: Vec<(String, Class)> = vec![("all".into(), Class::default())];
     for &c in cuts {
-        classes.push((class_below(c), Vec::new()));
+        classes.push((class_below(c), Class::default()));
     }
     let top = cuts.iter().copied().max();
     if let Some(t) = top {
-        classes.push((format!(">={}", ByteSize(t)), Vec::new()));
+        classes.push((format!(">={}", ByteSize(t)), Class::default()));
     }
+    let rate = input.host_rate_bps as f64;
+    let mut large_tput: Vec<f64> = Vec::new();
+    let mut large_unfinished = 0u64;
     for f in &out.flows {
-        let Some(fin) = s.finish(f.id) else {
-            continue;
+        let (t, done) = match s.finish(f.id) {
+            Some(fin) => (fin.0 - f.start.0, true),
+            None => (out.end_time.0.saturating_sub(f.start.0), false),
         };
-        let fct = fin.0 - f.start.0;
-        classes[0].1.push(fct);
+        let add = |c: &mut Class| {
+            if done {
+                c.done.push(t)
+            } else {
+                c.elapsed.push(t)
+            }
+        };
+        add(&mut classes[0].1);
         for (i, &c) in cuts.iter().enumerate() {
             if f.bytes < c {
-                classes[i + 1].1.push(fct);
+                add(&mut classes[i + 1].1);
             }
         }
         if top.is_some_and(|t| f.bytes >= t) {
-            classes.last_mut().expect("has top").1.push(fct);
+            add(&mut classes.last_mut().expect("has top").1);
+            if !done {
+                large_unfinished += 1;
+            } else if t > 0 {
+                large_tput.push(f.bytes as f64 * 8.0 / (t as f64 / SimTime::S as f64) / rate);
+            }
         }
     }
     let fct = classes
         .into_iter()
-        .filter_map(|(k, v)| fct_stats(v).map(|st| (k, st)))
+        .filter(|(_, c)| !c.done.is_empty() || !c.elapsed.is_empty())
+        .map(|(k, c)| (k, fct_stats(c)))
         .collect();
-    let offered: u64 = out.flows.iter().map(|f| f.bytes).sum();
-    let delivered: u64 = s.delivered_total();
-    let t = out.end_time.as_secs_f64();
-    let cap = t * host_rate_bps as f64 * hosts as f64;
-    let norm = |bytes: u64| {
+    let throughput = top.map(|t| {
+        large_tput.sort_by(f64::total_cmp);
+        let pick = |p: f64| {
+            if large_tput.is_empty() {
+                f64::NAN
+            } else {
+                let rank = ((p / 100.0) * large_tput.len() as f64).ceil() as usize;
+                large_tput[rank.clamp(1, large_tput.len()) - 1]
+            }
+        };
+        let mean = if large_tput.is_empty() {
+            f64::NAN
+        } else {
+            large_tput.iter().sum::<f64>() / large_tput.len() as f64
+        };
+        ThroughputStats {
+            class: format!(">={}", ByteSize(t)),
+            count: large_tput.len() as u64,
+            unfinished: large_unfinished,
+            mean_of_r: mean,
+            p10_of_r: pick(10.0),
+            p50_of_r: pick(50.0),
+            p90_of_r: pick(90.0),
+        }
+    });
+    let offered: u128 = out.flows.iter().map(|f| f.bytes as u128).sum();
+    let delivered: u128 = s.delivered_total();
+    let capacity = |secs: f64| secs * rate * input.hosts as f64;
+    let norm = |bytes: f64, secs: f64| {
+        let cap = capacity(secs);
         if cap > 0.0 {
-            bytes as f64 * 8.0 / cap
+            bytes * 8.0 / cap
         } else {
             0.0
         }
     };
+    let t = out.end_time.as_secs_f64();
+    // Steady state: a window inside the arrival period.
+    let (a0, a1) = match (out.flows.first(), out.flows.last()) {
+        (Some(f), Some(l)) => (f.start.0, l.start.0.min(out.end_time.0)),
+        _ => (0, 0),
+    };
+    let span = a1.saturating_sub(a0) as f64;
+    let [f0, f1] = input.steady_state;
+    let (w0, w1) = (
+        SimTime(a0 + (span * f0) as u64),
+        SimTime(a0 + (span * f1) as u64),
+    );
+    let steady_bytes = s.coarse().bytes_between(w0, w1);
+    let goodput_steady = norm(steady_bytes, (w1.0 - w0.0) as f64 / SimTime::S as f64);
+    let load = input.load.map(|l| {
+        let realised = if out.flows.is_empty() {
+            f64::NAN
+        } else {
+            offered as f64 / out.flows.len() as f64
+        };
+        LoadSummary {
+            load: l.load,
+            basis: match l.basis {
+                LoadBasis::Nominal => "nominal",
+                LoadBasis::Realised => "realised",
+            }
+            .into(),
+            mean_bytes_nominal: l.nominal_mean_bytes,
+            mean_bytes_realised: realised,
+            load_nominal: l.load * l.nominal_mean_bytes / l.basis_mean_bytes,
+            load_realised: l.load * realised / l.basis_mean_bytes,
+        }
+    });
+    let goodput = norm(delivered as f64, t);
+    let mut violations = s.violations().to_vec();
+    if goodput > 1.0 + 1e-9 {
+        // No fabric can deliver more than its hosts can send (or receive).
+        violations.push(format!(
+            "goodput {goodput} exceeds N·R: {delivered} B delivered in {} by {} hosts at {} b/s",
+            out.end_time, input.hosts, input.host_rate_bps
+        ));
+    }
     Summary {
-        fabric: fabric.to_string(),
-        hosts,
-        host_rate_bps,
+        fabric: input.fabric.to_string(),
+        hosts: input.hosts,
+        host_rate_bps: input.host_rate_bps,
         flows: out.flows.len() as u64,
         completed: s.completed(),
         unfinished: out.flows.len() as u64 - s.completed(),
         sim_time_us: out.end_time.as_us_f64(),
         offered_bytes: offered,
         delivered_bytes: delivered,
-        offered_load: norm(offered),
-        goodput: norm(delivered),
+        load,
+        offered_load: norm(offered as f64, t),
+        goodput,
+        goodput_steady,
+        steady_window_us: [w0.as_us_f64(), w1.as_us_f64()],
         fct,
+        throughput,
         events: out.events,
-        fabric_stats,
-        invariant_violations: s.violations().to_vec(),
+        fabric_stats: input.fabric_stats,
+        invariant_violations: violations,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flow::Flow;
+    use crate::recorder::Recorder;
 
     #[test]
     fn nearest_rank_percentiles() {
@@ -152,5 +353,128 @@ mod tests {
         let v: Vec<u64> = (1..=10).collect();
         assert_eq!(percentile_sorted(&v, 99.0), 10);
         assert_eq!(percentile_sorted(&v, 10.0), 1);
+    }
+
+    /// Ten 1 KB flows starting at 0, 1, …, 9 us; flow i completes after
+    /// (i + 1) us except flows 8 and 9, unfinished when the run ends at 12 us.
+    fn ten_flows() -> RunOutput {
+        let mut rec = Recorder::new(None);
+        let mut flows = Vec::new();
+        for i in 0..10u32 {
+            let f = Flow {
+                id: i,
+                src: 0,
+                dst: 1,
+                bytes: if i < 5 { 1_000 } else { 200_000 },
+                start: SimTime::us(i as u64),
+            };
+            rec.register(&f);
+            if i < 8 {
+                let done = SimTime::us(2 * i as u64 + 1);
+                rec.deliver(i, done, f.bytes);
+                rec.complete(i, done);
+            }
+            flows.push(f);
+        }
+        RunOutput {
+            flows,
+            recorder: rec,
+            end_time: SimTime::us(12),
+            events: 0,
+            cancelled: false,
+        }
+    }
+
+    fn input(cuts: &[u64]) -> SummaryInput<'_> {
+        SummaryInput {
+            fabric: "t",
+            hosts: 2,
+            host_rate_bps: 8_000_000_000,
+            cuts,
+            steady_state: [0.0, 1.0],
+            load: None,
+            fabric_stats: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn censored_statistics_count_unfinished_flows_at_their_elapsed_time() {
+        let out = ten_flows();
+        let s = summarise(&out, input(&[100_000]));
+        let all = &s.fct["all"];
+        // Completed: FCT of flow i is i + 1 us, i = 0..7.
+        assert_eq!((all.count, all.unfinished), (8, 2));
+        assert_eq!(all.max_us, 8.0);
+        assert_eq!(all.mean_us, 4.5);
+        // Censored: add 12 - 8 = 4 us and 12 - 9 = 3 us.
+        assert_eq!(all.censored_mean_us, (36.0 + 4.0 + 3.0) / 10.0);
+        assert_eq!(all.censored_p99_us, 8.0);
+        let big = &s.fct[">=100KB"];
+        assert_eq!((big.count, big.unfinished), (3, 2));
+        assert_eq!(big.p50_us, 7.0); // FCTs 6, 7, 8
+        assert_eq!(big.censored_p50_us, 6.0); // nearest rank 3 of 3, 4, 6, 7, 8
+        let small = &s.fct["<100KB"];
+        assert_eq!((small.count, small.unfinished), (5, 0));
+        assert_eq!(small.censored_p99_us, small.p99_us);
+        // Large flows' throughput: 200 KB in 6, 7, 8 us at R = 8 Gbps.
+        let t = s.throughput.unwrap();
+        assert_eq!((t.count, t.unfinished), (3, 2));
+        let want = |us: f64| 200_000.0 * 8.0 / (us * 1e-6) / 8e9;
+        assert!((t.p50_of_r - want(7.0)).abs() < 1e-12);
+        assert!((t.p10_of_r - want(8.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_class_with_only_unfinished_flows_is_reported() {
+        let mut out = ten_flows();
+        out.end_time = SimTime::us(30);
+        let s = summarise(&out, input(&[100_000, 1_000_000]));
+        let c = &s.fct["<1MB"];
+        assert_eq!((c.count, c.unfinished), (8, 2));
+        let s = summarise(&out, input(&[1_000]));
+        let big = &s.fct[">=1KB"];
+        assert_eq!((big.count, big.unfinished), (8, 2));
+        assert!(!s.fct.contains_key("<1KB"));
+    }
+
+    #[test]
+    fn steady_state_goodput_excludes_the_edges_of_the_arrival_period() {
+        // 1 KB delivered at each of 0..=9 us plus 100 KB at 9 us: the whole
+        // arrival period [0, 9] us sees a burst at its end.
+        let mut rec = Recorder::new(None);
+        let mut flows = Vec::new();
+        for i in 0..10u32 {
+            let f = Flow {
+                id: i,
+                src: 0,
+                dst: 1,
+                bytes: if i == 9 { 101_000 } else { 1_000 },
+                start: SimTime::us(i as u64),
+            };
+            rec.register(&f);
+            rec.deliver(i, SimTime::us(i as u64), f.bytes);
+            rec.complete(i, SimTime::us(i as u64));
+            flows.push(f);
+        }
+        let out = RunOutput {
+            flows,
+            recorder: rec,
+            end_time: SimTime::us(10),
+            events: 0,
+            cancelled: false,
+        };
+        let mut inp = input(&[]);
+        inp.steady_state = [0.1, 0.9];
+        let s = summarise(&out, inp);
+        // Window [0.9, 8.1) us holds the deliveries at 1..=8 us: 8 KB over
+        // 7.2 us on 2 hosts at 8 Gbps.
+        assert_eq!(s.steady_window_us, [0.9, 8.1]);
+        let want = 8_000.0 * 8.0 / (7.2e-6 * 2.0 * 8e9);
+        assert!(
+            (s.goodput_steady - want).abs() / want < 0.02,
+            "{} vs {want}",
+            s.goodput_steady
+        );
+        assert!(s.goodput > 3.0 * s.goodput_steady);
     }
 }

@@ -81,6 +81,135 @@ impl<E> EventQueue<E> {
     }
 }
 
+/// A min-queue of at most one timed entry per id (`0..n`), ordered by (time,
+/// insertion sequence) like [`EventQueue`], whose entries can be moved or
+/// removed in place in O(log n). For fluid models that reschedule a flow's
+/// completion at every rate change: no stale entries pile up.
+#[derive(Default)]
+pub struct IndexedQueue {
+    heap: Vec<(SimTime, u64, u32)>,
+    pos: Vec<u32>,
+    seq: u64,
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl IndexedQueue {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+    pub fn contains(&self, id: u32) -> bool {
+        self.pos.get(id as usize).is_some_and(|&p| p != ABSENT)
+    }
+    /// Schedules `id` at `time` (replacing its entry, if any); it counts as
+    /// inserted now for ties.
+    pub fn set(&mut self, id: u32, time: SimTime) {
+        if self.pos.len() <= id as usize {
+            self.pos.resize(id as usize + 1, ABSENT);
+        }
+        let e = (time, self.seq, id);
+        self.seq += 1;
+        let p = self.pos[id as usize];
+        if p == ABSENT {
+            self.heap.push(e);
+            self.pos[id as usize] = (self.heap.len() - 1) as u32;
+            self.up(self.heap.len() - 1);
+        } else {
+            let p = p as usize;
+            let later = e > self.heap[p];
+            self.heap[p] = e;
+            if later {
+                self.down(p);
+            } else {
+                self.up(p);
+            }
+        }
+    }
+    /// Removes `id`'s entry, if any.
+    pub fn remove(&mut self, id: u32) {
+        let Some(&p) = self.pos.get(id as usize) else {
+            return;
+        };
+        if p == ABSENT {
+            return;
+        }
+        self.take(p as usize);
+    }
+    pub fn peek(&self) -> Option<(SimTime, u32)> {
+        self.heap.first().map(|e| (e.0, e.2))
+    }
+    pub fn peek_time(&self) -> Option<SimTime> {
+        self.heap.first().map(|e| e.0)
+    }
+    /// Pops the earliest entry if it is due at or before `t`.
+    pub fn pop_due(&mut self, t: SimTime) -> Option<(SimTime, u32)> {
+        let (time, id) = self.peek()?;
+        if time > t {
+            return None;
+        }
+        self.take(0);
+        Some((time, id))
+    }
+    fn take(&mut self, p: usize) {
+        let id = self.heap[p].2;
+        self.pos[id as usize] = ABSENT;
+        let last = self.heap.pop().expect("non-empty");
+        if p < self.heap.len() {
+            let moved_up = last < self.heap[p];
+            self.heap[p] = last;
+            self.pos[last.2 as usize] = p as u32;
+            if moved_up {
+                self.up(p);
+            } else {
+                self.down(p);
+            }
+        }
+    }
+    fn up(&mut self, mut i: usize) {
+        let e = self.heap[i];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.heap[parent] <= e {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            self.pos[self.heap[i].2 as usize] = i as u32;
+            i = parent;
+        }
+        self.heap[i] = e;
+        self.pos[e.2 as usize] = i as u32;
+    }
+    fn down(&mut self, mut i: usize) {
+        let e = self.heap[i];
+        let n = self.heap.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let c = if l + 1 < n && self.heap[l + 1] < self.heap[l] {
+                l + 1
+            } else {
+                l
+            };
+            if self.heap[c] >= e {
+                break;
+            }
+            self.heap[i] = self.heap[c];
+            self.pos[self.heap[i].2 as usize] = i as u32;
+            i = c;
+        }
+        self.heap[i] = e;
+        self.pos[e.2 as usize] = i as u32;
+    }
+}
+
 /// Periodic slot boundaries `origin + k * period`, for fabrics that act once per
 /// slot over all their ports. Idle fabrics ask for the first boundary at or after
 /// the next arrival instead of ticking through empty slots.
@@ -143,6 +272,41 @@ mod tests {
             prop_assert!(k == 0 || c.start(k - 1).0 < t);
             let s = c.slot_of(SimTime(t));
             prop_assert!(c.start(s).0 <= t && t < c.start(s + 1).0);
+        }
+    }
+
+    proptest! {
+        /// Against a model: a map id -> (time, seq) whose minimum is popped.
+        #[test]
+        fn indexed_queue_matches_a_model(ops in prop::collection::vec((0u32..20, 0u64..30, 0u8..4), 1..300)) {
+            let mut q = IndexedQueue::new();
+            let mut model: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
+            let mut seq = 0u64;
+            for (id, t, op) in ops {
+                match op {
+                    0 | 1 => {
+                        q.set(id, SimTime(t));
+                        model.insert(id, (t, seq));
+                        seq += 1;
+                    }
+                    2 => {
+                        q.remove(id);
+                        model.remove(&id);
+                    }
+                    _ => {
+                        let want = model.iter().min_by_key(|(_, v)| **v).filter(|(_, v)| v.0 <= t).map(|(k, v)| (*k, v.0));
+                        let got = q.pop_due(SimTime(t)).map(|(time, id)| (id, time.0));
+                        prop_assert_eq!(got, want);
+                        if let Some((k, _)) = want {
+                            model.remove(&k);
+                        }
+                    }
+                }
+                prop_assert_eq!(q.len(), model.len());
+                for id in 0..20 {
+                    prop_assert_eq!(q.contains(id), model.contains_key(&id));
+                }
+            }
         }
     }
 

@@ -9,11 +9,14 @@ use crate::units::SimTime;
 /// At most this many violation messages are kept (the count is exact).
 const MAX_VIOLATION_MESSAGES: usize = 100;
 
-/// Bytes delivered per fixed-width time bin.
+/// Bytes delivered per fixed-width time bin. At most `MAX_BINS` bins: bytes
+/// delivered beyond them are left out and `truncated` says so (a run is
+/// refused up front when its arrivals alone would need more).
 #[derive(Clone, Debug)]
 pub struct TimeSeries {
     pub bin: SimTime,
     pub bytes: Vec<f64>,
+    pub truncated: bool,
 }
 
 impl TimeSeries {
@@ -22,8 +25,11 @@ impl TimeSeries {
         TimeSeries {
             bin,
             bytes: Vec::new(),
+            truncated: false,
         }
     }
+
+    pub const MAX_BINS: usize = 1 << 24;
 
     /// Adds `bytes` spread evenly over [t0, t1] (a point if t0 == t1).
     pub fn add_span(&mut self, t0: SimTime, t1: SimTime, bytes: u64) {
@@ -34,6 +40,10 @@ impl TimeSeries {
             (t0.0 / self.bin.0) as usize,
             (t1.0.saturating_sub(1).max(t0.0) / self.bin.0) as usize,
         );
+        if b1 >= Self::MAX_BINS {
+            self.truncated = true;
+            return;
+        }
         if self.bytes.len() <= b1 {
             self.bytes.resize(b1 + 1, 0.0);
         }
@@ -50,6 +60,79 @@ impl TimeSeries {
     }
 }
 
+/// Bytes delivered over time at a coarse, self-adjusting resolution: at most
+/// `MAX_BINS` bins whose width doubles (merging neighbours) whenever a
+/// delivery falls beyond the last one. It lets summaries measure goodput over
+/// a window chosen after the run (steady state), to within two bins, with
+/// bounded memory and O(1) amortised cost per delivery.
+#[derive(Clone, Debug)]
+pub struct CoarseSeries {
+    bin: u64,
+    bytes: Vec<f64>,
+}
+
+impl CoarseSeries {
+    pub const MAX_BINS: usize = 1024;
+
+    pub fn new() -> Self {
+        CoarseSeries {
+            bin: SimTime::ns(1).0,
+            bytes: vec![0.0; Self::MAX_BINS],
+        }
+    }
+
+    fn fit(&mut self, t: u64) {
+        while t / self.bin >= Self::MAX_BINS as u64 {
+            for i in 0..Self::MAX_BINS / 2 {
+                self.bytes[i] = self.bytes[2 * i] + self.bytes[2 * i + 1];
+            }
+            self.bytes[Self::MAX_BINS / 2..].fill(0.0);
+            self.bin *= 2;
+        }
+    }
+
+    /// `bytes` delivered evenly over [t0, t1].
+    pub fn add_span(&mut self, t0: SimTime, t1: SimTime, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        self.fit(t1.0);
+        let (b0, b1) = (t0.0 / self.bin, t1.0.saturating_sub(1).max(t0.0) / self.bin);
+        if b0 == b1 || t1 <= t0 {
+            self.bytes[b0 as usize] += bytes as f64;
+            return;
+        }
+        let span = (t1.0 - t0.0) as f64;
+        for b in b0..=b1 {
+            let lo = (b * self.bin).max(t0.0);
+            let hi = ((b + 1) * self.bin).min(t1.0);
+            self.bytes[b as usize] += bytes as f64 * hi.saturating_sub(lo) as f64 / span;
+        }
+    }
+
+    /// Bytes delivered in [t0, t1), taking a bin's bytes as spread evenly over it.
+    pub fn bytes_between(&self, t0: SimTime, t1: SimTime) -> f64 {
+        let mut total = 0.0;
+        for (i, &b) in self.bytes.iter().enumerate() {
+            let (lo, hi) = (i as u64 * self.bin, (i as u64 + 1) * self.bin);
+            let overlap = hi.min(t1.0).saturating_sub(lo.max(t0.0));
+            total += b * overlap as f64 / self.bin as f64;
+        }
+        total
+    }
+
+    /// The current bin width (the resolution of `bytes_between`).
+    pub fn bin(&self) -> SimTime {
+        SimTime(self.bin)
+    }
+}
+
+impl Default for CoarseSeries {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Collects what a fabric reports during a run.
 #[derive(Debug, Default)]
 pub struct Recorder {
@@ -60,6 +143,7 @@ pub struct Recorder {
     last_completion: SimTime,
     internal_events: u64,
     series: Option<TimeSeries>,
+    coarse: CoarseSeries,
     violations: Vec<String>,
     violation_count: u64,
 }
@@ -109,8 +193,18 @@ impl Recorder {
             self.violation(msg);
         }
         if let Some(s) = &mut self.series {
+            let was = s.truncated;
             s.add_span(t0, t1, bytes);
+            if s.truncated && !was {
+                let msg = format!(
+                    "time series: deliveries after {} bins of {} are left out",
+                    TimeSeries::MAX_BINS,
+                    s.bin
+                );
+                self.violation(msg);
+            }
         }
+        self.coarse.add_span(t0, t1, bytes);
     }
 
     /// Flow `id` completed at `t` (all its bytes delivered to the application).
@@ -156,9 +250,14 @@ impl Recorder {
     pub fn internal_events(&self) -> u64 {
         self.internal_events
     }
-    /// Bytes delivered over all flows.
-    pub fn delivered_total(&self) -> u64 {
-        self.delivered.iter().sum()
+    /// Bytes delivered over all flows (u128: a sum of many large flows must
+    /// not wrap).
+    pub fn delivered_total(&self) -> u128 {
+        self.delivered.iter().map(|&b| b as u128).sum()
+    }
+    /// Deliveries over time at a coarse resolution (always kept).
+    pub fn coarse(&self) -> &CoarseSeries {
+        &self.coarse
     }
     pub fn series(&self) -> Option<&TimeSeries> {
         self.series.as_ref()
@@ -198,6 +297,31 @@ mod tests {
         assert_eq!(ts.bytes[3], 7.0);
         let total: f64 = ts.bytes.iter().sum();
         assert_eq!(total, 207.0);
+    }
+
+    #[test]
+    fn coarse_series_keeps_totals_and_windows_as_it_widens() {
+        let mut c = CoarseSeries::new();
+        // 1 B every 100 ns for 1 ms, then a span of 1,000 B over [2 ms, 3 ms].
+        for k in 0..10_000u64 {
+            c.add_span(SimTime(k * 100_000), SimTime(k * 100_000), 1);
+        }
+        c.add_span(SimTime::ms(2), SimTime::ms(3), 1_000);
+        assert!(c.bin().0 >= SimTime::ms(3).0 / CoarseSeries::MAX_BINS as u64);
+        let all = c.bytes_between(SimTime::ZERO, SimTime::ms(10));
+        assert!((all - 11_000.0).abs() < 1e-6, "{all}");
+        // A window far wider than a bin is exact to within two bins' worth.
+        let w = c.bytes_between(SimTime::us(200), SimTime::us(700));
+        let per_bin = c.bin().0 as f64 / 100_000.0;
+        assert!((w - 5_000.0).abs() <= 2.0 * per_bin, "{w}");
+        let w = c.bytes_between(
+            SimTime::ms(2),
+            SimTime(SimTime::ms(2).0 + SimTime::us(500).0),
+        );
+        assert!(
+            (w - 500.0).abs() <= 2.0 * 1_000.0 * c.bin().0 as f64 / SimTime::ms(1).0 as f64,
+            "{w}"
+        );
     }
 
     #[test]

@@ -5,10 +5,11 @@ use crate::config::{Config, ConfigError, PatternKind, SizeDistKind};
 use crate::engine::{self, Progress, StopRule};
 use crate::fabric::Fabric;
 use crate::flow::Flow;
-use crate::metrics::{summarise, Summary};
+use crate::metrics::{summarise, Summary, SummaryInput};
 use crate::recorder::{Recorder, TimeSeries};
 use crate::rng::RngStreams;
-use crate::workload::{trace, Cdf, Generator, Pattern, SizeDist};
+use crate::units::{limits, SimTime};
+use crate::workload::{trace, Cdf, Generator, LoadInfo, Pattern, SizeDist};
 use std::path::{Path, PathBuf};
 
 /// Where relative file names in a config are looked up: next to the config
@@ -59,6 +60,8 @@ pub struct Prepared {
     pub fabric: Box<dyn Fabric + Send>,
     pub arrivals: Box<dyn Iterator<Item = Flow> + Send>,
     pub stop: StopRule,
+    /// How the arrival rate was set (none for trace replay).
+    pub load: Option<LoadInfo>,
 }
 
 /// Builds the fabric named by `config.fabric`, through the registry.
@@ -108,29 +111,106 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
             let flows = trace::read_trace(&path, hosts).map_err(|reason| {
                 ConfigError::new("workload.pattern.file", format!("{file:?}"), reason)
             })?;
+            let span = flows.last().map_or(0.0, |f| f.start.as_secs_f64());
+            check_run_size(config, span, flows.len() as u64)?;
             let arrivals: Box<dyn Iterator<Item = Flow> + Send> = Box::new(flows.into_iter());
             return Ok(Prepared {
                 config: config.clone(),
                 fabric,
                 arrivals,
                 stop: stop_rule(config),
+                load: None,
             });
         }
     };
-    let arrivals = Box::new(Generator::new(
-        hosts,
-        fabric.host_rate(),
-        w.load,
-        pattern,
-        sizes,
-        &streams,
-    ));
+    let per_event = match pattern {
+        Pattern::Incast { degree, .. } => degree as u64,
+        _ => 1,
+    };
+    let all_to_all = matches!(pattern, Pattern::AllToAll { .. });
+    let generator = Generator::new(hosts, fabric.host_rate(), w.load, pattern, sizes, &streams)
+        .with_basis(w.load_basis, config.stop.flows);
+    let load_info = Some(generator.load_info());
+    if all_to_all {
+        let n = hosts as u64 * (hosts as u64 - 1);
+        check_run_size(config, 0.0, config.stop.flows.map_or(n, |f| f.min(n)))?;
+    } else {
+        // Arrivals stop at the flow count or the duration, whichever comes first.
+        let flows = config.stop.flows.unwrap_or(u64::MAX);
+        let mut span = flows as f64 / per_event as f64 * generator.mean_gap();
+        if let Some(d) = config.stop.duration {
+            span = span.min(d.as_secs_f64());
+        }
+        if span * SimTime::S as f64 > limits::TIME_PS as f64 {
+            return Err(ConfigError::new(
+                "workload.load",
+                w.load,
+                format!(
+                    "at this load the {flows} flows would take about {span:.3e} s to arrive; simulated time is limited to {} (give a higher load, fewer flows or a duration)",
+                    SimTime(limits::TIME_PS)
+                ),
+            ));
+        }
+        let expected_flows = config
+            .stop
+            .flows
+            .unwrap_or((span / generator.mean_gap()) as u64 * per_event);
+        check_run_size(config, span, expected_flows)?;
+    }
+    let arrivals = Box::new(generator);
     Ok(Prepared {
         config: config.clone(),
         fabric,
         arrivals,
         stop: stop_rule(config),
+        load: load_info,
     })
+}
+
+/// Bytes of memory a run keeps per flow (its record, the recorder's counters,
+/// the result table and a fabric's per-flow state), for the estimate below.
+const BYTES_PER_FLOW: u64 = 160;
+/// A run that would need more than this is refused before it starts.
+pub const MEMORY_LIMIT: u64 = 16 << 30;
+/// The most bins a goodput time series may have.
+pub const MAX_SERIES_BINS: u64 = 1 << 24;
+
+/// Refuses runs that cannot fit: too many flows for memory, or a goodput time
+/// series with more bins than `MAX_SERIES_BINS` over the arrival `span_s`.
+fn check_run_size(config: &Config, span_s: f64, flows: u64) -> Result<(), ConfigError> {
+    if flows > crate::config::MAX_FLOWS || flows.saturating_mul(BYTES_PER_FLOW) > MEMORY_LIMIT {
+        let key = if config.workload.pattern.kind == PatternKind::AllToAll {
+            "workload.pattern"
+        } else {
+            "stop.flows"
+        };
+        return Err(ConfigError::new(
+            key,
+            flows,
+            format!(
+                "{flows} flows would need about {} GB for their records; the limit is {} GB (and {} flows)",
+                flows.saturating_mul(BYTES_PER_FLOW) >> 30,
+                MEMORY_LIMIT >> 30,
+                crate::config::MAX_FLOWS
+            ),
+        ));
+    }
+    if let Some(bin) = config.metrics.time_series {
+        let span_ps = span_s * SimTime::S as f64;
+        let bins = span_ps / bin.0 as f64;
+        if bins > MAX_SERIES_BINS as f64 {
+            let least = SimTime((span_ps / MAX_SERIES_BINS as f64).ceil() as u64);
+            return Err(ConfigError::new(
+                "metrics.time_series",
+                format!("\"{bin}\""),
+                format!(
+                    "the arrivals alone span about {} s, which needs {bins:.3e} bins; at most {MAX_SERIES_BINS}: use a bin of at least {least}",
+                    span_s
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn stop_rule(config: &Config) -> StopRule {
@@ -184,11 +264,15 @@ pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> 
     let cuts: Vec<u64> = p.config.metrics.size_classes.iter().map(|c| c.0).collect();
     let summary = summarise(
         &out,
-        &p.fabric.name(),
-        p.fabric.hosts(),
-        p.fabric.host_rate().0,
-        &cuts,
-        p.fabric.stats(),
+        SummaryInput {
+            fabric: &p.fabric.name(),
+            hosts: p.fabric.hosts(),
+            host_rate_bps: p.fabric.host_rate().0,
+            cuts: &cuts,
+            steady_state: p.config.metrics.steady_state,
+            load: p.load,
+            fabric_stats: p.fabric.stats(),
+        },
     );
     let mut t = FlowTable::default();
     for f in &out.flows {

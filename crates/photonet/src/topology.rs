@@ -7,6 +7,9 @@ use crate::units::Rate;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The most endpoints (racks × servers per rack) a topology may have.
+pub const MAX_HOSTS: usize = 1 << 24;
+
 /// Racks of servers; every fabric sees the servers as its endpoints. A
 /// server-based deployment is `servers_per_rack = 1`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
@@ -65,6 +68,16 @@ impl Topology {
                 "topology.servers_per_rack",
                 0,
                 "need at least one server per rack",
+            ));
+        }
+        if self.hosts() > MAX_HOSTS {
+            return Err(ConfigError::new(
+                "topology",
+                format!("{} racks x {} servers", self.racks, self.servers_per_rack),
+                format!(
+                    "{} endpoints; photonet simulates at most {MAX_HOSTS} (2^24)",
+                    self.hosts()
+                ),
             ));
         }
         if self.hosts() < 2 {

@@ -13,6 +13,19 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SimTime(pub u64);
 
+/// The largest value a config may give each unit type. Far beyond any
+/// datacenter setting, and small enough that sums and products of a few
+/// configured values cannot overflow 64 bits: a config that asks for more is
+/// an error, never a wrapped (plausible-looking) number.
+pub mod limits {
+    /// 2^60 ps ≈ 13.3 days of simulated time.
+    pub const TIME_PS: u64 = 1 << 60;
+    /// 2^50 B ≈ 1.1 PB.
+    pub const BYTES: u64 = 1 << 50;
+    /// 2^50 b/s ≈ 1.1 Pb/s.
+    pub const RATE_BPS: u64 = 1 << 50;
+}
+
 impl SimTime {
     pub const ZERO: SimTime = SimTime(0);
     pub const MAX: SimTime = SimTime(u64::MAX);
@@ -48,14 +61,16 @@ impl SimTime {
     }
     /// Parses a duration such as `"90ns"`, `"3.84ns"`, `"912ps"`, `"30ms"`.
     pub fn parse(s: &str) -> Result<SimTime, UnitError> {
-        parse_with_units(s, "duration", TIME_UNITS).map(SimTime)
+        parse_with_units(s, "duration", TIME_UNITS, limits::TIME_PS).map(SimTime)
     }
 }
 
+// Time arithmetic is checked: an overflow is a bug (configs are bounded by
+// `limits`), and must stop the run rather than wrap into a plausible time.
 impl std::ops::Add for SimTime {
     type Output = SimTime;
     fn add(self, o: SimTime) -> SimTime {
-        SimTime(self.0 + o.0)
+        SimTime(self.0.checked_add(o.0).expect("simulated time overflow"))
     }
 }
 impl std::ops::Sub for SimTime {
@@ -67,12 +82,12 @@ impl std::ops::Sub for SimTime {
 impl std::ops::Mul<u64> for SimTime {
     type Output = SimTime;
     fn mul(self, k: u64) -> SimTime {
-        SimTime(self.0 * k)
+        SimTime(self.0.checked_mul(k).expect("simulated time overflow"))
     }
 }
 impl std::ops::AddAssign for SimTime {
     fn add_assign(&mut self, o: SimTime) {
-        self.0 += o.0;
+        *self = *self + o;
     }
 }
 
@@ -125,20 +140,34 @@ impl Rate {
         (t.0 as u128 * self.0 as u128 / (8 * SimTime::S as u128)) as u64
     }
     pub fn parse(s: &str) -> Result<Rate, UnitError> {
-        parse_with_units(s, "rate", RATE_UNITS).map(Rate)
+        parse_with_units(s, "rate", RATE_UNITS, limits::RATE_BPS).map(Rate)
     }
+}
+
+/// Writes `v` in the largest of `units` it reaches, as an exact decimal (so
+/// that every value parses back to itself).
+fn exact_decimal(f: &mut fmt::Formatter<'_>, v: u64, units: &[(&str, u64)]) -> fmt::Result {
+    for &(unit, scale) in units {
+        if v >= scale {
+            let (whole, rem) = (v / scale, v % scale);
+            if rem == 0 {
+                return write!(f, "{whole}{unit}");
+            }
+            let width = scale.ilog10() as usize;
+            let frac = format!("{rem:0width$}");
+            return write!(f, "{whole}.{}{unit}", frac.trim_end_matches('0'));
+        }
+    }
+    write!(f, "{v}{}", units.last().map_or("", |u| u.0))
 }
 
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let v = self.0 as f64;
-        if v >= 1e9 {
-            write!(f, "{}Gbps", v / 1e9)
-        } else if v >= 1e6 {
-            write!(f, "{}Mbps", v / 1e6)
-        } else {
-            write!(f, "{}bps", self.0)
-        }
+        exact_decimal(
+            f,
+            self.0,
+            &[("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("bps", 1)],
+        )
     }
 }
 
@@ -148,7 +177,7 @@ pub struct ByteSize(pub u64);
 
 impl ByteSize {
     pub fn parse(s: &str) -> Result<ByteSize, UnitError> {
-        parse_with_units(s, "byte size", BYTE_UNITS).map(ByteSize)
+        parse_with_units(s, "byte size", BYTE_UNITS, limits::BYTES).map(ByteSize)
     }
 }
 
@@ -199,7 +228,12 @@ pub struct UnitError {
     pub reason: String,
 }
 
-fn parse_with_units(s: &str, kind: &'static str, units: &[(&str, u64)]) -> Result<u64, UnitError> {
+fn parse_with_units(
+    s: &str,
+    kind: &'static str,
+    units: &[(&str, u64)],
+    max: u64,
+) -> Result<u64, UnitError> {
     let err = |reason: String| UnitError {
         kind,
         input: s.to_string(),
@@ -263,8 +297,19 @@ fn parse_with_units(s: &str, kind: &'static str, units: &[(&str, u64)]) -> Resul
     let total = int_v
         .checked_mul(scale)
         .and_then(|v| v.checked_add(frac_scaled / denom))
-        .filter(|v| *v <= u64::MAX as u128)
-        .ok_or_else(|| err("value too large".into()))?;
+        .filter(|v| *v <= max as u128)
+        .ok_or_else(|| {
+            let (unit, scale) = units
+                .iter()
+                .filter(|u| max >= u.1)
+                .max_by_key(|u| u.1)
+                .copied()
+                .unwrap_or(units[0]);
+            err(format!(
+                "above the largest {kind} photonet accepts (about {}{unit}), where sums of such values could overflow",
+                max / scale
+            ))
+        })?;
     Ok(total as u64)
 }
 
@@ -337,6 +382,44 @@ unit_serde!(ByteSize, "byte size");
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_above_the_limits_are_refused_not_wrapped() {
+        let e = SimTime::parse("18446744073709551615ps").unwrap_err();
+        assert!(e.to_string().contains("largest duration"), "{e}");
+        let e = SimTime::parse("18446744s").unwrap_err();
+        assert!(e.to_string().contains("largest duration"), "{e}");
+        assert!(SimTime::parse("1000000s").is_ok()); // 11.6 days
+        let e = ByteSize::parse("18000000TB").unwrap_err();
+        assert!(e.to_string().contains("largest byte size"), "{e}");
+        let e = Rate::parse("18446744073709551615bps").unwrap_err();
+        assert!(e.to_string().contains("largest rate"), "{e}");
+        assert!(Rate::parse("1000Tbps").is_ok());
+    }
+
+    #[test]
+    fn rates_round_trip_exactly() {
+        for s in [
+            "50Gbps",
+            "16.666666666Gbps",
+            "1bps",
+            "999Kbps",
+            "1000Tbps",
+            "12.5Mbps",
+            "1125899906842624bps",
+        ] {
+            let r = Rate::parse(s).unwrap();
+            assert_eq!(Rate::parse(&r.to_string()).unwrap(), r, "{s} -> {r}");
+        }
+        assert_eq!(Rate(16_666_666_666).to_string(), "16.666666666Gbps");
+        assert_eq!(Rate(999_000).to_string(), "999000bps");
+    }
+
+    #[test]
+    #[should_panic(expected = "simulated time overflow")]
+    fn time_overflow_stops_instead_of_wrapping() {
+        let _ = SimTime(u64::MAX - 1) + SimTime(2);
+    }
     use proptest::prelude::*;
 
     #[test]
@@ -391,11 +474,13 @@ mod tests {
 
     proptest! {
         #[test]
-        fn display_round_trips(v in 0u64..u64::MAX / 2) {
-            let t = SimTime(v);
+        fn display_round_trips(v in 0u64..=limits::BYTES) {
+            let t = SimTime(v * 1024);
             prop_assert_eq!(SimTime::parse(&t.to_string()).unwrap(), t);
             let b = ByteSize(v);
             prop_assert_eq!(ByteSize::parse(&b.to_string()).unwrap(), b);
+            let r = Rate(v);
+            prop_assert_eq!(Rate::parse(&r.to_string()).unwrap(), r);
         }
 
         #[test]

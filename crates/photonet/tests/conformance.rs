@@ -89,6 +89,77 @@ fn a_lone_flow_takes_at_least_bytes_over_r_and_at_most_the_documented_bound() {
     }
 }
 
+#[test]
+fn esn_osub_lone_flow_bounds_hold_at_both_tiers() {
+    // Pods of 2 racks: (0, 3) crosses racks within a pod, (0, 7) and (5, 2)
+    // cross pods, (0, 1) stays in a rack.
+    use photonet::fabric::esn::{EsnOsubParams, OsubTier};
+    let dir = tempdir::Dir::new();
+    let paths = Paths {
+        base_dir: Some(dir.path.clone()),
+        search: vec![],
+    };
+    let (spec, v) = registry::variants()
+        .into_iter()
+        .find(|(_, v)| v.name == "esn_osub")
+        .unwrap();
+    for (tier, pod_racks) in [
+        (OsubTier::Rack, 0),
+        (OsubTier::Aggregation, 2),
+        (OsubTier::Aggregation, 0),
+    ] {
+        for (src, dst) in [(0u32, 7u32), (0, 1), (0, 3), (5, 2)] {
+            for bytes in [1u64, 1_500, 1_000_000] {
+                let what = format!("{tier:?}/{pod_racks}: {bytes} B from {src} to {dst}");
+                std::fs::write(
+                    dir.path.join("one.csv"),
+                    format!("src,dst,bytes,start\n{src},{dst},{bytes},3us\n"),
+                )
+                .unwrap();
+                let mut c = small("esn_osub");
+                c.edit(|o: &mut EsnOsubParams| {
+                    o.tier = tier;
+                    o.pod_racks = pod_racks;
+                });
+                c.workload.pattern.kind = PatternKind::Trace;
+                c.workload.pattern.file = Some("one.csv".into());
+                c.stop.flows = None;
+                c.stop.drain = true;
+                let r = run(&c, &paths);
+                no_violations(&r, &what);
+                let fct = SimTime(r.flows.finish_ps[0].expect(&what) - r.flows.start_ps[0]);
+                let table = c.fabric_table(spec).unwrap();
+                let b = spec
+                    .lone_flow_fct(&table, v, &c.build_context(), src, dst, bytes)
+                    .unwrap();
+                assert!(
+                    b.min <= fct && fct <= b.max,
+                    "{what}: FCT {fct} outside [{}, {}]",
+                    b.min,
+                    b.max
+                );
+                // R = 50 Gbps, rack uplinks 100 Gbps: 33.3 Gbps across a
+                // thinned rack link or a 1-rack pod, 66.7 across a 2-rack pod.
+                let pods =
+                    |a: u32, b: u32| (a / 2) / pod_racks.max(1) != (b / 2) / pod_racks.max(1);
+                let gbps = match tier {
+                    OsubTier::Rack if src / 2 != dst / 2 => 100.0 / 3.0,
+                    OsubTier::Aggregation if pods(src, dst) => {
+                        (100.0 * pod_racks.max(1) as f64 / 3.0).min(50.0)
+                    }
+                    _ => 50.0,
+                };
+                let want = bytes as f64 * 8.0 / gbps / 1e9;
+                let fct_s = fct.as_secs_f64() - 1e-6;
+                assert!(
+                    (fct_s - want).abs() <= 2e-12 + 1e-9 * want,
+                    "{what}: {fct_s} s vs closed form {want} s"
+                );
+            }
+        }
+    }
+}
+
 fn random_load(fabric: &str, load: f64, flows: u64, drain: bool, seed: u64) -> Config {
     let mut c = small(fabric);
     c.seed = seed;
@@ -107,7 +178,7 @@ fn at_low_load_with_drain_every_flow_completes_and_bytes_are_conserved() {
         let s = &r.summary;
         assert_eq!(s.completed, s.flows, "{name}: unfinished flows");
         assert_eq!(s.delivered_bytes, s.offered_bytes, "{name}");
-        let per_flow: u64 = r.flows.delivered.iter().sum();
+        let per_flow: u128 = r.flows.delivered.iter().map(|&d| d as u128).sum();
         assert_eq!(per_flow, s.offered_bytes, "{name}");
         for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {
             assert_eq!(d, b, "{name}: flow {i}");

@@ -2,7 +2,7 @@
 //! End-to-end checks of the ideal electrical baselines against hand-worked cases.
 
 use photonet::config::{Config, SizesConfig};
-use photonet::fabric::esn::{EsnOsubParams, EsnParams};
+use photonet::fabric::esn::{EsnOsubParams, EsnParams, OsubTier};
 use photonet::run::{prepare, run_toml, simulate, Paths};
 use photonet::units::{ByteSize, Rate, SimTime};
 
@@ -84,6 +84,7 @@ fn oversubscription_limits_inter_rack_but_not_intra_rack_traffic() {
     let trace = "src,dst,bytes,start\n0,4,1MB,0ns\n1,5,1MB,0ns\n2,6,1MB,0ns\n3,7,1MB,0ns\n";
     let (mut c, p, _d) = small_config(trace);
     c.fabric = "esn_osub".into();
+    c.edit(|o: &mut EsnOsubParams| o.tier = OsubTier::Rack);
     let fct = finishes(&c, &p);
     // 4 MB over 40/3 Gbps = 2400 us.
     for f in &fct {
@@ -96,6 +97,7 @@ fn oversubscription_limits_inter_rack_but_not_intra_rack_traffic() {
     // Intra-rack traffic under OSUB is not limited by the uplink.
     let (mut c, p, _d) = small_config("src,dst,bytes,start\n0,1,1MB,0ns\n2,3,1MB,0ns\n");
     c.fabric = "esn_osub".into();
+    c.edit(|o: &mut EsnOsubParams| o.tier = OsubTier::Rack);
     assert!(finishes(&c, &p)
         .iter()
         .all(|f| f.unwrap() == 800_000_000 + 500_000));
@@ -206,4 +208,118 @@ fn rate_update_interval_approaches_the_exact_model() {
         coarse > exact,
         "a slow control loop costs FCT: exact {exact} vs 5us {coarse}"
     );
+}
+
+/// `racks` racks of 2 servers with 10 Gbps NICs and 2 x 10 Gbps uplinks per
+/// rack (non-blocking below the oversubscribed tier), ESN-OSUB 3:1 at `tier`.
+fn pod_config(
+    trace: &str,
+    racks: u32,
+    tier: OsubTier,
+    pod_racks: u32,
+) -> (Config, Paths, tempdir::Dir) {
+    let (mut c, p, d) = small_config(trace);
+    c.fabric = "esn_osub".into();
+    c.topology.racks = racks;
+    c.topology.servers_per_rack = 2;
+    c.topology.uplinks = 2;
+    c.topology.uplink_rate = Rate::gbps(10);
+    c.edit(|o: &mut EsnOsubParams| {
+        o.tier = tier;
+        o.pod_racks = pod_racks;
+    });
+    (c, p, d)
+}
+
+fn assert_fcts_us(fct: &[Option<u64>], want_us: &[f64]) {
+    for (f, w) in fct.iter().zip(want_us) {
+        let f = f.unwrap() - 500_000;
+        let w = (w * 1e6).round() as i64;
+        assert!((f as i64 - w).abs() <= 2, "{f} ps vs {w} ps ({fct:?})");
+    }
+}
+
+#[test]
+fn aggregation_tier_closed_form_inter_pod_capacity() {
+    // 4 racks in pods of 2: pod 0 = hosts 0..3, pod 1 = hosts 4..7. The core
+    // links of a pod carry 2 racks x 20 Gbps / 3 = 13.33 Gbps. Four 1 MB flows
+    // from pod 0 to pod 1 share it: 4 x 8 Mb / 13.33 Gbps = 2400 us each.
+    let trace = "src,dst,bytes,start\n0,4,1MB,0ns\n1,5,1MB,0ns\n2,6,1MB,0ns\n3,7,1MB,0ns\n";
+    let (c, p, _d) = pod_config(trace, 4, OsubTier::Aggregation, 2);
+    assert_fcts_us(&finishes(&c, &p), &[2400.0; 4]);
+    // The same flows under ESN take 8 Mb / 10 Gbps = 800 us.
+    let (mut c, p, _d) = pod_config(trace, 4, OsubTier::Aggregation, 2);
+    c.fabric = "esn".into();
+    assert_fcts_us(&finishes(&c, &p), &[800.0; 4]);
+}
+
+#[test]
+fn aggregation_tier_runs_intra_pod_traffic_at_full_rate_where_the_rack_tier_does_not() {
+    // Rack 0 (hosts 0, 1) to rack 1 (hosts 2, 3): one pod at the aggregation
+    // tier, so both flows run at R = 10 Gbps (800 us). At the rack tier they
+    // share rack 0's 20/3 Gbps: 2 x 8 Mb / 6.67 Gbps = 2400 us.
+    let trace = "src,dst,bytes,start\n0,2,1MB,0ns\n1,3,1MB,0ns\n";
+    let (c, p, _d) = pod_config(trace, 4, OsubTier::Aggregation, 2);
+    assert_fcts_us(&finishes(&c, &p), &[800.0, 800.0]);
+    let (c, p, _d) = pod_config(trace, 4, OsubTier::Rack, 2);
+    assert_fcts_us(&finishes(&c, &p), &[2400.0, 2400.0]);
+}
+
+#[test]
+fn a_smaller_last_pod_has_proportionally_smaller_core_links() {
+    // 3 racks in pods of 2: the last pod is rack 2 alone (hosts 4, 5), with
+    // 1 x 20 / 3 = 6.67 Gbps to the core. Its two 1 MB flows out share that:
+    // 2400 us; a flow out of the full pod 0 alone gets min(R, 13.33) = 10 Gbps.
+    let trace = "src,dst,bytes,start\n4,0,1MB,0ns\n5,1,1MB,0ns\n2,3,1MB,0ns\n";
+    let (c, p, _d) = pod_config(trace, 3, OsubTier::Aggregation, 2);
+    let fct = finishes(&c, &p);
+    assert_fcts_us(&fct[..2], &[2400.0, 2400.0]);
+    // 2 -> 3 is intra-pod (racks 1 -> 1): 800 us at R.
+    assert_fcts_us(&fct[2..], &[800.0]);
+}
+
+#[test]
+fn pods_of_one_rack_are_exactly_the_rack_tier() {
+    let mut c = Config::default();
+    c.fabric = "esn_osub".into();
+    c.topology.racks = 8;
+    c.topology.servers_per_rack = 4;
+    c.topology.uplinks = 2;
+    c.workload.load = 0.8;
+    c.stop.flows = Some(3000);
+    let run = |tier, pod_racks| {
+        let mut c = c.clone();
+        c.edit(|o: &mut EsnOsubParams| {
+            o.tier = tier;
+            o.pod_racks = pod_racks;
+        });
+        simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true)
+    };
+    let rack = run(OsubTier::Rack, 0);
+    let pods = run(OsubTier::Aggregation, 1);
+    assert_eq!(rack.flows.finish_ps, pods.flows.finish_ps);
+    assert_eq!(rack.summary.goodput, pods.summary.goodput);
+    // Bigger pods relieve the core: more traffic at full rate.
+    let big = run(OsubTier::Aggregation, 4);
+    assert!(big.summary.goodput > rack.summary.goodput);
+}
+
+#[test]
+fn pod_size_defaults_to_eight_pods_and_one_pod_is_refused() {
+    let p = EsnOsubParams::default();
+    assert_eq!(p.tier, OsubTier::Aggregation);
+    assert_eq!(p.group_racks(128), 16);
+    assert_eq!(p.group_racks(32), 4);
+    assert_eq!(p.group_racks(4), 1);
+    let (c, paths, _d) = pod_config(
+        "src,dst,bytes,start\n0,2,1MB,0ns\n",
+        4,
+        OsubTier::Aggregation,
+        4,
+    );
+    let err = prepare(&c, &paths)
+        .err()
+        .expect("one pod must be refused")
+        .to_string();
+    assert!(err.contains("pod_racks"), "{err}");
 }

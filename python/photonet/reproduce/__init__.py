@@ -29,7 +29,7 @@ from typing import Optional, Sequence
 import pandas as pd
 
 from ..config import ConfigError
-from ..io import atomic_write_json, atomic_write_text
+from ..io import atomic_write_json, atomic_write_text, check_work_dir
 from .experiment import SCALES, Figure, Metric, Paper, Series, experiments_root, load_paper, papers, parse_metric
 from .models import ModelRun, evaluate_models, lookup, model_names
 from .numbers import NUMBERS_COLUMNS, evaluate_claim, metric_value, metrics_of, numbers, short, table
@@ -69,6 +69,7 @@ def reproduce(
     ray_address: Optional[str] = None,
     partition: Optional[str] = None,
     time_limit: str = "01:00:00",
+    points_per_task: Optional[int] = None,
     progress: Optional[ProgressFn] = None,
     root: Optional[Path] = None,
     available: Optional[Sequence[str]] = None,
@@ -87,9 +88,10 @@ def reproduce(
     scale = "full" if full else "quick"
     out = Path(out) if out else Path("results") / "reproduce" / paper
     figs, fps = build_points(p, scale, only=only, fabrics=fabrics, overrides=overrides, available=available)
+    check_work_dir(out, "reproduce output folder")
     runs = evaluate_models(figs, available=available_models)
     info = run_points(out, figs, fps, jobs=jobs, backend=backend, ray_address=ray_address, partition=partition,
-                      time_limit=time_limit, progress=progress, short=short(p.metrics))
+                      time_limit=time_limit, points_per_task=points_per_task, progress=progress, short=short(p.metrics))
     df = table(out, fps, p.metrics)
     nums = numbers(figs, df, scale, p.scales[scale]["about"], metrics=p.metrics, models=runs)
     for r in runs.values():
@@ -114,14 +116,17 @@ def run_cli(a, console, out_console, backend: Optional[dict] = None) -> int:
     only = [x for x in a.only.split(",") if x.strip()] if a.only else None
     fabrics = [x.strip() for x in a.fabrics.split(",") if x.strip()] if a.fabrics else None
     backend = backend or {}
+    def out_of(name: str) -> Path:
+        if a.out:
+            return Path(a.out) / name if a.paper == "all" else Path(a.out)
+        return Path("results") / "reproduce" / name
+
     for name in names:
-        load_paper(name)  # an unknown paper is an error before anything runs
+        load_paper(name)  # an unknown paper or a bad output folder is an error before anything runs
+        check_work_dir(out_of(name), "--out")
     code = 0
     for name in names:
-        if a.out:
-            out = Path(a.out) / name if a.paper == "all" else Path(a.out)
-        else:
-            out = Path("results") / "reproduce" / name
+        out = out_of(name)
         console.print(f"[bold]reproduce {name}[/] ({'full' if a.full else 'quick'} scale) -> {out}/")
         r = reproduce(name, out, full=a.full, only=only, fabrics=fabrics, overrides=list(a.set or []), **backend,
                       progress=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))

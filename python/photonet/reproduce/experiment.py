@@ -16,16 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from ..config import ConfigError, tomllib
+from ..config import ConfigError, read_config_text, tomllib
 
 SCALES = ("quick", "full")
 EXPERIMENT_FILE = "experiment.toml"
 
 # FCT statistics of a size class in summary.json's `fct` (key = stat + "_us";
-# `count` is a number of flows).
-FCT_STATS = ("p50", "p90", "p99", "p999", "mean", "max", "count")
+# `count` and `unfinished` are numbers of flows). Plain statistics are over
+# completed flows; `censored_*` count unfinished flows at their elapsed time
+# (lower bounds on the true statistic).
+FCT_STATS = ("p50", "p90", "p99", "p999", "mean", "max", "count", "unfinished",
+             "censored_p50", "censored_p90", "censored_p99", "censored_p999", "censored_mean")
 # Numeric top-level keys of summary.json a metric may name.
-SUMMARY_KEYS = ("goodput", "offered_load", "completed", "flows", "unfinished", "sim_time_us", "delivered_bytes",
+SUMMARY_KEYS = ("goodput", "goodput_steady", "offered_load", "completed", "flows", "unfinished", "sim_time_us", "delivered_bytes",
                 "offered_bytes", "events", "hosts", "host_rate_bps")
 SIM_PANEL_KINDS = ("line", "bar", "cdf", "timeseries")
 MODEL_PANEL_KINDS = ("line", "bar")
@@ -143,10 +146,7 @@ def fmt_x(x: Any) -> str:
 
 
 def read_toml(p: Path) -> dict:
-    try:
-        return tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    return tomllib.loads(read_config_text(p))
 
 
 def unknown(where: str, got: Iterable[str], allowed: set) -> None:

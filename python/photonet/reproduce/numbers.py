@@ -62,7 +62,7 @@ def metric_value(summary: dict, m: Metric) -> float:
     fabric statistic given per node (a list) counts its maximum."""
     if m.source == "fct":
         st = summary.get("fct", {}).get(m.fct_class, {})
-        v = st.get("count" if m.key == "count" else f"{m.key}_us")
+        v = st.get(m.key if m.key in ("count", "unfinished") else f"{m.key}_us")
     elif m.source == "summary":
         v = summary.get(m.key)
     else:

@@ -162,6 +162,7 @@ def run_points(
     ray_address: Optional[str] = None,
     partition: Optional[str] = None,
     time_limit: str = "01:00:00",
+    points_per_task: Optional[int] = None,
     progress: Optional[ProgressFn] = None,
     short: Optional[Callable[[dict], str]] = None,
 ) -> dict:
@@ -246,16 +247,18 @@ def run_points(
             raise
         ex.shutdown(wait=True)
     elif backend == "ray":
+        errors = {}
         if todo:
-            sweep.run_ray(out, [fp.point for fp in todo], address=ray_address)
+            errors = {f.point.key: f.error for f in sweep.run_ray(out, [fp.point for fp in todo], address=ray_address)}
         for fp in todo:
-            ok = sweep.is_done(out, fp.point)
-            status[fp.key] = "done" if ok else "failed: no result from Ray"
+            ok = fp.key not in errors and sweep.is_done(out, fp.point)
+            status[fp.key] = "done" if ok else f"failed: {errors.get(fp.key, 'no result from Ray')}"
             info["ran" if ok else "failed"] += 1
             line(fp, "done (ray)" if ok else status[fp.key])
     else:  # slurm
         if todo:
-            info["script"] = sweep.write_slurm(out, [fp.point for fp in todo], partition=partition, time_limit=time_limit)
+            info["script"] = sweep.write_slurm(out, [fp.point for fp in todo], partition=partition, time_limit=time_limit,
+                                               points_per_task=points_per_task)
         for fp in todo:
             status[fp.key] = "pending"
             info["pending"] += 1

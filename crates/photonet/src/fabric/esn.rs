@@ -5,19 +5,24 @@
 //! each flow has a rate, rates are recomputed only when a flow arrives or departs,
 //! and a flow completes when its bytes have drained at those rates.
 //!
-//! Links that can bind: each server's NIC up and down, and (only when they are
-//! oversubscribed) each rack's uplink and downlink to the tier above. Intra-rack
-//! traffic never leaves the ToR. A rack uplink whose capacity covers all its
-//! servers' NICs can never be the sole bottleneck, so it is left out (exactly).
+//! Links that can bind: each server's NIC up and down; each rack's uplink and
+//! downlink to the aggregation tier; and (ESN-OSUB at the aggregation tier)
+//! each pod's links to the core. Intra-rack traffic never leaves the ToR and
+//! intra-pod traffic never reaches the core. A link whose capacity covers all
+//! the NICs (or lower links) below it can never be the sole bottleneck, so it is
+//! left out (exactly): in ESN only the NICs remain.
 //!
 //! Max-min allocations decompose over connected components of the flow/link graph,
-//! so an arrival or departure re-solves only the component it touches.
+//! so an event re-solves only the components it touches; every arrival and
+//! departure at one instant is applied first and the touched components are
+//! solved once (the allocation at an instant does not depend on the order of
+//! its events, and nothing moves between them).
 
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
-use crate::queue::EventQueue;
+use crate::queue::IndexedQueue;
 use crate::recorder::Recorder;
 use crate::sched::maxmin::{Problem, Solver};
 use crate::topology::Topology;
@@ -48,17 +53,47 @@ impl Default for EsnParams {
     }
 }
 
+/// Where ESN-OSUB's oversubscription sits.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OsubTier {
+    /// At each rack's uplinks: every inter-rack flow crosses a rack link of
+    /// uplinks × uplink_rate / oversubscription.
+    Rack,
+    /// At the aggregation tier beyond the racks (the Sirius paper's ESN-OSUB):
+    /// racks are grouped in pods of `pod_racks`; racks reach their pod's
+    /// aggregation switches at full rate, and each pod reaches the core at
+    /// pod_racks × uplinks × uplink_rate / oversubscription.
+    #[default]
+    Aggregation,
+}
+
 /// Parameters of ESN-OSUB (Ideal): the same Clos, oversubscribed above the racks.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EsnOsubParams {
     /// One-way latency added to every flow's completion time (as in ESN).
     pub base_latency: SimTime,
-    /// Ratio of a rack's server bandwidth to its bandwidth towards the tier above
-    /// (3.0 means 3:1). Must be >= 1.
+    /// Ratio of the bandwidth below the oversubscribed tier to the bandwidth
+    /// above it (3.0 means 3:1). Must be >= 1.
     pub oversubscription: f64,
+    /// Where the oversubscription sits: "aggregation" (default) or "rack".
+    /// The default follows the Sirius paper (§7), which evaluates a
+    /// "three-tier folded Clos" with "a 3:1 oversubscription at the
+    /// aggregation tier beyond the racks": traffic between racks of one pod
+    /// runs at full rate, only traffic between pods shares the thinned core
+    /// links. "rack" thins every rack's uplinks instead (what photonet did
+    /// before; a stricter baseline, since intra-pod traffic is limited too).
+    pub tier: OsubTier,
+    /// Racks per pod at the aggregation tier (the last pod may be smaller); 0
+    /// = ceil(racks / 8), i.e. 8 pods, which is 16 racks per pod at the
+    /// paper's 128 racks and keeps the share of uniform traffic that crosses
+    /// the core (7/8) the same at every scale. The paper gives no pod size.
+    /// Must be less than the number of racks (one pod has no core to
+    /// oversubscribe). Ignored at the rack tier.
+    pub pod_racks: u32,
     /// Re-solve rates at most once per this interval ("0ps" = exact, as in
-    /// ESN). Under oversubscription the rack
+    /// ESN). Under oversubscription the thinned
     /// links join most flows into one sharing component, so exact re-solving
     /// costs O(active flows) per event; an interval bounds the number of solves.
     pub rate_update_interval: SimTime,
@@ -69,7 +104,21 @@ impl Default for EsnOsubParams {
         EsnOsubParams {
             base_latency: SimTime::ns(1_000),
             oversubscription: 3.0,
+            tier: OsubTier::Aggregation,
+            pod_racks: 0,
             rate_update_interval: SimTime::ZERO,
+        }
+    }
+}
+
+impl EsnOsubParams {
+    /// Racks per oversubscribed group: 1 at the rack tier, the pod size at
+    /// the aggregation tier.
+    pub fn group_racks(&self, racks: u32) -> u32 {
+        match self.tier {
+            OsubTier::Rack => 1,
+            OsubTier::Aggregation if self.pod_racks == 0 => racks.div_ceil(8).max(1),
+            OsubTier::Aggregation => self.pod_racks,
         }
     }
 }
@@ -79,6 +128,23 @@ impl ParamTable for EsnParams {
 }
 impl ParamTable for EsnOsubParams {
     const TABLE: &'static str = "esn_osub";
+}
+
+/// Rates frozen for longer than this would stall a run (nothing would finish
+/// between updates); the interval is meant to be about a slot or an RTT.
+const MAX_RATE_UPDATE_INTERVAL: SimTime = SimTime::ms(1);
+
+fn check_interval(table: &str, t: SimTime) -> Result<(), ConfigError> {
+    if t > MAX_RATE_UPDATE_INTERVAL {
+        return Err(ConfigError::new(
+            format!("{table}.rate_update_interval"),
+            format!("\"{t}\""),
+            format!(
+                "above {MAX_RATE_UPDATE_INTERVAL}: rates frozen that long stall the fluid model (it is meant to be about a slot or an RTT)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A lone flow in an idle ESN takes exactly 8·bytes/R + base_latency; the
@@ -102,8 +168,8 @@ impl FabricModule for EsnIdeal {
         label: "ESN (Ideal)",
         description: "ESN (Ideal): non-blocking folded Clos with per-flow queues, back-pressure and packet spraying, as a max-min fair fluid model",
     }];
-    fn layout(_: &EsnParams, _: &BuildContext) -> Result<(), ConfigError> {
-        Ok(())
+    fn layout(p: &EsnParams, _: &BuildContext) -> Result<(), ConfigError> {
+        check_interval("esn", p.rate_update_interval)
     }
     fn build(
         p: EsnParams,
@@ -133,14 +199,23 @@ impl FabricModule for EsnOsub {
         name: "esn_osub",
         label: "ESN-OSUB (Ideal)",
         description:
-            "ESN-OSUB (Ideal): the same fluid Clos, oversubscribed (3:1 by default) above the racks",
+            "ESN-OSUB (Ideal): the same fluid Clos, oversubscribed (3:1 by default) at the aggregation tier beyond the racks (or at the rack uplinks)",
     }];
-    fn layout(p: &EsnOsubParams, _: &BuildContext) -> Result<(), ConfigError> {
+    fn layout(p: &EsnOsubParams, ctx: &BuildContext) -> Result<(), ConfigError> {
+        check_interval("esn_osub", p.rate_update_interval)?;
         if !(p.oversubscription >= 1.0 && p.oversubscription.is_finite()) {
             return Err(ConfigError::new(
                 "esn_osub.oversubscription",
                 p.oversubscription,
                 "must be >= 1 (1 means non-blocking)",
+            ));
+        }
+        let racks = ctx.topology.racks;
+        if p.tier == OsubTier::Aggregation && p.pod_racks != 0 && p.pod_racks >= racks {
+            return Err(ConfigError::new(
+                "esn_osub.pod_racks",
+                p.pod_racks,
+                format!("must be less than topology.racks = {racks}: a single pod has no core links to oversubscribe (use 0 for 8 pods, or tier = \"rack\")"),
             ));
         }
         Ok(())
@@ -152,9 +227,12 @@ impl FabricModule for EsnOsub {
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
         Ok(Box::new(Esn::oversubscribed(ctx.topology, &p)))
     }
-    /// A lone flow between racks runs at min(R, the rack link's capacity
-    /// uplinks × uplink_rate / oversubscription) — with few uplinks per rack
-    /// the oversubscribed link can be slower than one NIC; within a rack at R.
+    /// A lone flow runs at the smallest capacity on its path: R, and between
+    /// racks at the rack tier the rack link's uplinks × uplink_rate /
+    /// oversubscription (with few uplinks per rack it can be slower than one
+    /// NIC); at the aggregation tier, between pods, the smaller of the two
+    /// pods' core links (racks in the pod × uplinks × uplink_rate /
+    /// oversubscription); within a rack, or a pod, at R.
     fn lone_flow_fct(
         p: &EsnOsubParams,
         _: &Variant,
@@ -164,11 +242,11 @@ impl FabricModule for EsnOsub {
         bytes: u64,
     ) -> Result<FctBounds, ConfigError> {
         let t = ctx.topology;
-        let rack_cap = t.rack_uplink_rate().as_f64() / p.oversubscription;
-        if t.rack_of(src) == t.rack_of(dst) || rack_cap >= t.host_rate().as_f64() {
+        let rate = Esn::oversubscribed(t, p).path_capacity(src, dst);
+        if rate >= t.host_rate().as_f64() {
             return Ok(lone_flow(t, p.base_latency, bytes));
         }
-        let secs = bytes as f64 * 8.0 / rack_cap;
+        let secs = bytes as f64 * 8.0 / rate;
         let min = SimTime((secs * SimTime::S as f64).floor() as u64).saturating_sub(SimTime(1));
         Ok(FctBounds {
             min: min + p.base_latency,
@@ -177,11 +255,14 @@ impl FabricModule for EsnOsub {
     }
 }
 
+/// Most links a flow crosses: NIC up, rack up, pod up, pod down, rack down, NIC down.
+const MAX_RES: usize = 6;
+
 #[derive(Clone, Debug)]
 struct Active {
     flow: FlowId,
-    res: [u32; 4],
-    pos: [u32; 4],
+    res: [u32; MAX_RES],
+    pos: [u32; MAX_RES],
     nres: u8,
     bits: f64,
     done_bits: f64,
@@ -189,7 +270,6 @@ struct Active {
     bytes: u64,
     rate: f64,
     last: SimTime,
-    version: u32,
     live: bool,
 }
 
@@ -203,12 +283,18 @@ pub struct Esn {
     base_latency: SimTime,
     interval: SimTime,
     next_update: Option<SimTime>,
-    rack_links: bool,
+    /// Rack links are modelled (they can bind); their indices start here.
+    rack_base: Option<u32>,
+    /// Pod-to-core links are modelled; their indices start here.
+    pod_base: Option<u32>,
+    pod_racks: usize,
+    pods: usize,
     capacity: Vec<f64>,
     res_flows: Vec<Vec<u32>>,
     slots: Vec<Active>,
     free: Vec<u32>,
-    completions: EventQueue<(u32, u32)>,
+    /// Each active flow's completion time at its current rate, by slot.
+    completions: IndexedQueue,
     // Scratch for component search and solving, reused across events.
     res_mark: Vec<u64>,
     slot_mark: Vec<u64>,
@@ -235,18 +321,31 @@ impl Esn {
             topo,
             p.base_latency,
             1.0,
+            None,
             p.rate_update_interval,
         )
     }
 
-    /// The oversubscribed baseline.
+    /// The oversubscribed baseline, at the rack uplinks or the aggregation tier.
     pub fn oversubscribed(topo: &Topology, p: &EsnOsubParams) -> Esn {
-        let label = format!("ESN-OSUB {}:1 (Ideal)", p.oversubscription);
+        let (label, rack_oversub, pods) = match p.tier {
+            OsubTier::Rack => (
+                format!("ESN-OSUB {}:1 (Ideal)", p.oversubscription),
+                p.oversubscription,
+                None,
+            ),
+            OsubTier::Aggregation => (
+                format!("ESN-OSUB {}:1 agg. (Ideal)", p.oversubscription),
+                1.0,
+                Some((p.group_racks(topo.racks), p.oversubscription)),
+            ),
+        };
         Esn::build(
             &label,
             topo,
             p.base_latency,
-            p.oversubscription,
+            rack_oversub,
+            pods,
             p.rate_update_interval,
         )
     }
@@ -255,20 +354,40 @@ impl Esn {
         label: &str,
         topo: &Topology,
         base_latency: SimTime,
-        oversub: f64,
+        rack_oversub: f64,
+        pods: Option<(u32, f64)>,
         interval: SimTime,
     ) -> Esn {
         let hosts = topo.hosts();
         let racks = topo.racks as usize;
         let spr = topo.servers_per_rack as usize;
         let host_rate = topo.host_rate();
-        let rack_cap = topo.rack_uplink_rate().as_f64() / oversub;
+        let uplink = topo.rack_uplink_rate().as_f64();
+        let rack_cap = uplink / rack_oversub;
         let nic_sum = host_rate.as_f64() * spr as f64;
-        // A rack link that carries at least the sum of its NICs can never bind alone.
+        // A link that carries at least the sum of the links below it can never bind alone.
         let rack_links = racks > 1 && rack_cap < nic_sum * (1.0 - 1e-12);
         let mut capacity = vec![host_rate.as_f64(); 2 * hosts];
+        let mut rack_base = None;
         if rack_links {
+            rack_base = Some(capacity.len() as u32);
             capacity.extend(std::iter::repeat_n(rack_cap, 2 * racks));
+        }
+        let (mut pod_base, mut pod_racks, mut npods) = (None, racks.max(1), 1);
+        if let Some((pr, oversub)) = pods {
+            pod_racks = (pr as usize).max(1);
+            npods = racks.div_ceil(pod_racks);
+            // Per rack of the pod: its share of the core links vs what can reach them.
+            let below = nic_sum.min(rack_cap);
+            if npods > 1 && uplink / oversub < below * (1.0 - 1e-12) {
+                pod_base = Some(capacity.len() as u32);
+                for _dir in 0..2 {
+                    for p in 0..npods {
+                        let n = pod_racks.min(racks - p * pod_racks);
+                        capacity.push(n as f64 * uplink / oversub);
+                    }
+                }
+            }
         }
         let nres = capacity.len();
         Esn {
@@ -280,12 +399,15 @@ impl Esn {
             base_latency,
             interval,
             next_update: None,
-            rack_links,
+            rack_base,
+            pod_base,
+            pod_racks,
+            pods: npods,
             capacity,
             res_flows: vec![Vec::new(); nres],
             slots: Vec::new(),
             free: Vec::new(),
-            completions: EventQueue::new(),
+            completions: IndexedQueue::new(),
             res_mark: vec![0; nres],
             slot_mark: Vec::new(),
             mark: 0,
@@ -303,21 +425,42 @@ impl Esn {
         }
     }
 
-    fn resources_for(&self, f: &Flow) -> ([u32; 4], u8) {
+    /// The links a flow from `src` to `dst` crosses, in a fixed order (NIC up,
+    /// NIC down, rack up, rack down, pod up, pod down).
+    fn resources_for(&self, src: u32, dst: u32) -> ([u32; MAX_RES], u8) {
         let n = self.hosts as u32;
-        let (src, dst) = (f.src, f.dst);
-        let mut res = [src, n + dst, 0, 0];
+        let mut res = [src, n + dst, 0, 0, 0, 0];
+        let mut k = 2;
         let (rs, rd) = (
             src as usize / self.servers_per_rack,
             dst as usize / self.servers_per_rack,
         );
-        if self.rack_links && rs != rd {
-            res[2] = 2 * n + rs as u32;
-            res[3] = 2 * n + (self.racks + rd) as u32;
-            (res, 4)
-        } else {
-            (res, 2)
+        if let Some(b) = self.rack_base {
+            if rs != rd {
+                res[k] = b + rs as u32;
+                res[k + 1] = b + (self.racks + rd) as u32;
+                k += 2;
+            }
         }
+        if let Some(b) = self.pod_base {
+            let (ps, pd) = (rs / self.pod_racks, rd / self.pod_racks);
+            if ps != pd {
+                res[k] = b + ps as u32;
+                res[k + 1] = b + (self.pods + pd) as u32;
+                k += 2;
+            }
+        }
+        (res, k as u8)
+    }
+
+    /// The rate of a lone flow from `src` to `dst` (b/s): the smallest
+    /// capacity on its path.
+    pub fn path_capacity(&self, src: u32, dst: u32) -> f64 {
+        let (res, n) = self.resources_for(src, dst);
+        res[..n as usize]
+            .iter()
+            .map(|&r| self.capacity[r as usize])
+            .fold(f64::INFINITY, f64::min)
     }
 
     /// Brings a flow's delivered bytes up to `now` at its current rate.
@@ -371,9 +514,11 @@ impl Esn {
         }
         let mut stack = std::mem::take(&mut self.pending_seeds);
         for &r in &stack {
-            self.res_mark[r as usize] = mark;
+            if self.res_mark[r as usize] != mark {
+                self.res_mark[r as usize] = mark;
+                self.comp_res.push(r);
+            }
         }
-        self.comp_res.extend_from_slice(&stack);
         while let Some(r) = stack.pop() {
             for &s in &self.res_flows[r as usize] {
                 if self.slot_mark[s as usize] == mark {
@@ -396,14 +541,30 @@ impl Esn {
             return;
         }
         // Local problem over the component, in a deterministic order.
-        self.comp_res.sort_unstable();
-        self.comp_slots.sort_unstable();
+        // Ascending indices: a scan of the marks when the component is a good
+        // share of everything (the oversubscribed case), else a sort.
+        if self.comp_res.len() * 8 > self.res_mark.len() {
+            self.comp_res.clear();
+            let marks = self.res_mark.iter().enumerate();
+            self.comp_res
+                .extend(marks.filter(|(_, &m)| m == mark).map(|(r, _)| r as u32));
+        } else {
+            self.comp_res.sort_unstable();
+        }
+        if self.comp_slots.len() * 8 > self.slots.len() {
+            self.comp_slots.clear();
+            let marks = self.slot_mark[..self.slots.len()].iter().enumerate();
+            self.comp_slots
+                .extend(marks.filter(|(_, &m)| m == mark).map(|(s, _)| s as u32));
+        } else {
+            self.comp_slots.sort_unstable();
+        }
         self.problem.clear();
         for (i, &r) in self.comp_res.iter().enumerate() {
             self.local_of_res[r as usize] = i as u32;
             self.problem.capacity.push(self.capacity[r as usize]);
         }
-        let mut local = [0u32; 4];
+        let mut local = [0u32; MAX_RES];
         for &s in &self.comp_slots {
             let a = &self.slots[s as usize];
             let n = a.nres as usize;
@@ -425,11 +586,12 @@ impl Esn {
             self.settle(s, now, sink);
             let a = &mut self.slots[s as usize];
             a.rate = new_rate;
-            a.version = a.version.wrapping_add(1);
             if new_rate > 0.0 {
                 let left = (a.bits - a.done_bits).max(0.0);
                 let dt = (left / new_rate * SimTime::S as f64).ceil() as u64;
-                self.completions.push(SimTime(now.0 + dt), (s, a.version));
+                self.completions.set(s, SimTime(now.0 + dt));
+            } else {
+                self.completions.remove(s);
             }
         }
     }
@@ -445,19 +607,48 @@ impl Esn {
         } else if !self.pending_seeds.is_empty() && self.next_update.is_none() {
             self.next_update = Some(SimTime(now.0.div_ceil(self.interval.0) * self.interval.0));
         }
-        self.drop_stale_completions();
     }
 
-    /// Pops superseded completion entries off the top of the queue, so that
-    /// `next_event` names a real event (stale entries stay buried until then).
-    fn drop_stale_completions(&mut self) {
-        while let Some((t, (slot, version))) = self.completions.pop() {
-            let a = &self.slots[slot as usize];
-            if a.live && a.version == version {
-                self.completions.push(t, (slot, version));
-                break;
-            }
+    /// Puts a new flow on its links (rates are updated by the caller).
+    fn attach(&mut self, now: SimTime, flow: &Flow) {
+        let (res, nres) = self.resources_for(flow.src, flow.dst);
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(Active {
+                flow: 0,
+                res: [0; MAX_RES],
+                pos: [0; MAX_RES],
+                nres: 0,
+                bits: 0.0,
+                done_bits: 0.0,
+                reported_bytes: 0,
+                bytes: 0,
+                rate: 0.0,
+                last: SimTime::ZERO,
+                live: false,
+            });
+            (self.slots.len() - 1) as u32
+        });
+        let mut pos = [0u32; MAX_RES];
+        for k in 0..nres as usize {
+            let list = &mut self.res_flows[res[k] as usize];
+            pos[k] = list.len() as u32;
+            list.push(slot);
         }
+        self.slots[slot as usize] = Active {
+            flow: flow.id,
+            res,
+            pos,
+            nres,
+            bits: flow.bytes as f64 * 8.0,
+            done_bits: 0.0,
+            reported_bytes: 0,
+            bytes: flow.bytes,
+            rate: 0.0,
+            last: now,
+            live: true,
+        };
+        self.peak_active = self.peak_active.max(self.active_flows());
+        self.pending_seeds.extend_from_slice(&res[..nres as usize]);
     }
 
     /// Number of flows currently sharing the network.
@@ -478,47 +669,18 @@ impl Fabric for Esn {
     }
 
     fn add_flow(&mut self, now: SimTime, flow: &Flow, sink: &mut Recorder) {
-        let (res, nres) = self.resources_for(flow);
-        let slot = self.free.pop().unwrap_or_else(|| {
-            self.slots.push(Active {
-                flow: 0,
-                res: [0; 4],
-                pos: [0; 4],
-                nres: 0,
-                bits: 0.0,
-                done_bits: 0.0,
-                reported_bytes: 0,
-                bytes: 0,
-                rate: 0.0,
-                last: SimTime::ZERO,
-                version: 0,
-                live: false,
-            });
-            (self.slots.len() - 1) as u32
-        });
-        let mut pos = [0u32; 4];
-        for k in 0..nres as usize {
-            let list = &mut self.res_flows[res[k] as usize];
-            pos[k] = list.len() as u32;
-            list.push(slot);
+        self.attach(now, flow);
+        self.update_rates(now, sink);
+    }
+
+    fn batches_arrivals(&self) -> bool {
+        true
+    }
+
+    fn add_flows(&mut self, now: SimTime, flows: &[Flow], sink: &mut Recorder) {
+        for f in flows {
+            self.attach(now, f);
         }
-        let a = &mut self.slots[slot as usize];
-        *a = Active {
-            flow: flow.id,
-            res,
-            pos,
-            nres,
-            bits: flow.bytes as f64 * 8.0,
-            done_bits: 0.0,
-            reported_bytes: 0,
-            bytes: flow.bytes,
-            rate: 0.0,
-            last: now,
-            version: a.version.wrapping_add(1),
-            live: true,
-        };
-        self.peak_active = self.peak_active.max(self.active_flows());
-        self.pending_seeds.extend_from_slice(&res[..nres as usize]);
         self.update_rates(now, sink);
     }
 
@@ -530,11 +692,7 @@ impl Fabric for Esn {
     }
 
     fn advance(&mut self, now: SimTime, sink: &mut Recorder) {
-        while let Some((_, (slot, version))) = self.completions.pop_due(now) {
-            let a = &self.slots[slot as usize];
-            if !a.live || a.version != version {
-                continue; // superseded by a rate change
-            }
+        while let Some((_, slot)) = self.completions.pop_due(now) {
             sink.count_internal_events(1);
             self.settle(slot, now, sink);
             let a = &mut self.slots[slot as usize];

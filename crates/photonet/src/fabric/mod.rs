@@ -11,6 +11,7 @@
 pub mod esn;
 pub mod fat_tree;
 pub mod ideal;
+pub mod negotiator;
 pub mod registry;
 pub mod sirius;
 
@@ -27,6 +28,7 @@ pub const REGISTRY: &[FabricSpec] = &[
     FabricSpec::of::<sirius::SiriusModule>(),
     FabricSpec::of::<ideal::IdealFlat>(),
     FabricSpec::of::<fat_tree::FatTreeModule>(),
+    FabricSpec::of::<negotiator::NegotiatorModule>(),
 ];
 
 /// Per-architecture statistics, by name (e.g. `peak_queue_bytes`).
@@ -49,6 +51,21 @@ pub trait Fabric {
     fn host_rate(&self) -> Rate;
     /// A flow arrives at `now` (= `flow.start`).
     fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder);
+    /// Whether the run loop should hand every arrival of one instant to
+    /// [`Fabric::add_flows`] at once (after the fabric's own events at that
+    /// instant) instead of calling `add_flow` for each with the fabric's
+    /// events in between. For fabrics whose work per arrival is large and the
+    /// same for a batch (the fluid models' re-solve).
+    fn batches_arrivals(&self) -> bool {
+        false
+    }
+    /// Flows that all arrive at `now`, in arrival order (only called when
+    /// `batches_arrivals`). Must be equivalent to `add_flow` for each in turn.
+    fn add_flows(&mut self, now: SimTime, flows: &[Flow], rec: &mut Recorder) {
+        for f in flows {
+            self.add_flow(now, f, rec);
+        }
+    }
     /// The time of the fabric's next internal event, if it has one. O(1).
     fn next_event(&self) -> Option<SimTime>;
     /// Process every internal event due at `now`.

@@ -9,7 +9,7 @@ pub mod trace;
 
 use crate::flow::{Flow, HostId};
 use crate::rng::{open_unit, RngStreams, SimRng};
-use crate::units::{Rate, SimTime};
+use crate::units::{limits, Rate, SimTime};
 use rand::Rng;
 pub use sizes::{Cdf, SizeDist};
 
@@ -27,6 +27,48 @@ pub enum Pattern {
     AllToAll { size: u64 },
 }
 
+/// Which mean flow size F sets the arrival rate in L = F / (R · N · τ).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBasis {
+    /// F is the size distribution's mean. With a heavy tail (Pareto 1.05) the
+    /// flows of a finite run have a far smaller mean, so the offered load is
+    /// well below L.
+    #[default]
+    Nominal,
+    /// F is the mean of the sizes this run actually draws: the first `flows`
+    /// draws of the size stream for a flow-count stop, else a pre-sample of
+    /// 1,000,000 draws of the same stream. The offered load is then L.
+    Realised,
+}
+
+/// Draws used to estimate the realised mean when the run has no flow count.
+pub const REALISED_PRESAMPLE: u64 = 1_000_000;
+
+/// How a generated workload's load was set, for summaries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoadInfo {
+    /// The configured load L and its basis.
+    pub load: f64,
+    pub basis: LoadBasis,
+    /// The size distribution's mean flow size.
+    pub nominal_mean_bytes: f64,
+    /// The mean the arrival rate was set from.
+    pub basis_mean_bytes: f64,
+    /// Mean time between arrival events, in seconds.
+    pub mean_gap_s: f64,
+}
+
 /// Generates flows in start-time order.
 pub struct Generator {
     hosts: u32,
@@ -42,6 +84,7 @@ pub struct Generator {
     size_rng: SimRng,
     pair_rng: SimRng,
     a2a_next: u64,
+    info: LoadInfo,
 }
 
 impl Generator {
@@ -62,6 +105,10 @@ impl Generator {
         };
         let offered_bps = load * host_rate.as_f64() * hosts as f64;
         let mean_gap_s = event_bytes * 8.0 / offered_bps;
+        let flow_mean = match &pattern {
+            Pattern::Incast { size, .. } | Pattern::AllToAll { size } => *size as f64,
+            _ => sizes.mean(),
+        };
         let mut pair_rng = streams.stream("pairs");
         let perm = match pattern {
             Pattern::Permutation => derangement(hosts, &mut pair_rng),
@@ -81,12 +128,43 @@ impl Generator {
             size_rng: streams.stream("sizes"),
             pair_rng,
             a2a_next: 0,
+            info: LoadInfo {
+                load,
+                basis: LoadBasis::Nominal,
+                nominal_mean_bytes: flow_mean,
+                basis_mean_bytes: flow_mean,
+                mean_gap_s,
+            },
         }
     }
 
     /// Mean time between arrival events (flows, or incast groups).
     pub fn mean_gap(&self) -> f64 {
         self.mean_gap_s
+    }
+
+    /// Sets the arrival rate on `basis`; `flows` is the run's flow count, if
+    /// it stops on one (the realised mean is then exactly that of the flows
+    /// it will generate). Patterns with fixed sizes are unaffected.
+    pub fn with_basis(mut self, basis: LoadBasis, flows: Option<u64>) -> Generator {
+        self.info.basis = basis;
+        let draws_sizes = matches!(self.pattern, Pattern::Uniform | Pattern::Permutation);
+        if basis == LoadBasis::Realised && draws_sizes {
+            // The same stream, cloned: the draws the run itself will make.
+            let mut rng = self.size_rng.clone();
+            let n = flows.unwrap_or(REALISED_PRESAMPLE).max(1);
+            let total: f64 = (0..n).map(|_| self.sizes.sample(&mut rng) as f64).sum();
+            let realised = total / n as f64;
+            self.mean_gap_s *= realised / self.info.basis_mean_bytes;
+            self.info.basis_mean_bytes = realised;
+            self.info.mean_gap_s = self.mean_gap_s;
+        }
+        self
+    }
+
+    /// How the load was set.
+    pub fn load_info(&self) -> LoadInfo {
+        self.info
     }
 
     fn other_host(&mut self, not: HostId) -> HostId {
@@ -142,7 +220,13 @@ impl Iterator for Generator {
         }
         // Exponential gap, in seconds, accumulated in f64 and rounded to ps.
         self.now_s += -open_unit(&mut self.arrival_rng).ln() * self.mean_gap_s;
-        let start = SimTime((self.now_s * SimTime::S as f64).round() as u64);
+        let start_ps = (self.now_s * SimTime::S as f64).round();
+        if start_ps.is_nan() || start_ps > limits::TIME_PS as f64 {
+            // Beyond representable simulated time: the workload ends (configs
+            // that would get here are refused by `run::prepare`).
+            return None;
+        }
+        let start = SimTime(start_ps as u64);
         match self.pattern.clone() {
             Pattern::Uniform => {
                 let src = self.pair_rng.random_range(0..self.hosts);
@@ -177,6 +261,66 @@ impl Iterator for Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn realised_basis_offers_the_requested_load_with_a_heavy_tail() {
+        // Pareto(1.05, 100 KB): a finite sample's mean is far below 100 KB, so
+        // the nominal basis offers much less than L; the realised basis sets τ
+        // from the very sizes the run draws, so the offered load is L up to
+        // the Poisson count's sampling error (relative sd 1/sqrt(n) = 0.7 %).
+        let (n, rate, load, k) = (64u32, Rate::gbps(10), 0.6, 20_000u64);
+        let measure = |basis: LoadBasis| {
+            let sizes = SizeDist::pareto(1.05, 100_000.0, None);
+            let g = Generator::new(n, rate, load, Pattern::Uniform, sizes, &RngStreams::new(3))
+                .with_basis(basis, Some(k));
+            let info = g.load_info();
+            let flows: Vec<Flow> = g.take(k as usize).collect();
+            let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+            // Offered over k mean gaps (the expected span of k arrivals).
+            let span = k as f64 * info.mean_gap_s;
+            let measured = bytes as f64 * 8.0 / (span * rate.as_f64() * n as f64);
+            (measured, info, bytes as f64 / k as f64)
+        };
+        let (realised, info, mean) = measure(LoadBasis::Realised);
+        assert_eq!(
+            info.basis_mean_bytes, mean,
+            "the realised mean is the run's own"
+        );
+        assert!((realised - load).abs() < 1e-9, "{realised}");
+        let (nominal, info, mean) = measure(LoadBasis::Nominal);
+        assert_eq!(info.basis_mean_bytes, 100_000.0);
+        assert!(nominal < 0.7 * load, "nominal basis offered {nominal}");
+        assert!((nominal - load * mean / 100_000.0).abs() < 1e-9);
+        // Against the arrival times themselves (Poisson count error).
+        let sizes = SizeDist::pareto(1.05, 100_000.0, None);
+        let g = Generator::new(n, rate, load, Pattern::Uniform, sizes, &RngStreams::new(3))
+            .with_basis(LoadBasis::Realised, Some(k));
+        let flows: Vec<Flow> = g.take(k as usize).collect();
+        let t_end = flows.last().unwrap().start.as_secs_f64();
+        let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+        let by_time = bytes as f64 * 8.0 / (t_end * rate.as_f64() * n as f64);
+        assert!(
+            (by_time - load).abs() / load < 3.0 / (k as f64).sqrt(),
+            "{by_time}"
+        );
+    }
+
+    #[test]
+    fn realised_basis_leaves_fixed_sizes_alone() {
+        let mk = |basis| {
+            Generator::new(
+                8,
+                Rate::gbps(10),
+                0.5,
+                Pattern::Uniform,
+                SizeDist::Fixed(1_000),
+                &RngStreams::new(1),
+            )
+            .with_basis(basis, None)
+            .mean_gap()
+        };
+        assert_eq!(mk(LoadBasis::Nominal), mk(LoadBasis::Realised));
+    }
 
     #[test]
     fn poisson_arrivals_match_the_requested_load() {

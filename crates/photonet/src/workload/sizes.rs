@@ -1,6 +1,7 @@
 //! Flow-size distributions: fixed, Pareto(shape, mean), and empirical CDF files.
 
 use crate::rng::{open_unit, SimRng};
+use crate::units::limits;
 use std::path::Path;
 
 /// A validated size distribution that can be sampled.
@@ -16,18 +17,23 @@ pub enum SizeDist {
     Cdf(Cdf),
 }
 
-/// Largest size a sample may take (1 PB): Pareto tails with shape near 1 can
-/// otherwise overflow a byte counter.
-pub const MAX_SAMPLE_BYTES: u64 = 1_000_000_000_000_000;
+/// Largest size a sample may take (the configurable limit, ≈ 1.1 PB): Pareto
+/// tails with shape near 1 can otherwise overflow a byte counter.
+pub const MAX_SAMPLE_BYTES: u64 = limits::BYTES;
 
 impl SizeDist {
-    /// Pareto with shape `shape` > 1 and the given mean (the scale follows).
+    /// Pareto with shape `shape` > 1 and the given mean. Untruncated, the
+    /// scale (minimum) is mean·(shape−1)/shape. Truncated at `max` (the
+    /// distribution conditioned on X ≤ max), the scale is solved so that the
+    /// truncated distribution still has the requested mean — truncating
+    /// without re-solving would lower it (mean 100 KB, max 1 MB, shape 1.05
+    /// would give about 23.5 KB). Needs mean < max.
     pub fn pareto(shape: f64, mean: f64, max: Option<u64>) -> SizeDist {
-        SizeDist::Pareto {
-            shape,
-            scale: mean * (shape - 1.0) / shape,
-            max,
-        }
+        let scale = match max {
+            None => mean * (shape - 1.0) / shape,
+            Some(m) => pareto_scale_for_truncated_mean(shape, mean, m as f64),
+        };
+        SizeDist::Pareto { shape, scale, max }
     }
 
     /// The mean flow size in bytes (F in the load formula). For a truncated
@@ -37,12 +43,7 @@ impl SizeDist {
             SizeDist::Fixed(b) => *b as f64,
             SizeDist::Pareto { shape, scale, max } => match max {
                 None => shape * scale / (shape - 1.0),
-                Some(m) => {
-                    // Pareto conditioned on X <= m.
-                    let (a, l, h) = (*shape, *scale, *m as f64);
-                    let norm = 1.0 - (l / h).powf(a);
-                    (a * l.powf(a) / (a - 1.0)) * (l.powf(1.0 - a) - h.powf(1.0 - a)) / norm
-                }
+                Some(m) => truncated_pareto_mean(*shape, *scale, *m as f64),
             },
             SizeDist::Cdf(c) => c.mean(),
         }
@@ -65,6 +66,35 @@ impl SizeDist {
             SizeDist::Cdf(c) => c.sample(rng),
         }
     }
+}
+
+/// Mean of a Pareto(shape a, scale l) conditioned on X ≤ h (l < h).
+fn truncated_pareto_mean(a: f64, l: f64, h: f64) -> f64 {
+    // a·l^a/(a−1)·(l^(1−a) − h^(1−a)) / (1 − (l/h)^a), written with r = l/h
+    // so that tiny scales neither underflow nor overflow.
+    let r = l / h;
+    a / (a - 1.0) * l * (1.0 - r.powf(a - 1.0)) / (1.0 - r.powf(a))
+}
+
+/// The scale l in (0, h) whose Pareto(a, l) conditioned on X ≤ h has mean
+/// `mean` (< h). The truncated mean increases with l from 0 to h, so a
+/// bisection in log space converges; 200 halvings reach f64 precision.
+fn pareto_scale_for_truncated_mean(a: f64, mean: f64, h: f64) -> f64 {
+    assert!(mean > 0.0 && mean < h, "need 0 < mean < max");
+    let (mut lo, mut hi) = (h * 1e-300, h);
+    for _ in 0..200 {
+        let mid = (lo * hi).sqrt();
+        if truncated_pareto_mean(a, mid, h) < mean {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi / lo - 1.0 < 1e-15 {
+            break;
+        }
+    }
+    // `lo` stays strictly below h (at l = h the distribution degenerates).
+    lo
 }
 
 /// An empirical CDF: `<bytes> <cumulative probability>` per line, linear between
@@ -107,6 +137,12 @@ impl Cdf {
                 .map_err(|_| format!("line {ln}: probability {:?} is not a number", cols[1]))?;
             if !(s >= 0.0 && s.is_finite()) {
                 return Err(format!("line {ln}: size {s} must be a finite number >= 0"));
+            }
+            if s > limits::BYTES as f64 {
+                return Err(format!(
+                    "line {ln}: size {s} is above the largest flow photonet accepts ({} B)",
+                    limits::BYTES
+                ));
             }
             if !(0.0..=1.0).contains(&p) {
                 return Err(format!("line {ln}: probability {p} is outside [0, 1]"));
@@ -339,15 +375,52 @@ mod tests {
     }
 
     #[test]
-    fn truncated_pareto_mean_matches_samples() {
-        let d = SizeDist::pareto(1.05, 100_000.0, Some(10_000_000));
-        let mut rng = RngStreams::new(6).stream("sizes");
-        let n = 1_000_000;
-        let mean = (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64;
-        assert!(
-            (mean - d.mean()).abs() / d.mean() < 0.03,
-            "{mean} vs {}",
-            d.mean()
-        );
+    fn truncated_pareto_keeps_the_requested_mean() {
+        // The case: mean 100 KB, max 1 MB, shape 1.05 (naive
+        // truncation of the untruncated scale gives about 23.5 KB).
+        for (shape, max) in [
+            (1.05, 1_000_000u64),
+            (1.05, 10_000_000),
+            (1.5, 400_000),
+            (3.0, 150_000),
+        ] {
+            let d = SizeDist::pareto(shape, 100_000.0, Some(max));
+            assert!(
+                (d.mean() - 100_000.0).abs() < 1e-3,
+                "model mean {}",
+                d.mean()
+            );
+            let mut rng = RngStreams::new(6).stream("sizes");
+            let n = 1_000_000;
+            let xs: Vec<u64> = (0..n).map(|_| d.sample(&mut rng)).collect();
+            assert!(xs.iter().all(|&x| x <= max));
+            let mean = xs.iter().sum::<u64>() as f64 / n as f64;
+            // Bounded samples: the sample mean's sd is below max/sqrt(n)/2.
+            let tol = 3.0 * max as f64 / (n as f64).sqrt() / 2.0;
+            assert!(
+                (mean - 100_000.0).abs() < tol,
+                "shape {shape} max {max}: {mean}"
+            );
+        }
+        // The old behaviour, for the record: the untruncated scale truncated at
+        // 1 MB has a mean near 23.5 KB.
+        let naive = truncated_pareto_mean(1.05, 100_000.0 * 0.05 / 1.05, 1e6);
+        assert!((naive - 23_500.0).abs() < 500.0, "{naive}");
+    }
+
+    #[test]
+    fn scale_solver_inverts_the_truncated_mean() {
+        // Oracle: the closed-form mean at the solved scale.
+        for &(a, mean, h) in &[
+            (1.01, 5e3, 1e9),
+            (1.05, 1e5, 1e6),
+            (2.0, 999.0, 1e3),
+            (4.0, 10.0, 1e7),
+        ] {
+            let l = pareto_scale_for_truncated_mean(a, mean, h);
+            assert!(l > 0.0 && l < h);
+            let got = truncated_pareto_mean(a, l, h);
+            assert!((got - mean).abs() / mean < 1e-9, "{a} {mean} {h}: {got}");
+        }
     }
 }

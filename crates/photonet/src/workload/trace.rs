@@ -3,7 +3,7 @@
 //! with a unit (`"12.5us"`). Flows are replayed in start order (stable).
 
 use crate::flow::Flow;
-use crate::units::{ByteSize, SimTime};
+use crate::units::{limits, ByteSize, SimTime};
 use std::path::Path;
 
 /// Reads a trace for `hosts` endpoints; errors name the file, line, value and reason.
@@ -55,6 +55,12 @@ pub fn parse_trace(text: &str, hosts: u32) -> Result<Vec<Flow>, String> {
             ));
         }
         let bytes = match f[2].parse::<u64>() {
+            Ok(b) if b > limits::BYTES => {
+                return Err(format!(
+                    "line {ln}: bytes = {b}: above the largest flow photonet accepts ({} B)",
+                    limits::BYTES
+                ))
+            }
             Ok(b) => b,
             Err(_) => {
                 ByteSize::parse(f[2])
@@ -78,6 +84,13 @@ pub fn parse_trace(text: &str, hosts: u32) -> Result<Vec<Flow>, String> {
     }
     if flows.is_empty() {
         return Err("no flows after the header".into());
+    }
+    if flows.len() as u64 > u32::MAX as u64 {
+        return Err(format!(
+            "{} flows: at most {} (flows are numbered with 32 bits)",
+            flows.len(),
+            u32::MAX
+        ));
     }
     flows.sort_by_key(|f| f.start);
     for (i, f) in flows.iter_mut().enumerate() {

@@ -432,7 +432,7 @@ fn bad_parameters_are_named() {
         ("transceiver_rate = \"30Tbps\"", "transceiver_rate", "30"),
         ("rack_server_rate = \"0Gbps\"", "rack_server_rate", "0"),
         (
-            "racks = 4000000000\nrack_server_rate = \"10000Tbps\"",
+            "racks = 4000000000\nrack_server_rate = \"1000Tbps\"\nlanes_per_transceiver = 1000",
             "racks",
             "4000000000",
         ),
