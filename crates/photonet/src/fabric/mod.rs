@@ -10,7 +10,9 @@
 
 pub mod baldur;
 pub mod esn;
+pub mod fat_tree;
 pub mod ideal;
+pub mod negotiator;
 pub mod registry;
 pub mod sirius;
 
@@ -26,6 +28,8 @@ pub const REGISTRY: &[FabricSpec] = &[
     FabricSpec::of::<esn::EsnOsub>(),
     FabricSpec::of::<sirius::SiriusModule>(),
     FabricSpec::of::<ideal::IdealFlat>(),
+    FabricSpec::of::<fat_tree::FatTreeModule>(),
+    FabricSpec::of::<negotiator::NegotiatorModule>(),
     FabricSpec::of::<baldur::BaldurModule>(),
 ];
 

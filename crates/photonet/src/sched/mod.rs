@@ -1,4 +1,5 @@
 //! Pure scheduling and allocation algorithms, testable without a simulation.
 
 pub mod maxmin;
+pub mod negotiator;
 pub mod sirius;
