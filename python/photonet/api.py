@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import time
@@ -68,6 +69,15 @@ class Result:
         return atomic_dir(out_dir, fill)
 
 
+def _with_override(overrides, key: str, value):
+    """``overrides`` (a list of ``key=value`` or a dict) plus one more."""
+    if overrides is None:
+        return {key: value}
+    if isinstance(overrides, dict):
+        return {**overrides, key: value}
+    return [*overrides, f"{key}={'true' if value is True else value}"]
+
+
 def _git_commit() -> Optional[str]:
     try:
         root = Path(__file__).resolve().parents[2]
@@ -93,6 +103,9 @@ def run(
     where relative file names resolve when ``config`` is not a file.
     Raises :class:`photonet.ConfigError` for bad input, before simulating.
     """
+    if os.environ.get("PHOTONET_CHECK_INVARIANTS") == "1":
+        # Test runs check every fabric invariant after every event.
+        overrides = _with_override(overrides, "metrics.check_invariants", True)
     text, base = complete(config, overrides, base_dir)
     started = time.time()
     try:

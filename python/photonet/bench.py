@@ -53,10 +53,57 @@ PAPER_SCENARIOS: dict[str, dict] = {
         "about": "ESN-OSUB 3:1 at the aggregation tier (8 pods of 16 racks), paper scale, Pareto(1.05, 100KB), 200,000 flows, load 1.0, exact",
         "config": {"fabric": "esn_osub", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}, "esn_osub": {"tier": "aggregation", "rate_update_interval": "0ps"}},
     },
+    # Issue 7: packet-level fat-tree, every host sends one 2 MiB flow to a
+    # random derangement partner at t = 0 (a trace written by the worker),
+    # 100 Gbps links, 1 us propagation, 4,096 B + 64 B packets, 34-packet
+    # queues, DCTCP, run until every flow completes.
+    **{
+        f"fat-tree-k{k}-{routing}": {
+            "about": f"packet fat-tree k={k} ({k**3 // 4:,} hosts), {routing}, permutation of 2 MiB flows, 100 Gbps, until done",
+            "config": {
+                "fabric": "fat_tree",
+                "topology": {"uplink_rate": "100Gbps"},
+                "fat_tree": {"k": k, "routing": routing, "buffer": f"{34 * 4160}B", "dupack_threshold": 3 if routing == "ecmp" else 10},
+                "stop": {"drain": True},
+            },
+            "permutation": {"hosts": k**3 // 4, "bytes": 2 << 20},
+        }
+        for k, routing in [(16, "spray"), (16, "ecmp"), (8, "spray"), (20, "spray"), (8, "ecmp"), (20, "ecmp")]
+    },
+    "fat-tree-k16-websearch": {
+        "about": "packet fat-tree k=16 (1,024 hosts), ECMP, Poisson arrivals at load 0.4, web-search sizes, 2 ms",
+        "config": {
+            "fabric": "fat_tree",
+            "topology": {"uplink_rate": "100Gbps"},
+            "fat_tree": {"k": 16, "routing": "ecmp", "buffer": f"{34 * 4160}B"},
+            "workload": {"load": 0.4, "sizes": {"dist": "cdf", "file": "websearch.cdf"}},
+            "stop": {"duration": "2ms", "flows": 1_000_000_000},
+        },
+    },
     "sirius-paper": {
         "about": "SIRIUS, 128 racks, 12 uplinks (1.5x), Pareto(1.05, 100KB), 200,000 flows, load 1.0",
         "config": {"fabric": "sirius", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}},
         "needs": "sirius",
+    },
+    "negotiator-paper": {
+        "about": "NegotiaToR, parallel network, 128 ToRs x 8 x 100 Gbps, 400 Gbps per ToR, Meta Hadoop, load 1.0, 30 ms",
+        "config": {
+            "fabric": "negotiator",
+            "topology": {"racks": 128, "servers_per_rack": 1, "uplinks": 8, "uplink_rate": "100Gbps", "server_rate": "400Gbps"},
+            "workload": {"load": 1.0, "sizes": {"dist": "cdf", "file": "meta_hadoop.cdf"}},
+            "stop": {"flows": 100_000_000, "duration": "30ms"},
+        },
+        "needs": "negotiator",
+    },
+    "negotiator-quick": {
+        "about": "NegotiaToR, the paper's network and workload at load 1.0 for 1 ms (the quick reproduction's heaviest point)",
+        "config": {
+            "fabric": "negotiator",
+            "topology": {"racks": 128, "servers_per_rack": 1, "uplinks": 8, "uplink_rate": "100Gbps", "server_rate": "400Gbps"},
+            "workload": {"load": 1.0, "sizes": {"dist": "cdf", "file": "meta_hadoop.cdf"}},
+            "stop": {"flows": 100_000_000, "duration": "1ms"},
+        },
+        "needs": "negotiator",
     },
 }
 
@@ -90,11 +137,38 @@ def available() -> list[str]:
     return [k for k, v in SCENARIOS.items() if v.get("needs") is None or v["needs"] in fabs]
 
 
+def _permutation_trace(hosts: int, size: int, seed: int = 1) -> str:
+    """A trace where host i sends `size` bytes to perm[i] at t = 0, perm a
+    random derangement (Sattolo: one cycle)."""
+    import random
+
+    rng = random.Random(seed)
+    perm = list(range(hosts))
+    for i in range(hosts - 1, 0, -1):
+        j = rng.randrange(i)
+        perm[i], perm[j] = perm[j], perm[i]
+    return "src,dst,bytes,start\n" + "".join(f"{i},{perm[i]},{size},0ps\n" for i in range(hosts))
+
+
 def _worker(name: str) -> None:
+    import copy
+    import tempfile
+    from pathlib import Path
+
     from .api import run
 
-    r = run(SCENARIOS[name]["config"])
-    print(json.dumps({"sim_wall_s": r.manifest["wall_s"], "events": r.summary["events"], "sim_time_us": r.summary["sim_time_us"], "flows": r.summary["flows"]}))
+    sc = SCENARIOS[name]
+    cfg = copy.deepcopy(sc["config"])
+    perm = sc.get("permutation")
+    with tempfile.TemporaryDirectory() as tmp:
+        if perm:
+            f = Path(tmp) / "permutation.csv"
+            f.write_text(_permutation_trace(perm["hosts"], perm["bytes"]))
+            cfg.setdefault("workload", {})["pattern"] = {"kind": "trace", "file": str(f)}
+        r = run(cfg)
+    stats = r.summary.get("fabric_stats", {})
+    extra = {k: stats[k] for k in ("data_packets_delivered", "packet_hops") if k in stats}
+    print(json.dumps({"sim_wall_s": r.manifest["wall_s"], "events": r.summary["events"], "sim_time_us": r.summary["sim_time_us"], "flows": r.summary["flows"], **extra}))
 
 
 def measure(name: str, repeat: int = 3) -> dict:
@@ -127,6 +201,14 @@ def measure(name: str, repeat: int = 3) -> dict:
         "sim_time_us": info["sim_time_us"],
         "sim_s_per_wall_s": info["sim_time_us"] / 1e6 / sim_med,
         "events_per_s": info["events"] / sim_med,
+        **(
+            {
+                "ns_per_delivered_packet": sim_med * 1e9 / info["data_packets_delivered"],
+                "ns_per_packet_hop": sim_med * 1e9 / info["packet_hops"],
+            }
+            if info.get("data_packets_delivered")
+            else {}
+        ),
         "runs": runs,
     }
 

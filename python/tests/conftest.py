@@ -6,6 +6,25 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+
+# Every run in the tests (in this process and in CLI subprocesses) checks the
+# fabric's invariants after every event; a violation fails the test below.
+os.environ["PHOTONET_CHECK_INVARIANTS"] = "1"
+
+
+@pytest.fixture(autouse=True)
+def no_invariant_violations(monkeypatch):
+    import photonet.api
+
+    real = photonet.api.run
+
+    def checked(*args, **kwargs):
+        r = real(*args, **kwargs)
+        assert not r.summary.get("invariant_violations"), r.summary["invariant_violations"][:5]
+        return r
+
+    monkeypatch.setattr(photonet.api, "run", checked)
+    monkeypatch.setattr(photonet, "run", checked)
 SHARED = REPO.parent / "shared" / "workloads"
 
 

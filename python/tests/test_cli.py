@@ -84,7 +84,7 @@ def test_default_compare_shows_what_the_papers_argue(tmp_path):
     """A smaller version of the default `compare` scenario (same workload, load
     basis and per-server rate; 8 racks, 6,000 flows): at the top load the 3:1
     oversubscribed Clos delivers clearly less than ESN and SIRIUS, and its p99
-    mice FCT is above theirs."""
+    FCT of short flows (< 100 KB, the Sirius paper's class) is above theirs."""
     from photonet.compare import compare
 
     table = compare(tmp_path / "cmp", loads=[0.8], fabrics=["esn", "esn_osub", "sirius"], jobs=2,
@@ -94,7 +94,7 @@ def test_default_compare_shows_what_the_papers_argue(tmp_path):
     osub, esn, sirius = row["esn_osub"], row["esn"], row["sirius"]
     assert osub["goodput_steady"] < 0.8 * esn["goodput_steady"], table.to_string()
     assert osub["goodput_steady"] < 0.8 * sirius["goodput_steady"], table.to_string()
-    mice = "fct<10KB_p99_us"
-    assert osub[mice] > 1.5 * esn[mice] and osub[mice] > sirius[mice], table.to_string()
+    short = "fct<100KB_p99_us"
+    assert osub[short] > 1.5 * esn[short] and osub[short] > 1.2 * sirius[short], table.to_string()
     # The offered load is the requested one on the realised basis.
     assert abs(esn["offered_load"] - 0.8) < 0.05

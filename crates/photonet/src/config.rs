@@ -117,6 +117,16 @@ pub enum PatternKind {
     AllToAll,
     /// Replay the CSV `file` with header `src,dst,bytes,start`.
     Trace,
+    /// Baldur §V-A: address halves swapped (hosts a power of two, at least 4);
+    /// hosts that map to themselves do not send.
+    Transpose,
+    /// Baldur §V-A: a random half paired one-to-one with the other half.
+    Bisection,
+    /// Baldur §V-A: groups of `group` hosts paired by a random derangement;
+    /// each host sends to one random host of the partner group.
+    GroupPermutation,
+    /// Baldur §V-A: every other host sends to host `node`.
+    Hotspot,
 }
 
 /// Who sends to whom: `kind` picks the pattern; the other keys are its parameters.
@@ -124,7 +134,9 @@ pub enum PatternKind {
 #[serde(deny_unknown_fields)]
 pub struct PatternConfig {
     /// The pattern: "uniform", "permutation", "incast" (degree, size),
-    /// "all_to_all" (size) or "trace" (file).
+    /// "all_to_all" (size), "trace" (file), or Baldur's fixed maps
+    /// "transpose", "bisection", "group_permutation" (group) and "hotspot"
+    /// (node). Fixed maps set the load per sending host.
     #[serde(default)]
     pub kind: PatternKind,
     /// Incast: senders per receiver.
@@ -136,6 +148,12 @@ pub struct PatternConfig {
     /// Trace: a CSV with header `src,dst,bytes,start`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// Group permutation: hosts per group (e.g. a dragonfly group).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
+    /// Hotspot: the destination host (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
 }
 
 /// Requires exactly the keys a family needs: missing ones and ones that belong
@@ -520,7 +538,10 @@ impl Config {
             ("degree", pt.degree.is_some()),
             ("size", pt.size.is_some()),
             ("file", pt.file.is_some()),
+            ("group", pt.group.is_some()),
+            ("node", pt.node.is_some()),
         ];
+        let n = self.topology.hosts() as u64;
         match pt.kind {
             PatternKind::Uniform => keys_for("workload.pattern", "uniform", &given, &[], &[])?,
             PatternKind::Permutation => {
@@ -535,7 +556,6 @@ impl Config {
                     &["degree", "size"],
                     &[],
                 )?;
-                let n = self.topology.hosts() as u64;
                 let degree = pt.degree.unwrap_or_default();
                 if degree == 0 || degree as u64 >= n {
                     return Err(err(
@@ -547,6 +567,54 @@ impl Config {
             }
             PatternKind::AllToAll => {
                 keys_for("workload.pattern", "all_to_all", &given, &["size"], &[])?
+            }
+            PatternKind::Transpose => {
+                keys_for("workload.pattern", "transpose", &given, &[], &[])?;
+                if n < 4 || !n.is_power_of_two() {
+                    return Err(err(
+                        "workload.pattern.kind",
+                        "\"transpose\"",
+                        format!("transpose swaps address bits: hosts must be a power of two, at least 4 (got {n})"),
+                    ));
+                }
+            }
+            PatternKind::Bisection => {
+                keys_for("workload.pattern", "bisection", &given, &[], &[])?;
+                if n % 2 == 1 {
+                    return Err(err(
+                        "workload.pattern.kind",
+                        "\"bisection\"",
+                        format!("bisection pairs half the hosts with the other half: hosts must be even (got {n})"),
+                    ));
+                }
+            }
+            PatternKind::GroupPermutation => {
+                keys_for(
+                    "workload.pattern",
+                    "group_permutation",
+                    &given,
+                    &["group"],
+                    &[],
+                )?;
+                let g = pt.group.unwrap_or_default() as u64;
+                if g == 0 || !n.is_multiple_of(g) || n / g < 2 {
+                    return Err(err(
+                        "workload.pattern.group",
+                        g,
+                        format!("must divide the {n} hosts into at least 2 groups"),
+                    ));
+                }
+            }
+            PatternKind::Hotspot => {
+                keys_for("workload.pattern", "hotspot", &given, &[], &["node"])?;
+                let v = pt.node.unwrap_or(0) as u64;
+                if v >= n {
+                    return Err(err(
+                        "workload.pattern.node",
+                        v,
+                        format!("no such host: hosts are 0..{}", n - 1),
+                    ));
+                }
             }
         }
         if pt.size == Some(ByteSize(0)) {
@@ -740,6 +808,7 @@ mod tests {
             degree: Some(4),
             size: Some(ByteSize(1000)),
             file: None,
+            ..Default::default()
         };
         c.stop.duration = Some(SimTime::ms(3));
         let text = c.to_toml();

@@ -12,7 +12,9 @@
 //!    (event queue, slot clock), [`timer`] (cancellable timers), [`pool`]
 //!    (index-addressed pools and FIFOs), [`delivery`] (in-order delivery),
 //!    [`recorder`] (what fabrics report);
-//! 2. [`workload`], [`sched`] (pure algorithms), [`model`] (analytical models);
+//! 2. [`workload`], [`sched`] (pure algorithms), [`model`] (analytical models),
+//!    [`net`] (the packet substrate of buffered fabrics: ports, links,
+//!    routing, transports);
 //! 3. [`fabric`]: the trait, the architectures, the registry;
 //! 4. [`engine`]: the run loop;
 //! 5. [`config`] and [`metrics`], then [`run`]: config → registry → fabric +
@@ -30,8 +32,9 @@ pub mod rng;
 pub mod timer;
 pub mod topology;
 pub mod units;
-// 2. workloads, algorithms, models
+// 2. workloads, algorithms, models, the packet substrate
 pub mod model;
+pub mod net;
 pub mod sched;
 pub mod workload;
 // 3. fabrics

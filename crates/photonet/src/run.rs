@@ -9,7 +9,7 @@ use crate::metrics::{summarise, Summary, SummaryInput};
 use crate::recorder::{Recorder, TimeSeries};
 use crate::rng::RngStreams;
 use crate::units::{limits, SimTime};
-use crate::workload::{trace, Cdf, Generator, LoadInfo, Pattern, SizeDist};
+use crate::workload::{trace, Cdf, FixedMap, Generator, LoadInfo, Pattern, SizeDist};
 use std::path::{Path, PathBuf};
 
 /// Where relative file names in a config are looked up: next to the config
@@ -105,6 +105,14 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
             size,
         },
         PatternKind::AllToAll => Pattern::AllToAll { size },
+        PatternKind::Transpose => Pattern::Fixed(FixedMap::Transpose),
+        PatternKind::Bisection => Pattern::Fixed(FixedMap::Bisection),
+        PatternKind::GroupPermutation => Pattern::Fixed(FixedMap::GroupPermutation {
+            group: pt.group.unwrap_or(1),
+        }),
+        PatternKind::Hotspot => Pattern::Fixed(FixedMap::Hotspot {
+            node: pt.node.unwrap_or(0),
+        }),
         PatternKind::Trace => {
             let file = pt.file.clone().unwrap_or_default();
             let path = paths.resolve("workload.pattern.file", &file)?;

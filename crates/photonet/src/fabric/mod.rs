@@ -8,9 +8,12 @@
 //! algorithms live in `sched/`, shared building blocks (queues, pools, timers,
 //! in-order delivery) in the core modules below it.
 
+pub mod baldur;
 pub mod esn;
+pub mod fat_tree;
 pub mod ideal;
 pub mod mordia;
+pub mod negotiator;
 pub mod registry;
 pub mod sirius;
 
@@ -26,6 +29,9 @@ pub const REGISTRY: &[FabricSpec] = &[
     FabricSpec::of::<esn::EsnOsub>(),
     FabricSpec::of::<sirius::SiriusModule>(),
     FabricSpec::of::<ideal::IdealFlat>(),
+    FabricSpec::of::<fat_tree::FatTreeModule>(),
+    FabricSpec::of::<negotiator::NegotiatorModule>(),
+    FabricSpec::of::<baldur::BaldurModule>(),
     FabricSpec::of::<mordia::MordiaModule>(),
 ];
 

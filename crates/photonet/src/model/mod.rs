@@ -12,6 +12,7 @@
 //! Adding a model: a module with a `MODEL: Model` constant, and one line in
 //! [`MODELS`].
 
+pub mod baldur;
 pub mod mordia;
 pub mod sirius;
 
@@ -42,7 +43,7 @@ impl std::fmt::Debug for Model {
 
 /// Every model, in the order listings show them; the first is the default of
 /// `photonet power|cost`.
-pub const MODELS: &[Model] = &[sirius::MODEL, mordia::MODEL];
+pub const MODELS: &[Model] = &[sirius::MODEL, baldur::MODEL, mordia::MODEL];
 
 /// The model called `name`, or an error listing the registered ones.
 pub fn find(name: &str) -> Result<&'static Model, ConfigError> {

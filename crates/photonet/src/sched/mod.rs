@@ -1,6 +1,7 @@
 //! Pure scheduling and allocation algorithms, testable without a simulation.
 
 pub mod maxmin;
+pub mod negotiator;
 pub mod sirius;
 pub mod solstice;
 pub mod tms;

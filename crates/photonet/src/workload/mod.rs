@@ -25,6 +25,73 @@ pub enum Pattern {
     Incast { degree: u32, size: u64 },
     /// One shuffle at t = 0: every host sends `size` bytes to every other host.
     AllToAll { size: u64 },
+    /// A fixed destination per sending host (Baldur §V-A's transpose,
+    /// bisection, group permutation and hotspot: see [`FixedMap`]). Each
+    /// arrival's source is uniform over the senders; the load is per sending
+    /// transmitter (L = F / (R · S · τ) with S senders: Baldur's "fraction of
+    /// time a transmitter is busy"), the same as the formula above when every
+    /// host sends.
+    Fixed(FixedMap),
+}
+
+/// Which fixed destination map (Baldur §V-A).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FixedMap {
+    /// N = 2^n: the destination is the source's address rotated left by
+    /// ⌊n/2⌋ bits (its two halves swapped for even n). Hosts that map to
+    /// themselves (2^⌈n/2⌉ of them for even n) do not send.
+    Transpose,
+    /// A random half of the hosts is paired one-to-one with the other half
+    /// (random matching); partners send to each other.
+    Bisection,
+    /// Hosts in consecutive groups of `group` (dragonfly groups); the groups
+    /// are paired by a random derangement, and each host sends to one random
+    /// host of its partner group, fixed for the run.
+    GroupPermutation { group: u32 },
+    /// Every other host sends to `node`.
+    Hotspot { node: u32 },
+}
+
+/// The destination of each host under `map` (None: the host does not send).
+pub fn fixed_destinations(n: u32, map: &FixedMap, rng: &mut SimRng) -> Vec<Option<HostId>> {
+    match *map {
+        FixedMap::Transpose => {
+            let bits = n.trailing_zeros();
+            let r = bits / 2;
+            (0..n)
+                .map(|a| {
+                    let d = if bits == 0 {
+                        a
+                    } else {
+                        ((a << r) | (a >> (bits - r))) & (n - 1)
+                    };
+                    (d != a).then_some(d)
+                })
+                .collect()
+        }
+        FixedMap::Bisection => {
+            let mut order: Vec<HostId> = (0..n).collect();
+            for i in (1..n as usize).rev() {
+                order.swap(i, rng.random_range(0..=i));
+            }
+            let half = n as usize / 2;
+            let mut d = vec![None; n as usize];
+            for i in 0..half {
+                let (a, b) = (order[i], order[half + i]);
+                d[a as usize] = Some(b);
+                d[b as usize] = Some(a);
+            }
+            d
+        }
+        FixedMap::GroupPermutation { group } => {
+            let groups = n / group;
+            let partner = derangement(groups, rng);
+            (0..n)
+                .map(|a| Some(partner[(a / group) as usize] * group + rng.random_range(0..group)))
+                .collect()
+        }
+        FixedMap::Hotspot { node } => (0..n).map(|a| (a != node).then_some(node)).collect(),
+    }
 }
 
 /// Which mean flow size F sets the arrival rate in L = F / (R · N · τ).
@@ -78,6 +145,8 @@ pub struct Generator {
     now_s: f64,
     next_id: u32,
     perm: Vec<HostId>,
+    /// Fixed patterns: the hosts that send.
+    senders: Vec<HostId>,
     pending: std::collections::VecDeque<(HostId, HostId, u64)>,
     pending_start: SimTime,
     arrival_rng: SimRng,
@@ -103,16 +172,29 @@ impl Generator {
             Pattern::Incast { degree, size } => *degree as f64 * *size as f64,
             _ => sizes.mean(),
         };
-        let offered_bps = load * host_rate.as_f64() * hosts as f64;
+        let mut pair_rng = streams.stream("pairs");
+        let (perm, senders) = match &pattern {
+            Pattern::Permutation => (derangement(hosts, &mut pair_rng), Vec::new()),
+            Pattern::Fixed(map) => {
+                let d = fixed_destinations(hosts, map, &mut pair_rng);
+                let senders = (0..hosts).filter(|&h| d[h as usize].is_some()).collect();
+                (
+                    d.into_iter().map(|x| x.unwrap_or(HostId::MAX)).collect(),
+                    senders,
+                )
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
+        let sending = if matches!(pattern, Pattern::Fixed(_)) {
+            senders.len().max(1)
+        } else {
+            hosts as usize
+        };
+        let offered_bps = load * host_rate.as_f64() * sending as f64;
         let mean_gap_s = event_bytes * 8.0 / offered_bps;
         let flow_mean = match &pattern {
             Pattern::Incast { size, .. } | Pattern::AllToAll { size } => *size as f64,
             _ => sizes.mean(),
-        };
-        let mut pair_rng = streams.stream("pairs");
-        let perm = match pattern {
-            Pattern::Permutation => derangement(hosts, &mut pair_rng),
-            _ => Vec::new(),
         };
         Generator {
             hosts,
@@ -122,6 +204,7 @@ impl Generator {
             now_s: 0.0,
             next_id: 0,
             perm,
+            senders,
             pending: Default::default(),
             pending_start: SimTime::ZERO,
             arrival_rng: streams.stream("arrivals"),
@@ -148,7 +231,10 @@ impl Generator {
     /// it will generate). Patterns with fixed sizes are unaffected.
     pub fn with_basis(mut self, basis: LoadBasis, flows: Option<u64>) -> Generator {
         self.info.basis = basis;
-        let draws_sizes = matches!(self.pattern, Pattern::Uniform | Pattern::Permutation);
+        let draws_sizes = matches!(
+            self.pattern,
+            Pattern::Uniform | Pattern::Permutation | Pattern::Fixed(_)
+        );
         if basis == LoadBasis::Realised && draws_sizes {
             // The same stream, cloned: the draws the run itself will make.
             let mut rng = self.size_rng.clone();
@@ -236,6 +322,12 @@ impl Iterator for Generator {
             }
             Pattern::Permutation => {
                 let src = self.pair_rng.random_range(0..self.hosts);
+                let dst = self.perm[src as usize];
+                let b = self.sizes.sample(&mut self.size_rng);
+                Some(self.emit(src, dst, b, start))
+            }
+            Pattern::Fixed(_) => {
+                let src = self.senders[self.pair_rng.random_range(0..self.senders.len())];
                 let dst = self.perm[src as usize];
                 let b = self.sizes.sample(&mut self.size_rng);
                 Some(self.emit(src, dst, b, start))
@@ -451,5 +543,47 @@ mod tests {
         assert!(flows
             .iter()
             .all(|f| f.start == SimTime::ZERO && f.bytes == 7));
+    }
+
+    #[test]
+    fn baldur_fixed_maps() {
+        let mut rng = RngStreams::new(3).stream("pairs");
+        // 16 hosts, 4 address bits: halves swapped (0b0001 -> 0b0100).
+        let t = fixed_destinations(16, &FixedMap::Transpose, &mut rng);
+        assert_eq!(t[1], Some(4));
+        assert_eq!(t[0b0110], Some(0b1001));
+        assert_eq!(t[0b0101], None, "maps to itself: does not send");
+        assert_eq!(t.iter().filter(|d| d.is_none()).count(), 4);
+        let b = fixed_destinations(16, &FixedMap::Bisection, &mut rng);
+        for (a, d) in b.iter().enumerate() {
+            let d = d.unwrap();
+            assert_ne!(d as usize, a);
+            assert_eq!(b[d as usize], Some(a as u32), "partners send to each other");
+        }
+        let g = fixed_destinations(16, &FixedMap::GroupPermutation { group: 4 }, &mut rng);
+        for (a, d) in g.iter().enumerate() {
+            assert_ne!(d.unwrap() / 4, a as u32 / 4);
+        }
+        let h = fixed_destinations(16, &FixedMap::Hotspot { node: 3 }, &mut rng);
+        assert_eq!(h.iter().filter(|d| **d == Some(3)).count(), 15);
+        assert_eq!(h[3], None);
+    }
+
+    #[test]
+    fn fixed_maps_set_the_load_per_sending_host() {
+        // Hotspot on 16 hosts: 15 senders at load 0.5 of 8 Gbps with 1,000 B
+        // flows: one flow per 1 us / (0.5 x 15) on average.
+        let streams = RngStreams::new(1);
+        let g = Generator::new(
+            16,
+            Rate::gbps(8),
+            0.5,
+            Pattern::Fixed(FixedMap::Hotspot { node: 0 }),
+            SizeDist::Fixed(1000),
+            &streams,
+        );
+        assert!((g.mean_gap() - 1e-6 / 7.5).abs() < 1e-15);
+        let flows: Vec<Flow> = g.take(2000).collect();
+        assert!(flows.iter().all(|f| f.dst == 0 && f.src != 0));
     }
 }

@@ -1,0 +1,1410 @@
+//! Baldur (`fabric = "baldur"`): the bufferless, clock-less all-optical
+//! multi-butterfly of transistor-laser 2×2 switches (seed
+//! `baldur-all-optical.txt` §IV–V).
+//!
+//! # Topology
+//! N = 2^k nodes, k stages of N/2 switches. Each switch has two input and two
+//! output *directions*, each with `multiplicity` (m) ports. Stage s routes on
+//! bit k−1−s of the destination (one routing bit per stage, most significant
+//! first). Viewed as a sorting network, stage s is split into 2^s sorting
+//! groups of N/2^(s+1) switches (the switches that can still reach the
+//! destinations with one s-bit prefix); the m·N/2^(s+1) outputs of a group in
+//! direction b are wired one-to-one onto the 2m·N/2^(s+2) inputs of group 2g+b
+//! of stage s+1 by a random permutation drawn from the seeded stream
+//! `baldur.wiring` (`random_wiring = false`: in order, the plain butterfly for
+//! m = 1). Node i transmits into input port 0 of direction i mod 2 of switch
+//! i/2 of stage 0; the m outputs of direction b of last-stage switch j are m
+//! receivers of node 2j+b (a node can receive m packets at once).
+//!
+//! # Switching
+//! Bufferless and clock-less: a packet whose head reaches a switch takes the
+//! first free output of its direction (ports checked in order, as the
+//! arbitration units of §IV-E do); if all m are busy it is dropped. An output
+//! stays busy for the packet's length on the wire plus `end_gap_bits` bit
+//! periods (the line activity detector declares the end of a packet after 6T
+//! without light, §IV-C). A packet's length on the wire is its bytes at the
+//! link rate plus the length-encoded routing bits: 3 bit periods per stage
+//! (§IV-B). Per-switch latency by m is Table V's (0.14, 0.49, 0.94, 1.5,
+//! 2.25 ns); links are `injection_link`, `stage_link` (between stages) and
+//! `ejection_link`.
+//!
+//! # Exact traversal without per-stage events
+//! Every switch of a stage has the same latency and every link of a kind the
+//! same delay, so a packet whose head leaves its node at t reaches stage s at
+//! t + injection_link + s·(switch_latency + stage_link): arrival order at every
+//! switch is transmission order. Packets are therefore pushed through all k
+//! stages at the instant they start transmission, in the (deterministic) order
+//! transmissions start; each output keeps only the time it becomes free. This
+//! is exact, not an approximation: no packet transmitted later can reach any
+//! switch earlier. Packets that tie (same instant at the same switch) are
+//! served in transmission order. One heap event per packet remains: its
+//! arrival at the destination (or nothing, if dropped).
+//!
+//! # Nodes
+//! A node's transmitter (rate R, the topology's host rate) sends, in priority
+//! order: ACKs it owes, retransmissions whose backoff has expired, and new
+//! packets of its flows (flows in arrival order, each cut into `packet`-byte
+//! packets). Consecutive transmissions are separated by `end_gap_bits`. Every
+//! data packet is held in the node's retransmission buffer from its first
+//! transmission until its ACK arrives; the peak occupancy per node is
+//! reported. The receiver ACKs every copy it receives (`ack`-byte ACKs cross
+//! the network like data and can be dropped). A packet not ACKed `timeout`
+//! after its transmission started is retransmitted after a binary exponential
+//! backoff: after its c-th timeout, a uniform number of `backoff_slot`s in
+//! [0, 2^min(c, backoff_cap) − 1]. Receivers deliver each flow's packets to
+//! the application in order and exactly once (`delivery::ReorderBuffer`;
+//! single-packet flows need only a flag).
+
+use crate::delivery::{unit_bytes, unit_count, Receipt, ReorderBuffer};
+use crate::error::ConfigError;
+use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::{Fabric, FabricStats};
+use crate::flow::{Flow, FlowId};
+use crate::pool::{List, Pool};
+use crate::queue::EventQueue;
+use crate::recorder::Recorder;
+use crate::rng::{RngStreams, SimRng};
+use crate::timer::{TimerId, TimerQueue};
+use crate::units::{ByteSize, Rate, SimTime};
+use rand::Rng;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Switch latency by multiplicity m = 1…5 (Table V), in picoseconds.
+pub const TABLE_V_SWITCH_LATENCY_PS: [u64; 5] = [140, 490, 940, 1_500, 2_250];
+/// TL gates per 2×2 switch by multiplicity m = 1…5 (Table V).
+pub const TABLE_V_GATES: [u64; 5] = [64, 300, 642, 1_112, 1_710];
+/// Largest multiplicity accepted (ports per direction).
+pub const MAX_MULTIPLICITY: u32 = 64;
+
+/// Parameters of Baldur (`fabric = "baldur"`). Defaults are the paper's
+/// (Table VI: m = 4, 1.5 ns switches, 100 ns input and output links; §V-A:
+/// 512 B packets).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct BaldurParams {
+    /// Path multiplicity m: ports per direction of every 2×2 switch (1…64).
+    pub multiplicity: u32,
+    /// Latency of one switch. Default: Table V's value for the multiplicity
+    /// (0.14, 0.49, 0.94, 1.5, 2.25 ns for m = 1…5); required for m > 5.
+    pub switch_latency: Option<SimTime>,
+    /// Delay of the link from a node to the first stage (Table VI: 100 ns).
+    pub injection_link: SimTime,
+    /// Delay of each link between two stages (waveguides and fibre array
+    /// units between interposers; the paper gives no value: 0 by default).
+    pub stage_link: SimTime,
+    /// Delay of the link from the last stage to a node (Table VI: 100 ns).
+    pub ejection_link: SimTime,
+    /// Largest data packet (payload): flows are cut into packets of at most
+    /// this size (§V-A: 512 B).
+    pub packet: ByteSize,
+    /// Size of an ACK (the paper gives none).
+    pub ack: ByteSize,
+    /// Bit periods without light that end a packet (§IV-C: 6T): each switch
+    /// output stays busy this long after a packet's tail, and a transmitter
+    /// leaves this gap between packets.
+    pub end_gap_bits: u32,
+    /// Time from a data packet's transmission to its retransmission if no ACK
+    /// arrived (the paper gives none; a lone packet's round trip at the
+    /// defaults is about 0.6 us).
+    pub timeout: SimTime,
+    /// Binary exponential backoff slot: after its c-th timeout a packet waits
+    /// a uniform number of slots in [0, 2^min(c, backoff_cap) − 1].
+    pub backoff_slot: SimTime,
+    /// Largest backoff exponent.
+    pub backoff_cap: u32,
+    /// Wire each sorting group's outputs to the next stage by a seeded random
+    /// permutation (the paper's "randomness", §IV-E); false: in order.
+    pub random_wiring: bool,
+    /// When racks × servers_per_rack is not a power of two: build the next
+    /// larger butterfly and leave its extra ports unused (true), or refuse the
+    /// topology (false). `photonet compare`'s 192-server scenario sets it.
+    pub round_up_nodes: bool,
+}
+
+impl Default for BaldurParams {
+    fn default() -> Self {
+        BaldurParams {
+            multiplicity: 4,
+            switch_latency: None,
+            injection_link: SimTime::ns(100),
+            stage_link: SimTime::ZERO,
+            ejection_link: SimTime::ns(100),
+            packet: ByteSize(512),
+            ack: ByteSize(16),
+            end_gap_bits: 6,
+            timeout: SimTime::us(2),
+            backoff_slot: SimTime::ns(200),
+            backoff_cap: 10,
+            random_wiring: true,
+            round_up_nodes: false,
+        }
+    }
+}
+
+impl ParamTable for BaldurParams {
+    const TABLE: &'static str = "baldur";
+}
+
+/// Checked numbers derived from the parameters and the topology.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub nodes: u32,
+    pub stages: u32,
+    pub m: u32,
+    pub rate: Rate,
+    pub switch_latency: SimTime,
+    /// Head leaves the node → head reaches the destination node.
+    pub head_latency: SimTime,
+    /// One bit period, in picoseconds (rounded to the nearest).
+    pub gap: SimTime,
+}
+
+impl Layout {
+    pub fn new(p: &BaldurParams, ctx: &BuildContext) -> Result<Layout, ConfigError> {
+        let n = ctx.topology.hosts();
+        if n < 2 || (!n.is_power_of_two() && !p.round_up_nodes) {
+            return Err(ConfigError::new(
+                "topology.racks",
+                format!("{} racks x {} servers", ctx.topology.racks, ctx.topology.servers_per_rack),
+                format!("Baldur's nodes (racks x servers_per_rack = {n}) must be a power of two, at least 2 (a k-stage butterfly of 2x2 switches has 2^k nodes; baldur.round_up_nodes = true leaves the extra ports of the next larger one unused)"),
+            ));
+        }
+        let m = p.multiplicity;
+        if m == 0 || m > MAX_MULTIPLICITY {
+            return Err(ConfigError::new(
+                "baldur.multiplicity",
+                m,
+                format!("the multiplicity (ports per direction of a 2x2 switch) must be 1..{MAX_MULTIPLICITY}"),
+            ));
+        }
+        let switch_latency = match p.switch_latency {
+            Some(t) => t,
+            None if m <= 5 => SimTime(TABLE_V_SWITCH_LATENCY_PS[m as usize - 1]),
+            None => {
+                return Err(ConfigError::new(
+                    "baldur.switch_latency",
+                    "(unset)",
+                    format!("Table V gives switch latencies for multiplicity 1..5 only; set switch_latency for multiplicity {m}"),
+                ))
+            }
+        };
+        for (key, b) in [("baldur.packet", p.packet), ("baldur.ack", p.ack)] {
+            if b.0 == 0 || b.0 > 1 << 24 {
+                return Err(ConfigError::new(
+                    key,
+                    format!("\"{}B\"", b.0),
+                    "must be 1 B..16 MiB",
+                ));
+            }
+        }
+        if p.backoff_cap > 30 {
+            return Err(ConfigError::new(
+                "baldur.backoff_cap",
+                p.backoff_cap,
+                "at most 30",
+            ));
+        }
+        if p.timeout == SimTime::ZERO {
+            return Err(ConfigError::new(
+                "baldur.timeout",
+                "\"0ns\"",
+                "a retransmission timeout must be positive",
+            ));
+        }
+        let rate = ctx.topology.host_rate();
+        if rate.0 == 0 {
+            return Err(ConfigError::new(
+                "topology.server_rate",
+                "0",
+                "Baldur's link rate must be positive",
+            ));
+        }
+        let stages = n.next_power_of_two().trailing_zeros();
+        let head_latency = p.injection_link
+            + switch_latency * stages as u64
+            + p.stage_link * (stages as u64 - 1)
+            + p.ejection_link;
+        Ok(Layout {
+            nodes: n as u32,
+            stages,
+            m,
+            rate,
+            switch_latency,
+            head_latency,
+            gap: bits_time(rate, p.end_gap_bits as u64),
+        })
+    }
+
+    /// A packet of `bytes` on the wire: its bits plus 3 bit periods per
+    /// length-encoded routing bit.
+    pub fn wire_time(&self, bytes: u64) -> SimTime {
+        bits_time(self.rate, bytes * 8 + 3 * self.stages as u64)
+    }
+}
+
+/// `bits` at `rate`, rounded up to a picosecond.
+fn bits_time(rate: Rate, bits: u64) -> SimTime {
+    SimTime((bits as u128 * SimTime::S as u128).div_ceil(rate.0 as u128) as u64)
+}
+
+/// Registration of Baldur.
+pub struct BaldurModule;
+
+impl FabricModule for BaldurModule {
+    type Params = BaldurParams;
+    const VARIANTS: &'static [Variant] = &[Variant {
+        name: "baldur",
+        label: "Baldur",
+        description: "Baldur: bufferless clock-less all-optical multi-butterfly of 2x2 TL switches with path multiplicity m, drops, ACKs, timeout retransmission and binary exponential backoff",
+    }];
+
+    fn layout(p: &BaldurParams, ctx: &BuildContext) -> Result<(), ConfigError> {
+        Layout::new(p, ctx).map(|_| ())
+    }
+
+    fn build(
+        p: BaldurParams,
+        _: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        let l = Layout::new(&p, ctx)?;
+        Ok(Box::new(
+            Baldur::new(&p, l, &RngStreams::new(ctx.seed)).with_checks(ctx.check_invariants),
+        ))
+    }
+
+    /// Exact when nothing is dropped: the source sends the flow's packets
+    /// back to back (each its wire time plus the end gap), and the last one
+    /// arrives the head latency (links and k switches) plus its wire time
+    /// after it started. With m ≥ 2 a lone flow is never dropped: a switch
+    /// direction sees at most one of its data packets and one ACK at once.
+    /// With m = 1 an ACK can collide with data; the bound then allows one
+    /// timeout plus the largest first backoff per packet.
+    fn lone_flow_fct(
+        p: &BaldurParams,
+        _: &Variant,
+        ctx: &BuildContext,
+        _: u32,
+        _: u32,
+        bytes: u64,
+    ) -> Result<FctBounds, ConfigError> {
+        let l = Layout::new(p, ctx)?;
+        let n = unit_count(bytes, p.packet.0);
+        let mut t = SimTime::ZERO;
+        for s in 0..n {
+            let w = l.wire_time(unit_bytes(s, bytes, p.packet.0));
+            t += if s + 1 == n { w } else { w + l.gap };
+        }
+        let exact = t + l.head_latency;
+        let slack = if l.m >= 2 {
+            SimTime::ZERO
+        } else {
+            (p.timeout + p.backoff_slot + l.wire_time(p.packet.0) + l.gap) * n as u64
+        };
+        Ok(FctBounds {
+            min: exact,
+            max: exact + slack,
+        })
+    }
+}
+
+/// The switching network alone: wiring and the time each output becomes free.
+pub struct Butterfly {
+    k: u32,
+    m: u32,
+    /// Ports per stage: N/2 switches × 2 directions × m.
+    ports: usize,
+    /// `next[s·ports + port]`: the switch of stage s+1 that output `port` of
+    /// stage s feeds (s < k−1).
+    next: Vec<u32>,
+    /// `free_at[s·ports + port]`: when output `port` of stage s is free.
+    free_at: Vec<SimTime>,
+}
+
+/// Wires the outputs of stage `s` (< k−1) of a 2^k-node multi-butterfly of
+/// multiplicity m: `next[port]` becomes the switch of stage s+1 that output
+/// `port` = (switch·2 + direction)·m + j feeds. Within each sorting group and
+/// direction the outputs are mapped onto the inputs of the group's child by a
+/// random permutation drawn from `rng` (None: in order). `perm` is scratch.
+pub fn wire_stage(
+    k: u32,
+    m: u32,
+    s: u32,
+    mut rng: Option<&mut SimRng>,
+    perm: &mut Vec<u32>,
+    next: &mut [u32],
+) {
+    let n = 1usize << k;
+    let mu = m as usize;
+    let s = s as usize;
+    let g_size = n >> (s + 1); // switches per group at stage s
+    let g_next = g_size / 2; // per group at stage s+1
+    for g in 0..(1usize << s) {
+        for b in 0..2usize {
+            // g_size·m outputs onto g_next·2m inputs.
+            let count = g_size * mu;
+            perm.clear();
+            perm.extend(0..count as u32);
+            if let Some(r) = rng.as_deref_mut() {
+                for i in (1..count).rev() {
+                    let j = r.random_range(0..=i);
+                    perm.swap(i, j);
+                }
+            }
+            let base_next = (2 * g + b) * g_next;
+            for i in 0..g_size {
+                let sw = g * g_size + i;
+                for j in 0..mu {
+                    next[(sw * 2 + b) * mu + j] =
+                        (base_next + perm[i * mu + j] as usize / (2 * mu)) as u32;
+                }
+            }
+        }
+    }
+}
+
+/// Where a packet went: delivered, or dropped at a stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    Delivered,
+    Dropped { stage: u32 },
+}
+
+impl Butterfly {
+    /// A 2^k-node multi-butterfly of multiplicity m; `rng` draws the wiring
+    /// (None: in order).
+    pub fn new(k: u32, m: u32, mut rng: Option<&mut SimRng>) -> Butterfly {
+        let ports = (1usize << k) * m as usize;
+        let mut next = vec![0u32; ports * (k as usize).saturating_sub(1)];
+        let mut perm = Vec::new();
+        for s in 0..k.saturating_sub(1) {
+            wire_stage(
+                k,
+                m,
+                s,
+                rng.as_deref_mut(),
+                &mut perm,
+                &mut next[s as usize * ports..(s as usize + 1) * ports],
+            );
+        }
+        Butterfly {
+            k,
+            m,
+            ports,
+            next,
+            free_at: vec![SimTime::ZERO; ports * k as usize],
+        }
+    }
+
+    pub fn stages(&self) -> u32 {
+        self.k
+    }
+
+    /// Pushes a packet from `src` to `dst` through every stage: its head
+    /// reaches stage 0 at `t0` and each later stage `hop` later; each output
+    /// it takes stays busy for `occupy`. `visit(stage, port, from, to)` sees
+    /// every output taken. Calls must come in order of `t0`.
+    #[inline]
+    pub fn traverse(
+        &mut self,
+        src: u32,
+        dst: u32,
+        t0: SimTime,
+        hop: SimTime,
+        occupy: SimTime,
+        mut visit: impl FnMut(u32, usize, SimTime, SimTime),
+    ) -> Fate {
+        let m = self.m as usize;
+        let mut sw = (src >> 1) as usize;
+        let mut t = t0;
+        for s in 0..self.k {
+            let b = ((dst >> (self.k - 1 - s)) & 1) as usize;
+            let base = s as usize * self.ports + (sw * 2 + b) * m;
+            let outs = &mut self.free_at[base..base + m];
+            let Some(j) = outs.iter().position(|&f| f <= t) else {
+                return Fate::Dropped { stage: s };
+            };
+            outs[j] = t + occupy;
+            visit(s, base + j - s as usize * self.ports, t, t + occupy);
+            if s + 1 < self.k {
+                sw = self.next[base + j] as usize;
+            }
+            t += hop;
+        }
+        Fate::Delivered
+    }
+
+    /// The switch of stage s+1 that output `port` of stage s feeds.
+    pub fn next_switch(&self, s: u32, port: usize) -> u32 {
+        self.next[s as usize * self.ports + port]
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A node's transmitter is free.
+    TxFree(u32),
+    /// A copy of data packet (flow, seq), outstanding entry (slot, serial),
+    /// reaches its destination.
+    Data {
+        flow: FlowId,
+        seq: u32,
+        slot: u32,
+        serial: u32,
+    },
+    /// An ACK for outstanding entry (slot, serial) reaches its source node.
+    Ack { slot: u32, serial: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Timer {
+    /// The backoff is over: queue the retransmission.
+    Retry { slot: u32, serial: u32 },
+}
+
+/// A data packet sent and not yet ACKed (in its source's retransmission buffer).
+#[derive(Clone, Copy, Debug)]
+struct Outstanding {
+    flow: FlowId,
+    seq: u32,
+    bytes: u32,
+    timeouts: u32,
+    /// When the pending timeout fires (`SimTime::MAX`: none pending).
+    deadline: SimTime,
+    /// The pending backoff timer, if any.
+    timer: Option<TimerId>,
+    /// Waiting in the node's retransmission queue.
+    queued: bool,
+    acked: bool,
+}
+
+struct FlowSt {
+    src: u32,
+    dst: u32,
+    bytes: u64,
+    units: u32,
+    next_new: u32,
+    done: bool,
+    /// Multi-packet flows, from their first arrival until complete.
+    rb: Option<Box<ReorderBuffer>>,
+}
+
+#[derive(Default)]
+struct Node {
+    /// ACKs owed: (to node, slot, serial).
+    acks: VecDeque<(u32, u32, u32)>,
+    /// Retransmissions whose backoff is over (outstanding slots).
+    retx: List,
+    /// Flows with packets never sent, in arrival order.
+    fresh: VecDeque<FlowId>,
+    /// When the transmitter finishes its current packet (and its gap).
+    free_at: SimTime,
+    /// A `TxFree` event is pending for this node.
+    wake: bool,
+    buffer_bytes: u64,
+    buffer_peak: u64,
+}
+
+/// The Baldur network with its nodes.
+pub struct Baldur {
+    l: Layout,
+    packet: u64,
+    timeout: SimTime,
+    backoff_slot: SimTime,
+    backoff_cap: u32,
+    hop: SimTime,
+    /// Injection link delay: head leaves the node → head at stage 0.
+    inj: SimTime,
+    ack_wire: SimTime,
+    net: Butterfly,
+    nodes: Vec<Node>,
+    flows: Vec<FlowSt>,
+    out: Pool<Outstanding>,
+    /// Serial of each outstanding slot while live (0 = free).
+    serial_of: Vec<u32>,
+    next_serial: u32,
+    events: EventQueue<Event>,
+    /// Arrivals of full-size data packets and of ACKs: each is now + a
+    /// constant, so each FIFO is in time order (short data packets, the last
+    /// of a flow, and `TxFree` go to `events`).
+    data_fifo: VecDeque<(SimTime, Event)>,
+    ack_fifo: VecDeque<(SimTime, Event)>,
+    /// Timeouts in deadline order: every data transmission adds one at
+    /// now + timeout, so deadlines are non-decreasing and a FIFO replaces a
+    /// heap; stale entries (ACKed, or superseded) are skipped when popped.
+    timeouts_fifo: VecDeque<(SimTime, u32, u32)>,
+    /// Backoff timers (random delays).
+    timers: TimerQueue<Timer>,
+    backoff_rng: SimRng,
+    check: bool,
+    /// With `check`: the end of the last occupancy of every output, and the
+    /// count of occupancies that began before it.
+    link_end: Vec<SimTime>,
+    link_overlaps: u64,
+    // Counters.
+    pending_tx: u64,
+    in_flight: u64,
+    data_sent: u64,
+    data_first: u64,
+    retransmissions: u64,
+    timeouts: u64,
+    data_dropped: u64,
+    acks_sent: u64,
+    acks_dropped: u64,
+    data_arrived: u64,
+    acks_arrived: u64,
+    duplicates: u64,
+    drops_by_stage: Vec<u64>,
+}
+
+impl Baldur {
+    pub fn new(p: &BaldurParams, l: Layout, streams: &RngStreams) -> Baldur {
+        let mut wiring = streams.stream("baldur.wiring");
+        let net = Butterfly::new(l.stages, l.m, p.random_wiring.then_some(&mut wiring));
+        let ports = net.ports * l.stages as usize;
+        Baldur {
+            l,
+            packet: p.packet.0,
+            timeout: p.timeout,
+            backoff_slot: p.backoff_slot,
+            backoff_cap: p.backoff_cap,
+            hop: l.switch_latency + p.stage_link,
+            inj: p.injection_link,
+            ack_wire: l.wire_time(p.ack.0),
+            net,
+            nodes: (0..l.nodes).map(|_| Node::default()).collect(),
+            flows: Vec::new(),
+            out: Pool::new(),
+            serial_of: Vec::new(),
+            next_serial: 1,
+            events: EventQueue::new(),
+            data_fifo: VecDeque::new(),
+            ack_fifo: VecDeque::new(),
+            timeouts_fifo: VecDeque::new(),
+            timers: TimerQueue::new(),
+            backoff_rng: streams.stream("baldur.backoff"),
+            check: false,
+            link_end: vec![SimTime::ZERO; ports],
+            link_overlaps: 0,
+            pending_tx: 0,
+            in_flight: 0,
+            data_sent: 0,
+            data_first: 0,
+            retransmissions: 0,
+            timeouts: 0,
+            data_dropped: 0,
+            acks_sent: 0,
+            acks_dropped: 0,
+            data_arrived: 0,
+            acks_arrived: 0,
+            duplicates: 0,
+            drops_by_stage: vec![0; l.stages as usize],
+        }
+    }
+
+    /// Keep the per-link occupancy log that `check_invariants` verifies.
+    pub fn with_checks(mut self, on: bool) -> Baldur {
+        self.check = on;
+        self
+    }
+
+    /// Pushes a packet through the network now; true if it gets through.
+    fn inject(&mut self, now: SimTime, src: u32, dst: u32, wire: SimTime) -> bool {
+        let t0 = now + self.inj;
+        let occupy = wire + self.l.gap;
+        let ports = self.net.ports;
+        let (check, link_end, overlaps) = (self.check, &mut self.link_end, &mut self.link_overlaps);
+        let fate = self
+            .net
+            .traverse(src, dst, t0, self.hop, occupy, |s, port, from, to| {
+                if check {
+                    let e = &mut link_end[s as usize * ports + port];
+                    if from < *e {
+                        *overlaps += 1;
+                    }
+                    *e = to;
+                }
+            });
+        match fate {
+            Fate::Delivered => true,
+            Fate::Dropped { stage } => {
+                self.drops_by_stage[stage as usize] += 1;
+                false
+            }
+        }
+    }
+}
+
+impl Baldur {
+    fn new_serial(&mut self) -> u32 {
+        let s = self.next_serial;
+        self.next_serial = self.next_serial.wrapping_add(1).max(1);
+        s
+    }
+
+    /// Starts node `h`'s next transmission at `now`: an ACK it owes, else a
+    /// retransmission, else a new packet; or marks it idle.
+    fn start_tx(&mut self, h: u32, now: SimTime) {
+        let hi = h as usize;
+        let wire;
+        if let Some((to, slot, serial)) = self.nodes[hi].acks.pop_front() {
+            wire = self.ack_wire;
+            self.acks_sent += 1;
+            if self.inject(now, h, to, wire) {
+                self.in_flight += 1;
+                self.ack_fifo.push_back((
+                    now + self.l.head_latency + wire,
+                    Event::Ack { slot, serial },
+                ));
+            } else {
+                self.acks_dropped += 1;
+            }
+        } else if let Some(slot) = self.pop_retx(h) {
+            wire = self.l.wire_time(self.out.get(slot).bytes as u64);
+            self.retransmissions += 1;
+            self.send_data(now, h, slot, wire);
+        } else if let Some(&f) = self.nodes[hi].fresh.front() {
+            let st = &mut self.flows[f as usize];
+            let seq = st.next_new;
+            st.next_new += 1;
+            if st.next_new == st.units {
+                self.nodes[hi].fresh.pop_front();
+            }
+            let bytes = unit_bytes(seq, st.bytes, self.packet);
+            let serial = self.new_serial();
+            let slot = self.out.alloc(Outstanding {
+                flow: f,
+                seq,
+                bytes: bytes as u32,
+                timeouts: 0,
+                deadline: SimTime::MAX,
+                timer: None,
+                queued: false,
+                acked: false,
+            });
+            if slot as usize >= self.serial_of.len() {
+                self.serial_of.resize(slot as usize + 1, 0);
+            }
+            self.serial_of[slot as usize] = serial;
+            let node = &mut self.nodes[hi];
+            node.buffer_bytes += bytes;
+            node.buffer_peak = node.buffer_peak.max(node.buffer_bytes);
+            self.data_first += 1;
+            wire = self.l.wire_time(bytes);
+            self.send_data(now, h, slot, wire);
+        } else {
+            return;
+        }
+        let free_at = now + wire + self.l.gap;
+        let node = &mut self.nodes[hi];
+        node.free_at = free_at;
+        if !node.acks.is_empty() || !node.retx.is_empty() || !node.fresh.is_empty() {
+            node.wake = true;
+            self.pending_tx += 1;
+            self.events.push(free_at, Event::TxFree(h));
+        }
+    }
+
+    /// Something was queued at node `h`: transmit now if the transmitter is
+    /// free, else make sure it wakes when it is.
+    fn kick(&mut self, h: u32, now: SimTime) {
+        let node = &mut self.nodes[h as usize];
+        if node.wake {
+            return;
+        }
+        if now >= node.free_at {
+            self.start_tx(h, now);
+        } else {
+            node.wake = true;
+            self.pending_tx += 1;
+            self.events.push(node.free_at, Event::TxFree(h));
+        }
+    }
+
+    /// The next retransmission of node `h` (releasing entries ACKed while queued).
+    fn pop_retx(&mut self, h: u32) -> Option<u32> {
+        loop {
+            let slot = self.out.pop_front(&mut self.nodes[h as usize].retx)?;
+            let o = self.out.get_mut(slot);
+            o.queued = false;
+            if o.acked {
+                self.release(slot);
+                continue;
+            }
+            return Some(slot);
+        }
+    }
+
+    fn send_data(&mut self, now: SimTime, h: u32, slot: u32, wire: SimTime) {
+        let o = *self.out.get(slot);
+        let dst = self.flows[o.flow as usize].dst;
+        let serial = self.serial_of[slot as usize];
+        self.data_sent += 1;
+        if self.inject(now, h, dst, wire) {
+            self.in_flight += 1;
+            let at = now + self.l.head_latency + wire;
+            let ev = Event::Data {
+                flow: o.flow,
+                seq: o.seq,
+                slot,
+                serial,
+            };
+            if o.bytes as u64 == self.packet {
+                self.data_fifo.push_back((at, ev));
+            } else {
+                self.events.push(at, ev);
+            }
+        } else {
+            self.data_dropped += 1;
+        }
+        let deadline = now + self.timeout;
+        self.out.get_mut(slot).deadline = deadline;
+        self.timeouts_fifo.push_back((deadline, slot, serial));
+    }
+
+    fn release(&mut self, slot: u32) {
+        self.serial_of[slot as usize] = 0;
+        self.out.release(slot);
+    }
+
+    fn live(&self, slot: u32, serial: u32) -> bool {
+        self.serial_of.get(slot as usize) == Some(&serial)
+    }
+
+    /// Queues a retransmission at its node.
+    fn queue_retx(&mut self, slot: u32, now: SimTime) {
+        let o = self.out.get_mut(slot);
+        o.timer = None;
+        o.queued = true;
+        let h = self.flows[o.flow as usize].src;
+        self.out.push_back(&mut self.nodes[h as usize].retx, slot);
+        self.kick(h, now);
+    }
+
+    /// The timeout at the head of the FIFO (due at `deadline`).
+    fn on_timeout(&mut self, now: SimTime, deadline: SimTime, slot: u32, serial: u32) {
+        if !self.live(slot, serial) || self.out.get(slot).deadline != deadline {
+            return;
+        }
+        self.timeouts += 1;
+        let o = self.out.get_mut(slot);
+        o.deadline = SimTime::MAX;
+        o.timeouts += 1;
+        {
+            {
+                let c = o.timeouts.min(self.backoff_cap);
+                let slots = self.backoff_rng.random_range(0..(1u64 << c));
+                if slots == 0 {
+                    self.queue_retx(slot, now);
+                } else {
+                    let id = self.timers.schedule(
+                        now + self.backoff_slot * slots,
+                        Timer::Retry { slot, serial },
+                    );
+                    self.out.get_mut(slot).timer = Some(id);
+                }
+            }
+        }
+    }
+
+    fn on_timer(&mut self, now: SimTime, t: Timer) {
+        match t {
+            Timer::Retry { slot, serial } => {
+                if self.live(slot, serial) {
+                    self.queue_retx(slot, now);
+                }
+            }
+        }
+    }
+
+    fn on_event(&mut self, now: SimTime, ev: Event, rec: &mut Recorder) {
+        match ev {
+            Event::TxFree(h) => {
+                self.pending_tx -= 1;
+                self.nodes[h as usize].wake = false;
+                self.start_tx(h, now);
+            }
+            Event::Data {
+                flow,
+                seq,
+                slot,
+                serial,
+            } => {
+                self.in_flight -= 1;
+                self.data_arrived += 1;
+                let packet = self.packet;
+                let st = &mut self.flows[flow as usize];
+                let (src, dst) = (st.src, st.dst);
+                if st.done {
+                    self.duplicates += 1;
+                } else if st.units == 1 {
+                    rec.deliver(flow, now, st.bytes);
+                    rec.complete(flow, now);
+                    st.done = true;
+                } else {
+                    let rb = st.rb.get_or_insert_with(Default::default);
+                    match rb.receive(seq) {
+                        Receipt::InOrder { released } => {
+                            let next = rb.next_expected();
+                            let b: u64 = (next - released..next)
+                                .map(|u| unit_bytes(u, st.bytes, packet))
+                                .sum();
+                            rec.deliver(flow, now, b);
+                            if rb.is_complete(st.units) {
+                                rec.complete(flow, now);
+                                st.done = true;
+                                st.rb = None;
+                            }
+                        }
+                        Receipt::Early => {}
+                        Receipt::Duplicate => self.duplicates += 1,
+                    }
+                }
+                self.nodes[dst as usize].acks.push_back((src, slot, serial));
+                self.kick(dst, now);
+            }
+            Event::Ack { slot, serial } => {
+                self.in_flight -= 1;
+                self.acks_arrived += 1;
+                if !self.live(slot, serial) || self.out.get(slot).acked {
+                    return;
+                }
+                let o = self.out.get_mut(slot);
+                o.acked = true;
+                o.deadline = SimTime::MAX;
+                let (timer, queued, bytes, flow) = (o.timer.take(), o.queued, o.bytes, o.flow);
+                if let Some(id) = timer {
+                    self.timers.cancel(id);
+                }
+                let h = self.flows[flow as usize].src;
+                self.nodes[h as usize].buffer_bytes -= bytes as u64;
+                if !queued {
+                    self.release(slot);
+                }
+            }
+        }
+    }
+}
+
+impl Fabric for Baldur {
+    fn name(&self) -> String {
+        "Baldur".into()
+    }
+    fn hosts(&self) -> usize {
+        self.nodes.len()
+    }
+    fn host_rate(&self) -> Rate {
+        self.l.rate
+    }
+
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, _: &mut Recorder) {
+        debug_assert_eq!(flow.id as usize, self.flows.len());
+        self.flows.push(FlowSt {
+            src: flow.src,
+            dst: flow.dst,
+            bytes: flow.bytes,
+            units: unit_count(flow.bytes.max(1), self.packet),
+            next_new: 0,
+            done: false,
+            rb: None,
+        });
+        self.nodes[flow.src as usize].fresh.push_back(flow.id);
+        self.kick(flow.src, now);
+    }
+
+    fn next_event(&self) -> Option<SimTime> {
+        let a = self
+            .events
+            .peek_time()
+            .unwrap_or(SimTime::MAX)
+            .min(self.data_fifo.front().map_or(SimTime::MAX, |e| e.0))
+            .min(self.ack_fifo.front().map_or(SimTime::MAX, |e| e.0));
+        let b = self.timers.peek_time().unwrap_or(SimTime::MAX);
+        let c = self.timeouts_fifo.front().map_or(SimTime::MAX, |e| e.0);
+        let t = a.min(b).min(c);
+        (t != SimTime::MAX).then_some(t)
+    }
+
+    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+        // Due now: events, then timeouts, then backoff timers (all at `now`:
+        // the run loop calls at the earliest of the three).
+        let mut n = 0;
+        loop {
+            if self.data_fifo.front().is_some_and(|e| e.0 <= now) {
+                let (_, ev) = self.data_fifo.pop_front().expect("peeked");
+                self.on_event(now, ev, rec);
+            } else if self.ack_fifo.front().is_some_and(|e| e.0 <= now) {
+                let (_, ev) = self.ack_fifo.pop_front().expect("peeked");
+                self.on_event(now, ev, rec);
+            } else if let Some((_, ev)) = self.events.pop_due(now) {
+                self.on_event(now, ev, rec);
+            } else if self.timeouts_fifo.front().is_some_and(|e| e.0 <= now) {
+                let (d, slot, serial) = self.timeouts_fifo.pop_front().expect("peeked");
+                self.on_timeout(now, d, slot, serial);
+            } else if let Some((_, t)) = self.timers.pop_due(now) {
+                self.on_timer(now, t);
+            } else {
+                break;
+            }
+            n += 1;
+        }
+        rec.count_internal_events(n);
+    }
+
+    fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
+
+    fn stats(&self) -> FabricStats {
+        let injected = self.data_sent + self.acks_sent;
+        let dropped = self.data_dropped + self.acks_dropped;
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let peaks: Vec<u64> = self.nodes.iter().map(|n| n.buffer_peak).collect();
+        let mut v: Vec<(String, f64)> = vec![
+            ("multiplicity".into(), self.l.m as f64),
+            ("stages".into(), self.l.stages as f64),
+            ("packets_sent".into(), self.data_first as f64),
+            ("data_transmissions".into(), self.data_sent as f64),
+            ("retransmissions".into(), self.retransmissions as f64),
+            ("timeouts".into(), self.timeouts as f64),
+            ("data_dropped".into(), self.data_dropped as f64),
+            ("acks_sent".into(), self.acks_sent as f64),
+            ("acks_dropped".into(), self.acks_dropped as f64),
+            ("duplicates_received".into(), self.duplicates as f64),
+            ("drop_rate".into(), ratio(dropped, injected)),
+            (
+                "data_drop_rate".into(),
+                ratio(self.data_dropped, self.data_sent),
+            ),
+            (
+                "ack_drop_rate".into(),
+                ratio(self.acks_dropped, self.acks_sent),
+            ),
+            (
+                "retx_buffer_peak_bytes".into(),
+                peaks.iter().copied().max().unwrap_or(0) as f64,
+            ),
+            (
+                "retx_buffer_peak_mean_bytes".into(),
+                peaks.iter().sum::<u64>() as f64 / peaks.len().max(1) as f64,
+            ),
+            (
+                "outstanding_slots_high_water".into(),
+                self.out.high_water() as f64,
+            ),
+        ];
+        for (s, &d) in self.drops_by_stage.iter().enumerate() {
+            v.push((format!("drops_stage_{s}"), d as f64));
+        }
+        v.into_iter().collect()
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        if self.link_overlaps > 0 {
+            return Err(format!(
+                "baldur: {} times a switch output carried two packets at once",
+                self.link_overlaps
+            ));
+        }
+        let busy = self.nodes.iter().filter(|n| n.wake).count() as u64;
+        if busy != self.pending_tx {
+            return Err(format!(
+                "baldur: {busy} transmitters waiting to wake but {} TxFree events pending",
+                self.pending_tx
+            ));
+        }
+        if self.data_sent != self.data_first + self.retransmissions {
+            return Err("baldur: data transmissions != first + retransmissions".into());
+        }
+        let flying = (self.data_sent - self.data_dropped - self.data_arrived)
+            + (self.acks_sent - self.acks_dropped - self.acks_arrived);
+        let pending = self.events.len() + self.data_fifo.len() + self.ack_fifo.len();
+        if flying != self.in_flight || self.in_flight as usize > pending {
+            return Err(format!(
+                "baldur: packet conservation: sent - dropped - arrived = {flying}, {} arrival events pending",
+                self.in_flight
+            ));
+        }
+        let mut held = vec![0u64; self.nodes.len()];
+        let mut live = 0usize;
+        for (slot, &s) in self.serial_of.iter().enumerate() {
+            if s == 0 {
+                continue;
+            }
+            live += 1;
+            let o = self.out.get(slot as u32);
+            if !o.acked {
+                held[self.flows[o.flow as usize].src as usize] += o.bytes as u64;
+                if o.timer.is_none() && o.deadline == SimTime::MAX && !o.queued {
+                    return Err(format!("baldur: packet {slot} neither timed nor queued"));
+                }
+            }
+        }
+        if live != self.out.live() {
+            return Err(format!(
+                "baldur: {live} live serials but {} outstanding packets",
+                self.out.live()
+            ));
+        }
+        for (h, n) in self.nodes.iter().enumerate() {
+            if held[h] != n.buffer_bytes || n.buffer_bytes > n.buffer_peak {
+                return Err(format!(
+                    "baldur: node {h} buffer {} B but its un-ACKed packets hold {} B",
+                    n.buffer_bytes, held[h]
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::Topology;
+    use proptest::prelude::*;
+    use rand::Rng;
+
+    fn topo(n: u32, gbps: u64) -> Topology {
+        Topology {
+            racks: n,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(gbps),
+            server_rate: None,
+        }
+    }
+
+    fn net(n: u32, p: &BaldurParams, seed: u64) -> Baldur {
+        let t = topo(n, 25);
+        let ctx = BuildContext {
+            topology: &t,
+            seed,
+            check_invariants: true,
+        };
+        let l = Layout::new(p, &ctx).unwrap();
+        Baldur::new(p, l, &RngStreams::new(seed)).with_checks(true)
+    }
+
+    fn flow(id: u32, src: u32, dst: u32, bytes: u64, start: SimTime) -> Flow {
+        Flow {
+            id,
+            src,
+            dst,
+            bytes,
+            start,
+        }
+    }
+
+    fn drain(net: &mut Baldur, flows: &[Flow]) -> Recorder {
+        let mut rec = Recorder::new(None);
+        let mut i = 0;
+        let mut steps = 0u64;
+        loop {
+            steps += 1;
+            let ta = flows.get(i).map(|f| f.start);
+            match (ta, net.next_event()) {
+                (None, None) => break,
+                (Some(a), Some(b)) if b <= a => net.advance(b, &mut rec),
+                (None, Some(b)) => net.advance(b, &mut rec),
+                (Some(a), _) => {
+                    rec.register(&flows[i]);
+                    net.add_flow(a, &flows[i], &mut rec);
+                    i += 1;
+                }
+            }
+            // Every call while little is in flight; then every 64th (the check
+            // walks every outstanding packet).
+            if steps < 2_000 || steps.is_multiple_of(64) {
+                net.check_invariants().unwrap();
+            }
+        }
+        net.check_invariants().unwrap();
+        rec
+    }
+
+    #[test]
+    fn a_lone_packet_takes_exactly_links_plus_switches_plus_serialisation() {
+        // 8 nodes = 3 stages, m = 1 (0.14 ns switches), 25 Gbps (40 ps/bit).
+        // Wire: 512 B = 4,096 bits + 3 routing bits x 3 bit periods = 4,105
+        // bits = 164,200 ps. Head: 100 ns + 3 x 140 ps + 100 ns = 200,420 ps.
+        let p = BaldurParams {
+            multiplicity: 1,
+            ..Default::default()
+        };
+        let mut b = net(8, &p, 1);
+        let rec = drain(&mut b, &[flow(0, 6, 1, 512, SimTime::ns(10))]);
+        assert_eq!(
+            rec.finish(0),
+            Some(SimTime::ns(10) + SimTime(164_200 + 200_420))
+        );
+        assert_eq!(rec.delivered(0), 512);
+        let s = b.stats();
+        assert_eq!(s["drop_rate"], 0.0);
+        assert_eq!(s["retransmissions"], 0.0);
+        // The ACK came back and emptied the retransmission buffer.
+        assert_eq!(s["retx_buffer_peak_bytes"], 512.0);
+        assert_eq!(b.nodes[6].buffer_bytes, 0);
+        assert_eq!(b.out.live(), 0);
+    }
+
+    #[test]
+    fn with_m1_the_route_is_the_unique_butterfly_path_to_the_destination() {
+        let mut rng = RngStreams::new(5).stream("w");
+        for k in 1..=6u32 {
+            let n = 1u32 << k;
+            let mut bf = Butterfly::new(k, 1, Some(&mut rng));
+            for src in 0..n {
+                for dst in 0..n {
+                    let mut path = Vec::new();
+                    // Far apart in time: the network is idle for each.
+                    let t0 = SimTime::us(1 + (src * n + dst) as u64);
+                    let fate =
+                        bf.traverse(src, dst, t0, SimTime(1), SimTime(10), |s, port, _, _| {
+                            path.push((s, port))
+                        });
+                    assert_eq!(fate, Fate::Delivered);
+                    assert_eq!(path.len(), k as usize);
+                    assert_eq!(path[0].1 / 2, (src / 2) as usize, "enters at its switch");
+                    for w in path.windows(2) {
+                        let (s, port) = w[0];
+                        assert_eq!(bf.next_switch(s, port) as usize, w[1].1 / 2);
+                    }
+                    // The last output (switch j, direction b) is node 2j + b.
+                    assert_eq!(path[k as usize - 1].1 as u32, dst);
+                }
+            }
+        }
+    }
+
+    /// One packet per node at the same instant, destinations a random
+    /// permutation: the fraction dropped (§IV-E's one-shot analysis).
+    fn one_shot_drops(k: u32, m: u32, trials: u32) -> f64 {
+        let n = 1u32 << k;
+        let streams = RngStreams::new(9);
+        let mut rng = streams.stream("perm");
+        let mut wiring = streams.stream("wiring");
+        let mut dropped = 0u64;
+        for _ in 0..trials {
+            let mut bf = Butterfly::new(k, m, Some(&mut wiring));
+            let mut perm: Vec<u32> = (0..n).collect();
+            for i in (1..n as usize).rev() {
+                perm.swap(i, rng.random_range(0..=i));
+            }
+            for src in 0..n {
+                let fate = bf.traverse(
+                    src,
+                    perm[src as usize],
+                    SimTime(0),
+                    SimTime(1),
+                    SimTime(10),
+                    |_, _, _, _| {},
+                );
+                dropped += matches!(fate, Fate::Dropped { .. }) as u64;
+            }
+        }
+        dropped as f64 / (trials as u64 * n as u64) as f64
+    }
+
+    #[test]
+    fn one_shot_drops_fall_monotonically_with_multiplicity() {
+        let rates: Vec<f64> = (1..=5).map(|m| one_shot_drops(6, m, 200)).collect();
+        assert!(rates[0] > 0.2, "{rates:?}");
+        for w in rates.windows(2) {
+            assert!(w[1] <= w[0], "{rates:?}");
+        }
+        assert!(rates[4] < 0.01, "{rates:?}");
+    }
+
+    /// Two nodes to one destination at the same instant, m = 1: the second
+    /// packet loses the last switch's only output towards the destination.
+    #[test]
+    fn a_dropped_packet_is_retransmitted_and_delivered_exactly_once() {
+        let p = BaldurParams {
+            multiplicity: 1,
+            random_wiring: false,
+            ..Default::default()
+        };
+        let mut b = net(8, &p, 1);
+        let t = SimTime::ns(10);
+        let rec = drain(&mut b, &[flow(0, 0, 5, 512, t), flow(1, 1, 5, 512, t)]);
+        let s = b.stats();
+        assert_eq!(s["data_dropped"], 1.0, "{s:?}");
+        assert_eq!(s["retransmissions"], 1.0, "{s:?}");
+        let lone = SimTime(164_200 + 200_420);
+        assert_eq!(rec.finish(0), Some(t + lone));
+        // Node 1 resends after the 2 us timeout plus its backoff draw
+        // (0 or 1 slot of 200 ns), and the copy goes through.
+        let f1 = rec.finish(1).unwrap();
+        assert!(
+            f1 == t + p.timeout + lone || f1 == t + p.timeout + p.backoff_slot + lone,
+            "{f1}"
+        );
+        assert_eq!((rec.delivered(0), rec.delivered(1)), (512, 512));
+        assert_eq!(rec.violation_count(), 0);
+        assert_eq!(b.out.live(), 0);
+    }
+
+    #[test]
+    fn spurious_retransmissions_are_delivered_once_and_counted_as_duplicates() {
+        // A timeout shorter than the round trip: every packet is resent
+        // (backoff 0 or 1 slots) before its ACK arrives, several times.
+        let p = BaldurParams {
+            timeout: SimTime::ns(150),
+            backoff_slot: SimTime::ns(10),
+            backoff_cap: 2,
+            ..Default::default()
+        };
+        let mut b = net(16, &p, 3);
+        let flows: Vec<Flow> = (0..16)
+            .map(|i| flow(i, i, (i * 5 + 3) % 16, 3_000, SimTime::ns(i as u64 * 37)))
+            .collect();
+        let rec = drain(&mut b, &flows);
+        assert_eq!(rec.violation_count(), 0, "{:?}", rec.violations());
+        for f in &flows {
+            assert_eq!(rec.delivered(f.id), 3_000);
+            assert!(rec.finish(f.id).is_some());
+        }
+        let s = b.stats();
+        assert!(s["retransmissions"] > 16.0, "{s:?}");
+        assert!(s["duplicates_received"] > 0.0, "{s:?}");
+        assert_eq!(b.out.live(), 0);
+    }
+
+    fn loaded(m: u32, seed: u64) -> (FabricStats, Recorder) {
+        // 64 nodes, a random permutation at load 0.7 of 512 B packets
+        // (exponential gaps), 200 packets per node.
+        let p = BaldurParams {
+            multiplicity: m,
+            ..Default::default()
+        };
+        let mut b = net(64, &p, seed);
+        let streams = RngStreams::new(seed);
+        let mut r = streams.stream("load");
+        let perm = crate::workload::derangement(64, &mut r);
+        let gap = 512.0 * 8.0 / (0.7 * 25e9) / 64.0;
+        let mut t = 0.0;
+        let flows: Vec<Flow> = (0..64 * 200)
+            .map(|i| {
+                t += -crate::rng::open_unit(&mut r).ln() * gap;
+                let src = r.random_range(0..64);
+                flow(i, src, perm[src as usize], 512, SimTime((t * 1e12) as u64))
+            })
+            .collect();
+        let rec = drain(&mut b, &flows);
+        assert_eq!(rec.violation_count(), 0);
+        for f in &flows {
+            assert_eq!(rec.delivered(f.id), 512);
+        }
+        (b.stats(), rec)
+    }
+
+    #[test]
+    fn under_load_more_paths_drop_less_and_everything_arrives_once() {
+        let (s1, _) = loaded(1, 4);
+        let (s4, _) = loaded(4, 4);
+        assert!(s1["drop_rate"] > 0.05, "{s1:?}");
+        assert!(
+            s4["drop_rate"] < s1["drop_rate"] / 10.0,
+            "m=1 {s1:?} m=4 {s4:?}"
+        );
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_run_and_another_seed_another_wiring() {
+        let (a, ra) = loaded(2, 7);
+        let (b, rb) = loaded(2, 7);
+        assert_eq!(a, b);
+        let fa: Vec<_> = (0..ra.flows() as u32).map(|i| ra.finish(i)).collect();
+        let fb: Vec<_> = (0..rb.flows() as u32).map(|i| rb.finish(i)).collect();
+        assert_eq!(fa, fb);
+        let mut w1 = RngStreams::new(1).stream("baldur.wiring");
+        let mut w2 = RngStreams::new(2).stream("baldur.wiring");
+        assert_ne!(
+            Butterfly::new(5, 2, Some(&mut w1)).next,
+            Butterfly::new(5, 2, Some(&mut w2)).next
+        );
+    }
+
+    #[test]
+    fn bad_input_names_key_value_and_reason() {
+        let ctx = |t: &Topology| -> Result<Layout, ConfigError> {
+            let c = BuildContext {
+                topology: t,
+                seed: 1,
+                check_invariants: false,
+            };
+            Layout::new(&BaldurParams::default(), &c)
+        };
+        let e = ctx(&topo(12, 25)).unwrap_err();
+        assert_eq!(e.key, "topology.racks");
+        assert!(e.reason.contains("power of two"), "{e}");
+        let t = topo(16, 25);
+        let c = BuildContext {
+            topology: &t,
+            seed: 1,
+            check_invariants: false,
+        };
+        for (m, key) in [
+            (0, "baldur.multiplicity"),
+            (65, "baldur.multiplicity"),
+            (6, "baldur.switch_latency"),
+        ] {
+            let p = BaldurParams {
+                multiplicity: m,
+                ..Default::default()
+            };
+            assert_eq!(Layout::new(&p, &c).unwrap_err().key, key);
+        }
+        let p = BaldurParams {
+            round_up_nodes: true,
+            ..Default::default()
+        };
+        let t12 = topo(12, 25);
+        let c12 = BuildContext {
+            topology: &t12,
+            seed: 1,
+            check_invariants: false,
+        };
+        assert_eq!(Layout::new(&p, &c12).unwrap().stages, 4);
+    }
+
+    proptest! {
+        /// No output ever carries two packets at once, and every delivered
+        /// packet's outputs form a connected path ending at its destination.
+        #[test]
+        fn no_output_carries_two_packets_at_once(
+            k in 1u32..6, m in 1u32..5, seed in 0u64..1000,
+            pkts in prop::collection::vec((0u32..64, 0u32..64, 0u64..2_000, 1u64..300), 1..300),
+        ) {
+            let n = 1u32 << k;
+            let mut rng = RngStreams::new(seed).stream("w");
+            let mut bf = Butterfly::new(k, m, Some(&mut rng));
+            let mut pkts = pkts;
+            pkts.sort_by_key(|p| p.2);
+            let mut used: Vec<(u32, usize, SimTime, SimTime)> = Vec::new();
+            for &(s, d, t, dur) in &pkts {
+                let (s, d) = (s % n, d % n);
+                let mut path = Vec::new();
+                let fate = bf.traverse(s, d, SimTime(t), SimTime(7), SimTime(dur), |st, port, a, b| {
+                    path.push((st, port, a, b));
+                });
+                for w in path.windows(2) {
+                    prop_assert_eq!(bf.next_switch(w[0].0, w[0].1) as usize, w[1].1 / (2 * m as usize));
+                }
+                if fate == Fate::Delivered {
+                    prop_assert_eq!(path.len(), k as usize);
+                    let last = path[k as usize - 1].1;
+                    prop_assert_eq!((last / m as usize) as u32, d);
+                }
+                used.extend(path);
+            }
+            used.sort();
+            for w in used.windows(2) {
+                if (w[0].0, w[0].1) == (w[1].0, w[1].1) {
+                    prop_assert!(w[0].3 <= w[1].2, "overlap on stage {} port {}: {:?} {:?}", w[0].0, w[0].1, w[0], w[1]);
+                }
+            }
+        }
+    }
+}

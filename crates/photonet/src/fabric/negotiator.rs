@@ -1,0 +1,1818 @@
+//! NegotiaToR (Liang et al., SIGCOMM '24): ToRs with fast-tunable-laser uplink
+//! ports on one layer of AWGRs (parallel network or thin-clos), on-demand
+//! distributed matching (NegotiaToR Matching, `sched::negotiator`) run in-band
+//! over a two-phase epoch, data piggybacking and PIAS priority queues.
+//!
+//! # Endpoints: ToRs (§4.1)
+//!
+//! `topology.racks` are the ToRs, `topology.uplinks` their ports S (each at
+//! `topology.uplink_rate`), and the hosts under a ToR are the endpoints:
+//! with `servers_per_rack = 1` (the paper's setting) an endpoint *is* a ToR
+//! and R = `server_rate` is the aggregate host bandwidth under it (400 Gbps;
+//! 8 × 100 Gbps ports give the 2× speedup). With more servers per rack, each
+//! server is an endpoint at R and the ToR's flows are the sum of its servers'
+//! (intra-rack flows never enter the optical fabric). A flow starts when it
+//! arrives at its source ToR (the whole flow is there at once: FCT is measured
+//! from the ToR, §4.1) and completes when its last byte leaves the destination
+//! ToR's host-facing queue, which drains at R (§3.6.5): so FCT ≥ bytes/R, and
+//! the speedup can over-fill that queue.
+//!
+//! # The epoch (§3.3, Figure 2)
+//!
+//! An epoch is a **predefined phase** of `P` slots of `predefined_slot`
+//! (guardband + `header` of REQUEST/GRANT/ACCEPT + one piggybacked data
+//! packet), in which every ordered ToR pair is connected once by a round-robin
+//! rule — P = ⌈(N−1)/S⌉ on the parallel network, P = W on thin-clos — then a
+//! **scheduled phase** of `scheduled_slots` slots of `scheduled_slot`
+//! (one packet of `data_header` + payload, no reconfiguration) on the matched
+//! ports. Defaults (§4.1): 16 × 60 ns + 30 × 90 ns = 3.66 µs; 625 B per
+//! predefined slot (30 B header + 595 B payload), 1,125 B per scheduled slot
+//! (10 B header + 1,115 B payload). Without piggybacking the predefined slot
+//! shrinks to guardband + header and the freed time becomes extra scheduled
+//! slots, the epoch keeping its length (Table 2; the remainder below one slot
+//! idles).
+//!
+//! # The pipeline (§3.3.1, Figure 4)
+//!
+//! Scheduling messages ride in the predefined phase and need the one-way delay
+//! `propagation` (+ `compute_delay`) to arrive: a step taken at the start of
+//! epoch e is answered at the start of epoch e + k with
+//! k = ⌈(P·predefined_slot + propagation + compute_delay) / epoch⌉ (k = 1 with
+//! the defaults: 0.96 + 2 µs < 3.66 µs). REQUEST (demand at the start of e),
+//! GRANT at e + k, ACCEPT at e + 2k, and the accepted ports carry data in the
+//! scheduled phase of epoch e + 2k: "a scheduling delay of around two epochs".
+//! A longer delay stretches the pipeline (k = 2 from 2.7 µs on). With `iterations
+//! = r`, rounds follow each other (new REQUESTs on the ports still free) and
+//! data flows in epoch e + (3r − 1)k ("one more iteration … enlarged by three
+//! epochs", App. A.2.1). A new process starts every epoch.
+//!
+//! REQUEST is binary: source s requests d when its queue for d holds more than
+//! `request_threshold` piggyback payloads (with piggybacking; more than 0
+//! without, §3.4.1). Requests are stateless: repeated every epoch while data
+//! waits (§3.5).
+//!
+//! # Per slot (time-stepped: one event per slot for the whole fabric)
+//!
+//! - predefined slot j: every ToR port sends, to the ToR the round-robin rule
+//!   connects it to, one packet of up to the piggyback payload from its queue
+//!   for that ToR (highest non-empty priority first);
+//! - scheduled slot: every accepted (source port → destination port) sends one
+//!   packet of up to the scheduled payload; several ports of one pair take
+//!   packets from the pair's queue lowest port first (order kept, §3.6.5);
+//! - a packet never mixes flows (nor PIAS priorities of one flow); it arrives
+//!   `propagation` after its slot ends and joins the host-facing queue.
+//!
+//! With `priority_queues` the per-destination FIFO is three FIFOs (PIAS at the
+//! source: a flow's first 1 KB, its next 9 KB, the rest; `priority_thresholds`).
+//!
+//! # Receiver-side limit (§3.6.5)
+//!
+//! With `receiver_buffer` > 0 a destination grants a port only if its
+//! host-facing queue can take the port's scheduled phase: at a GRANT for data
+//! epoch T it counts its queued bytes, bytes in flight to it and the
+//! capacity of ports already granted but not yet used, against
+//! `receiver_buffer` plus what the queue drains at R (its servers' total)
+//! until T's data starts to arrive; ports it cannot fill are not granted
+//! (rotating which). Piggybacked packets are not limited.
+//!
+//! # Link failures (§3.6.1)
+//!
+//! `link_failures` fail a ToR port's egress (laser → AWGR) or ingress (AWGR →
+//! receiver) link between `at` and `until`. Everything sent on a failed link
+//! is lost: scheduling messages (so a pair whose messages use it gets no
+//! grant), piggybacked and scheduled packets (retransmitted by the source, as
+//! by TCP, one RTT = 2 × propagation after the loss, at the head of the
+//! queue it came from, so every byte is delivered exactly once). Detection
+//! uses the predefined phase's dummy messages: an ingress link that hears
+//! nothing is known failed `detect_epochs` epochs after it fails; an egress
+//! failure is known once the receivers' feedback has come back, k epochs
+//! later. Known failed ports are excluded from GRANT and ACCEPT; a repaired
+//! link is used again after the same delays. On the parallel network the
+//! predefined round-robin rule rotates every epoch (`rotate_predefined`), so a
+//! pair's messages use a different port each epoch.
+//!
+//! # Variants (§3.5, App. A.2) — all parameters of this one table
+//!
+//! `iterations` (A.2.1), `requests = "data_size" | "hol_delay"` (A.2.3, with
+//! `hol_alpha`), `stateful` (A.2.4), `algorithm = "projector"` (A.2.5: per-port
+//! requests of bundles = one port's scheduled phase, ordered by waiting time
+//! of the queue's oldest head). The traffic-oblivious baseline of §4 is the
+//! `sirius` fabric (Valiant relay over the same cyclic thin-clos schedule,
+//! `sched::sirius::Schedule`, which this module shares for thin-clos).
+
+use crate::error::ConfigError;
+use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::{Fabric, FabricStats};
+use crate::flow::Flow;
+use crate::pool::{List, Pool};
+use crate::queue::{EventQueue, SlotClock};
+use crate::recorder::Recorder;
+use crate::rng::{RngStreams, SimRng};
+use crate::sched::negotiator::{
+    accept, grant, projector_grant, projector_requests, Grant, Matching, Network, Request, Rings,
+    Scratch, FREE,
+};
+use crate::sched::sirius::Schedule;
+use crate::topology::Topology;
+use crate::units::{ByteSize, Rate, SimTime};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Which side of a ToR port's link fails.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkSide {
+    /// The port's transmit link (tunable laser → AWGR).
+    Egress,
+    /// The port's receive link (AWGR → receiver).
+    Ingress,
+}
+
+/// A link that fails during the run (and may be repaired).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkFailure {
+    /// ToR index.
+    pub tor: u32,
+    /// Uplink port of that ToR.
+    pub port: u32,
+    /// `egress` or `ingress`.
+    pub side: LinkSide,
+    /// When it fails (takes effect at the next epoch boundary).
+    pub at: SimTime,
+    /// When it is repaired (omit: never).
+    pub until: Option<SimTime>,
+}
+
+/// What a REQUEST carries (App. A.2.3).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    /// One bit: the queue has data (the paper's design).
+    Binary,
+    /// The queue's size; GRANT/ACCEPT serve larger queues first.
+    DataSize,
+    /// Weighted head-of-line waiting time (1−α)·(HoL₀+HoL₁)/2 + α·HoL₂ of the
+    /// three priority queues; longer waits first.
+    HolDelay,
+}
+
+/// The matching algorithm.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Algorithm {
+    /// NegotiaToR Matching (Algorithm 1).
+    Negotiator,
+    /// ProjecToR-style per-port requests of bundles by waiting time (App. A.2.5).
+    Projector,
+}
+
+/// When the GRANT/ACCEPT rings are randomised.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RingInit {
+    /// Once at the start; then only round-robin pointer updates across
+    /// epochs (one reading of §3.2.1; falls into step under uniform
+    /// saturation, like RRM, and matches less than §3.2.2 predicts).
+    Once,
+    /// Re-drawn at the start of every GRANT/ACCEPT (Algorithm 1 puts
+    /// "randomly initialize rings" in both functions; the pointer then moves
+    /// port by port within the step). Gives the §3.2.2 / App. A.1 ratio.
+    EveryEpoch,
+}
+
+/// Parameters of NegotiaToR (`fabric = "negotiator"` on the parallel network,
+/// `"negotiator_thin_clos"` on thin-clos).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct NegotiatorParams {
+    /// Thin-clos AWGR ports W (predefined slots per epoch); needs S·W ≥ N;
+    /// 0 = ⌈N/S⌉ (128 ToRs × 8 ports: 16). Not used on the parallel network.
+    pub awgr_ports: u32,
+    /// Predefined-phase slot, guardband included (60 ns).
+    pub predefined_slot: SimTime,
+    /// Reconfiguration guardband at the start of each predefined slot (10 ns).
+    pub guardband: SimTime,
+    /// Scheduling-message header of a predefined slot (REQUEST, GRANT, ACCEPT
+    /// and the data header, 30 B); the rest of the slot is piggybacked payload.
+    pub header: ByteSize,
+    /// Scheduled-phase slot (90 ns; no guardband).
+    pub scheduled_slot: SimTime,
+    /// Slots in the scheduled phase (30).
+    pub scheduled_slots: u32,
+    /// Header of a scheduled-phase packet (10 B).
+    pub data_header: ByteSize,
+    /// Epoch length; omit for predefined + scheduled phase exactly. If given
+    /// it must hold both; the remainder idles.
+    pub epoch: Option<SimTime>,
+    /// One-way delay between ToRs (2 µs).
+    pub propagation: SimTime,
+    /// Time to compute a scheduling step, added to the one-way delay.
+    pub compute_delay: SimTime,
+    /// Piggyback one data packet on each predefined slot (§3.4.1).
+    pub piggyback: bool,
+    /// With piggybacking, request only when more than this many piggyback
+    /// payloads wait for the destination (3, §3.4.1).
+    pub request_threshold: u32,
+    /// PIAS priority queues at sources (§3.4.2).
+    pub priority_queues: bool,
+    /// PIAS thresholds: a flow's bytes below the first go first, then up to
+    /// the second, then the rest (1 KB, 10 KB).
+    pub priority_thresholds: Vec<ByteSize>,
+    /// Receiver-side limit (§3.6.5): host-facing buffer a destination ToR
+    /// grants against; 0 B = no limit.
+    pub receiver_buffer: ByteSize,
+    /// Rounds of NegotiaToR Matching per scheduling process (1; App. A.2.1
+    /// uses 3 and 5).
+    pub iterations: u32,
+    /// `binary` (default), `data_size` or `hol_delay` requests (App. A.2.3).
+    pub requests: RequestKind,
+    /// α of the weighted HoL delay (0.001).
+    pub hol_alpha: f64,
+    /// Stateful scheduling (App. A.2.4): destinations keep a matrix of
+    /// reported demand and grant only while it is positive.
+    pub stateful: bool,
+    /// `negotiator` (default) or `projector` (App. A.2.5).
+    pub algorithm: Algorithm,
+    /// `every_epoch` (default: Algorithm 1 draws the rings in every GRANT and
+    /// ACCEPT) or `once` (random at the start, then round-robin only).
+    pub ring_init: RingInit,
+    /// Parallel network: rotate the predefined round-robin rule every epoch
+    /// (§3.6.1).
+    pub rotate_predefined: bool,
+    /// Link failures during the run.
+    pub link_failures: Vec<LinkFailure>,
+    /// Epochs of silence before an ingress failure (or a repair) is known;
+    /// egress adds the feedback's pipeline delay.
+    pub detect_epochs: u32,
+}
+
+impl Default for NegotiatorParams {
+    fn default() -> Self {
+        NegotiatorParams {
+            awgr_ports: 0,
+            predefined_slot: SimTime::ns(60),
+            guardband: SimTime::ns(10),
+            header: ByteSize(30),
+            scheduled_slot: SimTime::ns(90),
+            scheduled_slots: 30,
+            data_header: ByteSize(10),
+            epoch: None,
+            propagation: SimTime::us(2),
+            compute_delay: SimTime::ZERO,
+            piggyback: true,
+            request_threshold: 3,
+            priority_queues: true,
+            priority_thresholds: vec![ByteSize(1_000), ByteSize(10_000)],
+            receiver_buffer: ByteSize(256_000),
+            iterations: 1,
+            requests: RequestKind::Binary,
+            hol_alpha: 0.001,
+            stateful: false,
+            algorithm: Algorithm::Negotiator,
+            ring_init: RingInit::EveryEpoch,
+            rotate_predefined: true,
+            link_failures: Vec::new(),
+            detect_epochs: 2,
+        }
+    }
+}
+
+impl ParamTable for NegotiatorParams {
+    const TABLE: &'static str = "negotiator";
+}
+
+fn bad(key: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> ConfigError {
+    ConfigError::new(key, value, reason).under(NegotiatorParams::TABLE)
+}
+
+/// Registration of NegotiaToR on its two topologies.
+pub struct NegotiatorModule;
+
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "negotiator",
+        label: "NegotiaToR (parallel network)",
+        description: "NegotiaToR (SIGCOMM '24) on the parallel network (S AWGRs of N ports): two-phase epochs, pipelined distributed matching (Algorithm 1), piggybacking, PIAS queues, ToRs as endpoints, time-stepped one event per slot",
+    },
+    Variant {
+        name: "negotiator_thin_clos",
+        label: "NegotiaToR (thin-clos)",
+        description: "NegotiaToR on thin-clos (W-port AWGRs, one port-to-port path per ToR pair, per-port GRANT rings); same table as `negotiator`",
+    },
+];
+
+impl FabricModule for NegotiatorModule {
+    type Params = NegotiatorParams;
+    const VARIANTS: &'static [Variant] = VARIANTS;
+
+    fn layout(p: &NegotiatorParams, ctx: &BuildContext) -> Result<(), ConfigError> {
+        p.layout(ctx.topology, false).map(|_| ())
+    }
+
+    fn build(
+        p: NegotiatorParams,
+        v: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        let thin = v.name == "negotiator_thin_clos";
+        let l = p.layout(ctx.topology, thin)?;
+        Ok(Box::new(Negotiator::new(
+            l,
+            &p,
+            v.label,
+            ctx.seed,
+            ctx.check_invariants,
+        )))
+    }
+
+    /// A lone flow of B bytes between ToRs, in an idle fabric.
+    ///
+    /// At least: its first byte needs the one-way delay, and the host-facing
+    /// queue delivers at R: B/R + propagation. Within a ToR: B/R.
+    ///
+    /// At most: up to one epoch until the next REQUEST; the pipeline of
+    /// (3·iterations − 1)·k epochs; then per epoch at least one piggybacked
+    /// payload and the scheduled phase of the pair's guaranteed ports (S on
+    /// the parallel network, 1 on thin-clos; with the receiver limit, one
+    /// port every other epoch); `request_threshold` + 2 more epochs for the
+    /// tail below the request threshold and 3 for packets cut at PIAS
+    /// boundaries; then the propagation and the whole flow through the
+    /// host-facing queue at R.
+    fn lone_flow_fct(
+        p: &NegotiatorParams,
+        v: &Variant,
+        ctx: &BuildContext,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<FctBounds, ConfigError> {
+        let topo = ctx.topology;
+        let l = p.layout(topo, v.name == "negotiator_thin_clos")?;
+        let at_r = l.host_rate.tx_time(bytes);
+        if topo.rack_of(src) == topo.rack_of(dst) {
+            return Ok(FctBounds {
+                min: at_r.saturating_sub(SimTime(1)),
+                max: at_r + SimTime(1),
+            });
+        }
+        let ports = if l.net.is_parallel() { l.s as u64 } else { 1 };
+        let sched = ports * l.sched_slots as u64 * l.sched_payload;
+        let sched = if l.receiver_buffer > 0 {
+            l.sched_slots as u64 * l.sched_payload / 2
+        } else {
+            sched
+        };
+        let pb = if l.piggyback { l.pre_payload } else { 0 };
+        let per_epoch = (sched + pb).max(1);
+        let pipeline = (3 * l.iterations as u64 - 1) * l.k;
+        let tail = if l.piggyback {
+            p.request_threshold as u64 + 2
+        } else {
+            0
+        };
+        let epochs = 1 + pipeline + bytes.div_ceil(per_epoch) + tail + 3;
+        Ok(FctBounds {
+            min: at_r.saturating_sub(SimTime(1)) + l.propagation,
+            max: l.epoch * epochs + l.propagation + at_r + l.sched_slot,
+        })
+    }
+}
+
+/// The numbers a NegotiaToR fabric is built from, derived and checked.
+#[derive(Clone, Debug)]
+pub struct NegotiatorLayout {
+    pub net: Network,
+    /// ToRs N and ports S.
+    pub n: usize,
+    pub s: usize,
+    pub servers_per_rack: usize,
+    /// Thin-clos cyclic schedule (shared with Sirius).
+    pub thin: Option<Schedule>,
+    pub pre_slots: usize,
+    pub pre_slot: SimTime,
+    pub pre_payload: u64,
+    pub sched_slots: usize,
+    pub sched_slot: SimTime,
+    pub sched_payload: u64,
+    pub epoch: SimTime,
+    /// Start of each slot within the epoch (predefined, then scheduled).
+    pub offsets: Vec<SimTime>,
+    pub pre_len: SimTime,
+    /// Epochs per pipeline step.
+    pub k: u64,
+    pub propagation: SimTime,
+    pub host_rate: Rate,
+    pub port_rate: Rate,
+    pub receiver_buffer: u64,
+    pub piggyback: bool,
+    pub iterations: usize,
+    pub prio_cuts: Vec<u64>,
+}
+
+impl NegotiatorLayout {
+    /// Uplink capacity over host capacity per ToR.
+    pub fn speedup(&self) -> f64 {
+        (self.s as f64 * self.port_rate.as_f64())
+            / (self.servers_per_rack as f64 * self.host_rate.as_f64())
+    }
+}
+
+impl NegotiatorParams {
+    /// Derives the layout for `topo` (thin-clos or parallel), or says which
+    /// key makes it impossible.
+    pub fn layout(&self, topo: &Topology, thin: bool) -> Result<NegotiatorLayout, ConfigError> {
+        let n = topo.racks as usize;
+        let s = topo.uplinks as usize;
+        if n < 2 {
+            return Err(ConfigError::new(
+                "topology.racks",
+                n,
+                "NegotiaToR needs at least two ToRs",
+            ));
+        }
+        let w = if self.awgr_ports == 0 {
+            n.div_ceil(s)
+        } else {
+            self.awgr_ports as usize
+        };
+        if s * w < n {
+            return Err(bad(
+                "awgr_ports",
+                self.awgr_ports,
+                format!(
+                    "thin-clos needs W ≥ ⌈N/S⌉ = {}: {s} ports × {w}-port AWGRs reach only {} of {n} ToRs",
+                    n.div_ceil(s),
+                    s * w
+                ),
+            ));
+        }
+        let net = if thin {
+            Network::thin_clos(n, s, w).map_err(|e| bad("awgr_ports", w, e))?
+        } else {
+            Network::parallel(n, s).map_err(|e| ConfigError::new("topology", n, e))?
+        };
+        let rate = topo.uplink_rate;
+        if self.guardband >= self.predefined_slot {
+            return Err(bad(
+                "guardband",
+                format!("\"{}\"", self.guardband),
+                format!(
+                    "must be shorter than the predefined slot ({}): nothing could be sent",
+                    self.predefined_slot
+                ),
+            ));
+        }
+        let pre_bytes = rate.bytes_in(self.predefined_slot - self.guardband);
+        if self.header.0 >= pre_bytes {
+            return Err(bad(
+                "header",
+                format!("\"{}\"", self.header),
+                format!(
+                    "must be smaller than the {pre_bytes} B a predefined slot carries ({} at {rate})",
+                    self.predefined_slot - self.guardband
+                ),
+            ));
+        }
+        let sched_bytes = rate.bytes_in(self.scheduled_slot);
+        if self.data_header.0 >= sched_bytes {
+            return Err(bad(
+                "data_header",
+                format!("\"{}\"", self.data_header),
+                format!("must be smaller than the {sched_bytes} B a scheduled slot carries"),
+            ));
+        }
+        let pre_slots = if thin { w } else { (n - 1).div_ceil(s) };
+        let nominal = self.predefined_slot * pre_slots as u64
+            + self.scheduled_slot * self.scheduled_slots as u64;
+        let epoch = match self.epoch {
+            None => nominal,
+            Some(e) => {
+                let pre = self.predefined_slot * pre_slots as u64;
+                if e < nominal {
+                    return Err(bad(
+                        "epoch",
+                        format!("\"{e}\""),
+                        format!(
+                            "cannot hold the predefined phase ({pre_slots} × {} = {pre}) and {} scheduled slots of {}",
+                            self.predefined_slot, self.scheduled_slots, self.scheduled_slot
+                        ),
+                    ));
+                }
+                e
+            }
+        };
+        let (pre_slot, pre_payload, sched_slots) = if self.piggyback {
+            (
+                self.predefined_slot,
+                pre_bytes - self.header.0,
+                self.scheduled_slots as usize,
+            )
+        } else {
+            // Table 2 without PB: the slot keeps only guardband + messages;
+            // the epoch keeps its length with more scheduled slots.
+            let slot = self.guardband + rate.tx_time(self.header.0);
+            let left = epoch - slot * pre_slots as u64;
+            (slot, 0, (left.0 / self.scheduled_slot.0) as usize)
+        };
+        if self.iterations == 0 {
+            return Err(bad("iterations", 0, "need at least one round"));
+        }
+        if !(0.0..=1.0).contains(&self.hol_alpha) {
+            return Err(bad("hol_alpha", self.hol_alpha, "must be in [0, 1]"));
+        }
+        let cuts: Vec<u64> = self.priority_thresholds.iter().map(|b| b.0).collect();
+        if cuts.is_empty() || cuts.windows(2).any(|w| w[0] >= w[1]) || cuts[0] == 0 {
+            return Err(bad(
+                "priority_thresholds",
+                format!("{cuts:?}"),
+                "need one or more increasing sizes > 0",
+            ));
+        }
+        let sched_payload = sched_bytes - self.data_header.0;
+        let port_phase = sched_payload * sched_slots as u64;
+        if self.receiver_buffer.0 > 0 && self.receiver_buffer.0 < port_phase {
+            return Err(bad(
+                "receiver_buffer",
+                format!("\"{}\"", self.receiver_buffer),
+                format!(
+                    "must hold one port's scheduled phase ({port_phase} B), or be 0 B (no limit)"
+                ),
+            ));
+        }
+        for (i, f) in self.link_failures.iter().enumerate() {
+            if f.tor as usize >= n {
+                return Err(bad(
+                    &format!("link_failures[{i}].tor"),
+                    f.tor,
+                    format!("no such link: ToRs are 0..{n}"),
+                ));
+            }
+            if f.port as usize >= s {
+                return Err(bad(
+                    &format!("link_failures[{i}].port"),
+                    f.port,
+                    format!("no such link: ToR ports are 0..{s}"),
+                ));
+            }
+            if f.until.is_some_and(|u| u <= f.at) {
+                return Err(bad(
+                    &format!("link_failures[{i}].until"),
+                    format!("\"{}\"", f.until.unwrap_or_default()),
+                    "must be after `at`",
+                ));
+            }
+        }
+        let mut offsets = Vec::with_capacity(pre_slots + sched_slots);
+        for j in 0..pre_slots {
+            offsets.push(pre_slot * j as u64);
+        }
+        let pre_len = pre_slot * pre_slots as u64;
+        for j in 0..sched_slots {
+            offsets.push(pre_len + self.scheduled_slot * j as u64);
+        }
+        let k = ((pre_len + self.propagation + self.compute_delay).0)
+            .div_ceil(epoch.0)
+            .max(1);
+        Ok(NegotiatorLayout {
+            thin: thin.then(|| Schedule::new(n, s, w).expect("checked")),
+            net,
+            n,
+            s,
+            servers_per_rack: topo.servers_per_rack as usize,
+            pre_slots,
+            pre_slot,
+            pre_payload,
+            sched_slots,
+            sched_slot: self.scheduled_slot,
+            sched_payload,
+            epoch,
+            offsets,
+            pre_len,
+            k,
+            propagation: self.propagation,
+            host_rate: topo.host_rate(),
+            port_rate: rate,
+            receiver_buffer: self.receiver_buffer.0,
+            piggyback: self.piggyback,
+            iterations: self.iterations as usize,
+            prio_cuts: if self.priority_queues { cuts } else { vec![] },
+        })
+    }
+}
+
+/// A run of consecutive bytes of one flow waiting in a source queue.
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    flow: u32,
+    left: u64,
+    /// When it joined the queue (head-of-line delays).
+    since: SimTime,
+}
+
+struct FlowSt {
+    dst_ep: u32,
+    dst_tor: u32,
+    bytes: u64,
+    delivered: u64,
+}
+
+/// One scheduling process (REQUEST → GRANT → ACCEPT, `iterations` times).
+struct Process {
+    start_epoch: u64,
+    data_epoch: u64,
+    step: usize,
+    m: Matching,
+    requests: Vec<Vec<Request>>,
+    grants: Vec<Grant>,
+    /// Ports each destination granted (receiver limit's promise).
+    granted_ports: Vec<u32>,
+    /// ProjecToR per-port requests (src, src_port, dst, weight).
+    port_requests: Vec<(u32, u32, u32, u64)>,
+    busy: bool,
+}
+
+#[derive(Default, Clone, Debug)]
+struct Counters {
+    slots: u64,
+    epochs: u64,
+    requests: u64,
+    grants: u64,
+    accepts: u64,
+    grants_lost: u64,
+    requests_lost: u64,
+    ports_withheld: u64,
+    piggyback_bytes: u64,
+    scheduled_bytes: u64,
+    matched_port_slots: u64,
+    used_port_slots: u64,
+    packets_lost: u64,
+    bytes_lost: u64,
+    contention: u64,
+    peak_tor_queue: u64,
+    peak_host_queue: u64,
+    queue_samples: u64,
+    queue_sum: f64,
+}
+
+/// A NegotiaToR fabric.
+pub struct Negotiator {
+    l: NegotiatorLayout,
+    label: String,
+    clock: SlotClock,
+    threshold: u64,
+    requests_kind: RequestKind,
+    hol_alpha: f64,
+    stateful: bool,
+    algorithm: Algorithm,
+    ring_init: RingInit,
+    rotate: bool,
+    detect: u64,
+    rng: SimRng,
+    rings: Rings,
+    scratch: Scratch,
+    // --- source queues
+    prios: usize,
+    pool: Pool<Seg>,
+    q: Vec<List>,
+    pair_bytes: Vec<u64>,
+    tor_bytes: Vec<u64>,
+    queued: u64,
+    /// Per source: destinations with queued data (and each pair's position).
+    active: Vec<Vec<u32>>,
+    active_pos: Vec<u32>,
+    // --- flows and delivery
+    flows: Vec<FlowSt>,
+    /// Serialisation time at R of 0..=max payload bytes (no division per packet).
+    tx_table: Vec<SimTime>,
+    hostq: Vec<VecDeque<(SimTime, u32, u32)>>,
+    host_busy: Vec<SimTime>,
+    host_last_arrive: Vec<SimTime>,
+    host_active: Vec<u32>,
+    host_on_list: Vec<bool>,
+    /// Bytes sent to a ToR (on the way or in its host-facing queues) and not
+    /// yet delivered.
+    host_backlog: Vec<u64>,
+    host_pending: u64,
+    added_bytes: u64,
+    delivered_bytes: u64,
+    retransmit: EventQueue<(u32, u32, u8, u64)>,
+    retransmit_bytes: u64,
+    // --- scheduling
+    procs: VecDeque<Process>,
+    spare: Vec<Process>,
+    /// This epoch's scheduled-phase transfers (src, src_port, dst, dst_port).
+    matched: Vec<(u32, u32, u32, u32)>,
+    /// The same, per pair: (src, dst, ports).
+    runs: Vec<(u32, u32, u32)>,
+    matched_epoch: u64,
+    /// Receiver limit: capacity of ports granted and not yet used, per ToR.
+    promised: Vec<u64>,
+    /// Stateful matrix [d·N + s] of demand reported to d by s.
+    demand: Vec<i64>,
+    new_bytes: Vec<u64>,
+    /// Scratch: weights of informative requests per pair.
+    pair_weight: Vec<u64>,
+    // --- failures
+    events: Vec<(SimTime, u32, u32, LinkSide, bool)>,
+    egress_down: Vec<bool>,
+    ingress_down: Vec<bool>,
+    egress_known: Vec<bool>,
+    ingress_known: Vec<bool>,
+    /// (epoch the knowledge changes, index, egress?, value)
+    detections: Vec<(u64, usize, bool, bool)>,
+    any_failure: bool,
+    // --- time
+    /// Global index of the last slot processed.
+    last: Option<u64>,
+    latest: SimTime,
+    check: bool,
+    rx_seen: Vec<u64>,
+    ratios: Vec<f32>,
+    c: Counters,
+}
+
+impl Negotiator {
+    pub fn new(
+        l: NegotiatorLayout,
+        p: &NegotiatorParams,
+        label: &str,
+        seed: u64,
+        check: bool,
+    ) -> Negotiator {
+        let (n, s) = (l.n, l.s);
+        let eps = n * l.servers_per_rack;
+        let prios = l.prio_cuts.len() + 1;
+        let streams = RngStreams::new(seed);
+        let mut rng = streams.stream("negotiator.rings");
+        let rings = Rings::random(&l.net, &mut rng);
+        let mut events = Vec::new();
+        for f in &p.link_failures {
+            events.push((f.at, f.tor, f.port, f.side, true));
+            if let Some(u) = f.until {
+                events.push((u, f.tor, f.port, f.side, false));
+            }
+        }
+        // Applied from the back: latest last in the vector's front.
+        events.sort_by_key(|ev| std::cmp::Reverse(ev.0));
+        let threshold = if l.piggyback {
+            p.request_threshold as u64 * l.pre_payload
+        } else {
+            0
+        };
+        Negotiator {
+            clock: SlotClock::new(l.epoch),
+            label: label.to_string(),
+            threshold,
+            requests_kind: p.requests,
+            hol_alpha: p.hol_alpha,
+            stateful: p.stateful,
+            algorithm: p.algorithm,
+            ring_init: p.ring_init,
+            rotate: p.rotate_predefined,
+            detect: p.detect_epochs as u64,
+            rng,
+            rings,
+            scratch: Scratch::default(),
+            prios,
+            pool: Pool::new(),
+            q: vec![List::EMPTY; n * n * prios],
+            pair_bytes: vec![0; n * n],
+            tor_bytes: vec![0; n],
+            queued: 0,
+            active: vec![Vec::new(); n],
+            active_pos: vec![u32::MAX; n * n],
+            flows: Vec::new(),
+            tx_table: (0..=(l.pre_payload.max(l.sched_payload) * s as u64))
+                .map(|b| l.host_rate.tx_time(b))
+                .collect(),
+            hostq: vec![VecDeque::new(); eps],
+            host_busy: vec![SimTime::ZERO; eps],
+            host_last_arrive: vec![SimTime::MAX; eps],
+            host_active: Vec::new(),
+            host_on_list: vec![false; eps],
+            host_backlog: vec![0; n],
+            host_pending: 0,
+            added_bytes: 0,
+            delivered_bytes: 0,
+            retransmit: EventQueue::new(),
+            retransmit_bytes: 0,
+            procs: VecDeque::new(),
+            spare: Vec::new(),
+            matched: Vec::new(),
+            runs: Vec::new(),
+            matched_epoch: u64::MAX,
+            promised: vec![0; n],
+            demand: if p.stateful { vec![0; n * n] } else { vec![] },
+            new_bytes: if p.stateful { vec![0; n * n] } else { vec![] },
+            pair_weight: vec![0; n * n],
+            any_failure: !events.is_empty(),
+            events,
+            egress_down: vec![false; n * s],
+            ingress_down: vec![false; n * s],
+            egress_known: vec![false; n * s],
+            ingress_known: vec![false; n * s],
+            detections: Vec::new(),
+            last: None,
+            latest: SimTime::ZERO,
+            check,
+            rx_seen: if check { vec![u64::MAX; n * s] } else { vec![] },
+            ratios: Vec::new(),
+            c: Counters::default(),
+            l,
+        }
+    }
+
+    pub fn layout(&self) -> &NegotiatorLayout {
+        &self.l
+    }
+
+    fn slots_per_epoch(&self) -> u64 {
+        self.l.offsets.len() as u64
+    }
+    fn slot_time(&self, g: u64) -> SimTime {
+        let per = self.slots_per_epoch();
+        self.clock.start(g / per) + self.l.offsets[(g % per) as usize]
+    }
+    /// The first global slot index starting at or after `t`.
+    fn slot_at_or_after(&self, t: SimTime) -> u64 {
+        let per = self.slots_per_epoch();
+        let e = self.clock.slot_of(t);
+        let off = t - self.clock.start(e);
+        let j = self.l.offsets.partition_point(|&o| o < off) as u64;
+        e * per + j
+    }
+
+    fn busy(&self) -> bool {
+        self.queued > 0
+            || self.host_pending > 0
+            || !self.retransmit.is_empty()
+            || self.procs.iter().any(|p| p.busy)
+            || !self.matched.is_empty()
+    }
+
+    // ---------------------------------------------------------------- queues
+
+    fn push_seg(&mut self, s: usize, d: usize, prio: usize, seg: Seg, front: bool) {
+        let n = self.l.n;
+        let pair = s * n + d;
+        let i = self.pool.alloc(seg);
+        let list = &mut self.q[pair * self.prios + prio];
+        if front {
+            self.pool.push_front(list, i);
+        } else {
+            self.pool.push_back(list, i);
+        }
+        if self.pair_bytes[pair] == 0 {
+            self.active_pos[pair] = self.active[s].len() as u32;
+            self.active[s].push(d as u32);
+        }
+        self.pair_bytes[pair] += seg.left;
+        self.tor_bytes[s] += seg.left;
+        self.queued += seg.left;
+        self.c.peak_tor_queue = self.c.peak_tor_queue.max(self.tor_bytes[s]);
+        if self.stateful {
+            self.new_bytes[pair] += seg.left;
+        }
+    }
+
+    /// Takes up to `max` packets of at most `payload` bytes each from the
+    /// head segment of `s`'s queue for `d` (highest priority first): returns
+    /// (flow, bytes, priority, packets). Packets never mix segments.
+    #[inline]
+    fn take(&mut self, s: usize, d: usize, payload: u64, max: u64) -> Option<(u32, u64, u8, u64)> {
+        let pair = s * self.l.n + d;
+        if self.pair_bytes[pair] == 0 {
+            return None;
+        }
+        for prio in 0..self.prios {
+            let li = pair * self.prios + prio;
+            let Some(i) = self.q[li].front() else {
+                continue;
+            };
+            let seg = self.pool.get_mut(i);
+            let k = max.min(seg.left.div_ceil(payload));
+            let b = seg.left.min(k * payload);
+            seg.left -= b;
+            let flow = seg.flow;
+            if seg.left == 0 {
+                let mut list = self.q[li];
+                self.pool.pop_front(&mut list);
+                self.q[li] = list;
+                self.pool.release(i);
+            }
+            self.pair_bytes[pair] -= b;
+            self.tor_bytes[s] -= b;
+            self.queued -= b;
+            if self.pair_bytes[pair] == 0 {
+                let pos = self.active_pos[pair] as usize;
+                let last = *self.active[s].last().expect("listed");
+                self.active[s].swap_remove(pos);
+                if last as usize != d {
+                    self.active_pos[s * self.l.n + last as usize] = pos as u32;
+                }
+                self.active_pos[pair] = u32::MAX;
+            }
+            return Some((flow, b, prio as u8, k));
+        }
+        unreachable!("pair bytes without segments")
+    }
+
+    /// Puts a packet on the wire at the end of a slot ending at `end`, or
+    /// loses it (failed link) and schedules its retransmission.
+    #[inline]
+    fn send(&mut self, s: usize, d: usize, pkt: (u32, u64, u8, u64), end: SimTime, lost: bool) {
+        let (flow, b, prio, packets) = pkt;
+        if lost {
+            self.c.packets_lost += packets;
+            self.c.bytes_lost += b;
+            self.retransmit.push(
+                end + self.l.propagation * 2,
+                (s as u32, d as u32, prio, b | (flow as u64) << 32),
+            );
+            self.retransmit_bytes += b;
+            return;
+        }
+        self.host_enqueue(end + self.l.propagation, flow, b);
+    }
+
+    /// A packet (or a whole intra-rack flow) reaches its destination ToR at
+    /// `arrive` and joins the host-facing queue of its endpoint, which drains
+    /// at R in arrival order. Packets reach a ToR in the order they were sent
+    /// (one propagation delay for all), so the queue's schedule is computed
+    /// when the packet is sent: one FIFO per endpoint, no event per packet.
+    /// Bytes of one flow arriving in the same slot (several ports of a pair)
+    /// are kept as one entry (its last byte's time is exact; earlier bytes
+    /// are reported with it, less than a slot late).
+    #[inline]
+    fn host_enqueue(&mut self, arrive: SimTime, flow: u32, bytes: u64) {
+        let f = &self.flows[flow as usize];
+        let (ep, d) = (f.dst_ep as usize, f.dst_tor as usize);
+        let busy = self.host_busy[ep];
+        let tx = match self.tx_table.get(bytes as usize) {
+            Some(&t) => t,
+            None => self.l.host_rate.tx_time(bytes),
+        };
+        let done = busy.max(arrive) + tx;
+        // The queue when it arrives, as time to drain (bytes in `stats`).
+        self.c.peak_host_queue = self.c.peak_host_queue.max((done - arrive).0);
+        self.host_busy[ep] = done;
+        let same_slot = self.host_last_arrive[ep] == arrive;
+        self.host_last_arrive[ep] = arrive;
+        let q = &mut self.hostq[ep];
+        match q.back_mut() {
+            Some(last)
+                if same_slot && last.1 == flow && (last.2 as u64 + bytes) < u32::MAX as u64 =>
+            {
+                last.0 = done;
+                last.2 += bytes as u32;
+            }
+            _ => q.push_back((done, flow, bytes as u32)),
+        }
+        if !self.host_on_list[ep] {
+            self.host_on_list[ep] = true;
+            self.host_active.push(ep as u32);
+        }
+        self.host_backlog[d] += bytes;
+        self.host_pending += bytes;
+    }
+
+    /// Bytes that have left the host-facing queues by `now` are delivered;
+    /// due retransmissions rejoin their source queue.
+    fn deliver_until(&mut self, now: SimTime, rec: &mut Recorder) {
+        let mut k = 0;
+        while k < self.host_active.len() {
+            let ep = self.host_active[k] as usize;
+            while let Some(&(done, flow, b)) = self.hostq[ep].front() {
+                if done > now {
+                    break;
+                }
+                self.hostq[ep].pop_front();
+                let f = &mut self.flows[flow as usize];
+                f.delivered += b as u64;
+                self.host_backlog[f.dst_tor as usize] -= b as u64;
+                self.host_pending -= b as u64;
+                self.delivered_bytes += b as u64;
+                rec.deliver(flow, done, b as u64);
+                if f.delivered == f.bytes {
+                    rec.complete(flow, done);
+                }
+            }
+            if self.hostq[ep].is_empty() {
+                self.host_on_list[ep] = false;
+                self.host_active.swap_remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        while let Some((_, (s, d, prio, packed))) = self.retransmit.pop_due(now) {
+            let (b, flow) = (packed & 0xffff_ffff, (packed >> 32) as u32);
+            self.retransmit_bytes -= b;
+            let seg = Seg {
+                flow,
+                left: b,
+                since: now,
+            };
+            self.push_seg(s as usize, d as usize, prio as usize, seg, true);
+            if self.stateful {
+                // A retransmission is not new demand the source reports.
+                self.new_bytes[s as usize * self.l.n + d as usize] -= b;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------- topology
+
+    /// The predefined link of `s`'s port `p` in slot `j` of epoch `e`:
+    /// (destination, destination port).
+    #[inline]
+    fn pre_dest(&self, s: usize, p: usize, j: usize, e: u64) -> Option<(usize, usize)> {
+        let (n, sp) = (self.l.n, self.l.s);
+        match &self.l.thin {
+            None => {
+                let r = if self.rotate {
+                    (e % sp as u64) as usize
+                } else {
+                    0
+                };
+                let o = 1 + j * sp + (p + r) % sp;
+                (o < n).then_some(((s + o) % n, p))
+            }
+            Some(sch) => {
+                let d = sch.dest(s, p, j);
+                (d < n && d != s).then(|| (d, sch.rx_port(s, p)))
+            }
+        }
+    }
+
+    /// The predefined link `s` → `d` uses in epoch `e`: (source port, dest port).
+    #[inline]
+    fn pre_link(&self, s: usize, d: usize, e: u64) -> (usize, usize) {
+        let (n, sp) = (self.l.n, self.l.s);
+        match &self.l.thin {
+            None => {
+                let r = if self.rotate {
+                    (e % sp as u64) as usize
+                } else {
+                    0
+                };
+                let o = (d + n - s) % n;
+                let p = ((o - 1) % sp + sp - r) % sp;
+                (p, p)
+            }
+            Some(sch) => {
+                let (p, _) = sch.link(s, d);
+                (p, sch.rx_port(s, p))
+            }
+        }
+    }
+
+    /// Whether a message `s` → `d` in epoch `e`'s predefined phase gets through.
+    #[inline]
+    fn message_ok(&self, s: usize, d: usize, e: u64) -> bool {
+        if !self.any_failure {
+            return true;
+        }
+        let (p, q) = self.pre_link(s, d, e);
+        let sp = self.l.s;
+        !self.egress_down[s * sp + p] && !self.ingress_down[d * sp + q]
+    }
+
+    // ----------------------------------------------------------- scheduling
+
+    fn weight(&self, s: usize, d: usize, now: SimTime) -> u64 {
+        let pair = s * self.l.n + d;
+        match self.requests_kind {
+            RequestKind::Binary => 0,
+            RequestKind::DataSize => self.pair_bytes[pair],
+            RequestKind::HolDelay => {
+                let hol = |prio: usize| -> f64 {
+                    if prio >= self.prios {
+                        return 0.0;
+                    }
+                    self.q[pair * self.prios + prio]
+                        .front()
+                        .map_or(0.0, |i| (now - self.pool[i].since).0 as f64)
+                };
+                let a = self.hol_alpha;
+                let w = if self.prios >= 3 {
+                    (1.0 - a) * (hol(0) + hol(1)) / 2.0 + a * hol(self.prios - 1)
+                } else {
+                    hol(0)
+                };
+                w as u64
+            }
+        }
+    }
+
+    fn oldest_head(&self, s: usize, d: usize) -> SimTime {
+        let pair = s * self.l.n + d;
+        (0..self.prios)
+            .filter_map(|p| self.q[pair * self.prios + p].front())
+            .map(|i| self.pool[i].since)
+            .min()
+            .unwrap_or(SimTime::MAX)
+    }
+
+    fn new_process(&mut self, start_epoch: u64, data_epoch: u64) -> Process {
+        let mut p = self.spare.pop().unwrap_or_else(|| Process {
+            start_epoch: 0,
+            data_epoch: 0,
+            step: 0,
+            m: Matching::new(&self.l.net),
+            requests: vec![Vec::new(); self.l.n],
+            grants: Vec::new(),
+            granted_ports: vec![0; self.l.n],
+            port_requests: Vec::new(),
+            busy: false,
+        });
+        p.start_epoch = start_epoch;
+        p.data_epoch = data_epoch;
+        p.step = 0;
+        p.busy = false;
+        p.m.clear();
+        p
+    }
+
+    /// REQUEST of round `round` at epoch `e` (messages ride this epoch's
+    /// predefined phase).
+    fn step_request(&mut self, p: &mut Process, e: u64, now: SimTime, round: usize) {
+        for r in p.requests.iter_mut() {
+            r.clear();
+        }
+        p.port_requests.clear();
+        let n = self.l.n;
+        let sp = self.l.s;
+        let mut any = false;
+        let mut bundles: Vec<(u32, u32, u64)> = Vec::new();
+        let mut port_out: Vec<(u32, u32)> = Vec::new();
+        let port_cap = (self.l.sched_slots as u64 * self.l.sched_payload).max(1);
+        for s in 0..n {
+            if self.active[s].is_empty() {
+                continue;
+            }
+            if round > 0 && (0..sp).all(|x| !p.m.src_free(s, x)) {
+                continue;
+            }
+            if self.algorithm == Algorithm::Projector {
+                bundles.clear();
+                for &d in &self.active[s] {
+                    let b = self.pair_bytes[s * n + d as usize];
+                    if b > self.threshold {
+                        let age = (now - self.oldest_head(s, d as usize).min(now)).0;
+                        bundles.push((d, b.div_ceil(port_cap) as u32, age));
+                    }
+                }
+                port_out.clear();
+                projector_requests(&self.l.net, s, &mut bundles, &mut port_out);
+                for &(port, d) in &port_out {
+                    self.c.requests += 1;
+                    if self.message_ok(s, d as usize, e) {
+                        let w = bundles.iter().find(|b| b.0 == d).map_or(0, |b| b.2);
+                        p.port_requests.push((s as u32, port, d, w));
+                        any = true;
+                    } else {
+                        self.c.requests_lost += 1;
+                    }
+                }
+                continue;
+            }
+            // Destinations in index order so every request list stays sorted
+            // by source (s ascends in the outer loop).
+            for k in 0..self.active[s].len() {
+                let d = self.active[s][k] as usize;
+                let pair = s * n + d;
+                if self.pair_bytes[pair] <= self.threshold {
+                    continue;
+                }
+                self.c.requests += 1;
+                if !self.message_ok(s, d, e) {
+                    self.c.requests_lost += 1;
+                    continue;
+                }
+                let weight = self.weight(s, d, now);
+                if self.stateful {
+                    // The request reports what arrived since the last one.
+                    self.demand[d * n + s] += self.new_bytes[pair] as i64;
+                    self.new_bytes[pair] = 0;
+                }
+                p.requests[d].push(Request {
+                    src: s as u32,
+                    weight,
+                });
+                any = true;
+            }
+        }
+        p.busy = any;
+    }
+
+    fn step_grant(&mut self, p: &mut Process, e: u64, now: SimTime) {
+        let (n, sp) = (self.l.n, self.l.s);
+        p.grants.clear();
+        p.granted_ports.fill(0);
+        let port_cap = self.l.sched_slots as u64 * self.l.sched_payload;
+        // Ports a destination may not grant: known failures (both sides) and
+        // the receiver limit. Marked busy in the matching for this step.
+        const BLOCK: u32 = u32::MAX - 1;
+        let mut blocked: Vec<usize> = Vec::new();
+        let mut blocked_src: Vec<usize> = Vec::new();
+        if self.any_failure {
+            for i in 0..n * sp {
+                if self.ingress_known[i] && p.m.dst[i] == FREE {
+                    p.m.dst[i] = BLOCK;
+                    blocked.push(i);
+                }
+                if self.egress_known[i] && p.m.src[i] == FREE {
+                    p.m.src[i] = BLOCK;
+                    blocked_src.push(i);
+                }
+            }
+        }
+        let limited = self.l.receiver_buffer > 0;
+        if limited {
+            let arrive = self.clock.start(p.data_epoch) + self.l.pre_len + self.l.propagation;
+            let tor_rate = Rate(self.l.host_rate.0 * self.l.servers_per_rack as u64);
+            let drain = tor_rate.bytes_in(arrive.saturating_sub(now));
+            for d in 0..n {
+                let has_requests = match self.algorithm {
+                    Algorithm::Negotiator => !p.requests[d].is_empty(),
+                    Algorithm::Projector => true,
+                };
+                if !has_requests {
+                    continue;
+                }
+                let used = self.host_backlog[d] + self.promised[d];
+                let credit = (self.l.receiver_buffer + drain).saturating_sub(used);
+                let allowed = (credit / port_cap.max(1)) as usize;
+                let free: Vec<usize> = (0..sp).filter(|&q| p.m.dst[d * sp + q] == FREE).collect();
+                if allowed < free.len() {
+                    let r = (e % sp as u64) as usize;
+                    for &q in free
+                        .iter()
+                        .cycle()
+                        .skip(r)
+                        .skip(allowed)
+                        .take(free.len() - allowed)
+                    {
+                        p.m.dst[d * sp + q] = BLOCK;
+                        blocked.push(d * sp + q);
+                    }
+                    self.c.ports_withheld += (free.len() - allowed) as u64;
+                }
+            }
+        }
+        let mut out = std::mem::take(&mut p.grants);
+        match self.algorithm {
+            Algorithm::Negotiator => {
+                let weighted = self.requests_kind != RequestKind::Binary;
+                let demand = &mut self.demand;
+                let stateful = self.stateful;
+                let mut allow = |d: u32, s: u32| -> bool {
+                    if !stateful {
+                        return true;
+                    }
+                    let x = &mut demand[d as usize * n + s as usize];
+                    if *x > 0 {
+                        *x -= port_cap as i64;
+                        true
+                    } else {
+                        false
+                    }
+                };
+                grant(
+                    &self.l.net,
+                    &p.requests,
+                    &p.m,
+                    &mut self.rings,
+                    weighted,
+                    &mut allow,
+                    &mut self.scratch,
+                    &mut out,
+                );
+            }
+            Algorithm::Projector => {
+                let m = &p.m;
+                let net = &self.l.net;
+                p.port_requests.retain(|r| {
+                    let q = net.dst_port(r.0 as usize, r.2 as usize, r.1 as usize);
+                    q.is_some_and(|q| m.dst[r.2 as usize * sp + q] == FREE)
+                        && m.src[r.0 as usize * sp + r.1 as usize] == FREE
+                });
+                projector_grant(&self.l.net, &mut p.port_requests, &mut self.rings, &mut out);
+            }
+        }
+        for i in blocked {
+            p.m.dst[i] = FREE;
+        }
+        for i in blocked_src {
+            p.m.src[i] = FREE;
+        }
+        for g in &out {
+            p.granted_ports[g.dst as usize] += 1;
+            self.promised[g.dst as usize] += port_cap;
+        }
+        self.c.grants += out.len() as u64;
+        // Grants travel back on d → s predefined links.
+        let before = out.len();
+        if self.any_failure {
+            out.retain(|g| self.message_ok(g.dst as usize, g.src as usize, e));
+        }
+        self.c.grants_lost += (before - out.len()) as u64;
+        p.busy = !out.is_empty() || before > 0;
+        p.grants = out;
+    }
+
+    fn step_accept(&mut self, p: &mut Process, now: SimTime, last_round: bool) {
+        let (n, sp) = (self.l.n, self.l.s);
+        let port_cap = self.l.sched_slots as u64 * self.l.sched_payload;
+        let mut acc = Vec::new();
+        let grants = std::mem::take(&mut p.grants);
+        match self.algorithm {
+            Algorithm::Negotiator => {
+                let kind = self.requests_kind;
+                if kind == RequestKind::Binary {
+                    accept(
+                        &self.l.net,
+                        &grants,
+                        &mut p.m,
+                        &mut self.rings,
+                        None,
+                        &mut self.scratch,
+                        &mut acc,
+                    );
+                } else {
+                    for g in &grants {
+                        let (gs, gd) = (g.src as usize, g.dst as usize);
+                        self.pair_weight[gs * n + gd] = self.weight(gs, gd, now);
+                    }
+                    let w = &self.pair_weight;
+                    let lookup = |s: u32, d: u32| -> u64 { w[s as usize * n + d as usize] };
+                    accept(
+                        &self.l.net,
+                        &grants,
+                        &mut p.m,
+                        &mut self.rings,
+                        Some(&lookup),
+                        &mut self.scratch,
+                        &mut acc,
+                    );
+                }
+            }
+            Algorithm::Projector => {
+                for g in &grants {
+                    let (i, j) = (
+                        g.src as usize * sp + g.src_port as usize,
+                        g.dst as usize * sp + g.dst_port as usize,
+                    );
+                    if p.m.src[i] == FREE && p.m.dst[j] == FREE {
+                        p.m.src[i] = g.dst;
+                        p.m.dst[j] = g.src;
+                        acc.push(*g);
+                    }
+                }
+            }
+        }
+        self.c.accepts += acc.len() as u64;
+        if !grants.is_empty() && p.step < 3 {
+            self.ratios.push(acc.len() as f32 / grants.len() as f32);
+        }
+        if self.stateful {
+            // Rejected grants (and grants lost on the way) revert the matrix
+            // when the ACCEPT message reaches the destination.
+            for g in &grants {
+                if p.m.src[g.src as usize * sp + g.src_port as usize] != g.dst {
+                    self.demand[g.dst as usize * n + g.src as usize] += port_cap as i64;
+                }
+            }
+        }
+        // The destination's promise: granted ports become accepted ports
+        // (consumed slot by slot in the data epoch's scheduled phase).
+        for d in 0..n {
+            self.promised[d] -= p.granted_ports[d] as u64 * port_cap;
+        }
+        for a in &acc {
+            self.promised[a.dst as usize] += port_cap;
+        }
+        if last_round {
+            self.matched.clear();
+            for s in 0..n {
+                for x in 0..sp {
+                    let d = p.m.src[s * sp + x];
+                    if d != FREE {
+                        let q = self
+                            .l
+                            .net
+                            .dst_port(s, d as usize, x)
+                            .expect("a matched port reaches its destination");
+                        self.matched.push((s as u32, x as u32, d, q as u32));
+                    }
+                }
+            }
+            // Runs of one pair, in the order of their lowest port.
+            self.runs.clear();
+            let mut i = 0;
+            while i < self.matched.len() {
+                let (s, _, _, _) = self.matched[i];
+                let mut j = i;
+                while j < self.matched.len() && self.matched[j].0 == s {
+                    j += 1;
+                }
+                for k in i..j {
+                    let d = self.matched[k].2;
+                    if let Some(r) = self.runs[..]
+                        .iter_mut()
+                        .rev()
+                        .take_while(|r| r.0 == s)
+                        .find(|r| r.1 == d)
+                    {
+                        r.2 += 1;
+                    } else {
+                        self.runs.push((s, d, 1));
+                    }
+                }
+                i = j;
+            }
+            self.matched_epoch = p.data_epoch;
+        }
+        p.grants = grants;
+        p.grants.clear();
+        p.busy = p.busy || !acc.is_empty();
+    }
+
+    /// Everything that happens at the start of epoch `e`.
+    fn epoch_start(&mut self, e: u64, now: SimTime) {
+        self.c.epochs += 1;
+        if self.any_failure {
+            self.apply_failures(now, e);
+        }
+        if self.ring_init == RingInit::EveryEpoch {
+            self.rings.randomize(&self.l.net, &mut self.rng);
+        }
+        // Last epoch's matched ports are done.
+        self.matched.clear();
+        self.runs.clear();
+        let rounds = self.l.iterations;
+        let k = self.l.k;
+        let mut procs = std::mem::take(&mut self.procs);
+        // Processes whose data epoch passed while the fabric idled.
+        while procs.front().is_some_and(|p| p.data_epoch < e) {
+            let p = procs.pop_front().expect("front");
+            self.spare.push(p);
+        }
+        let start = self.new_process(e, e + (3 * rounds as u64 - 1) * k);
+        procs.push_back(start);
+        for p in procs.iter_mut() {
+            if !(e - p.start_epoch).is_multiple_of(k) {
+                continue;
+            }
+            let step = ((e - p.start_epoch) / k) as usize;
+            if step >= 3 * rounds {
+                continue;
+            }
+            p.step = step;
+            let round = step / 3;
+            match step % 3 {
+                0 => self.step_request(p, e, now, round),
+                1 => self.step_grant(p, e, now),
+                _ => self.step_accept(p, now, round + 1 == rounds),
+            }
+        }
+        while let Some(p) = procs.front() {
+            if p.data_epoch <= e {
+                let p = procs.pop_front().expect("front");
+                self.spare.push(p);
+            } else {
+                break;
+            }
+        }
+        self.procs = procs;
+        // Queue occupancy sample (per ToR, averaged over ToRs).
+        self.c.queue_samples += 1;
+        self.c.queue_sum += self.queued as f64 / self.l.n as f64;
+    }
+
+    fn apply_failures(&mut self, now: SimTime, e: u64) {
+        let sp = self.l.s;
+        while let Some(&(at, tor, port, side, down)) = self.events.last() {
+            if at > now {
+                break;
+            }
+            self.events.pop();
+            let i = tor as usize * sp + port as usize;
+            let egress = side == LinkSide::Egress;
+            if egress {
+                self.egress_down[i] = down;
+            } else {
+                self.ingress_down[i] = down;
+            }
+            let delay = self.detect + if egress { self.l.k } else { 0 };
+            self.detections.push((e + delay, i, egress, down));
+        }
+        let mut k = 0;
+        while k < self.detections.len() {
+            let (when, i, egress, down) = self.detections[k];
+            if when <= e {
+                if egress {
+                    self.egress_known[i] = down;
+                } else {
+                    self.ingress_known[i] = down;
+                }
+                self.detections.swap_remove(k);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    fn predefined_slot(&mut self, g: u64, j: usize, e: u64, now: SimTime) {
+        if !self.l.piggyback {
+            return;
+        }
+        let end = now + self.l.pre_slot;
+        let (n, sp) = (self.l.n, self.l.s);
+        let payload = self.l.pre_payload;
+        for s in 0..n {
+            if self.tor_bytes[s] == 0 {
+                continue;
+            }
+            for p in 0..sp {
+                let Some((d, q)) = self.pre_dest(s, p, j, e) else {
+                    continue;
+                };
+                if self.any_failure
+                    && (self.egress_known[s * sp + p] || self.ingress_known[d * sp + q])
+                {
+                    continue; // known failed: keep the data for working links
+                }
+                let Some(pkt) = self.take(s, d, payload, 1) else {
+                    continue;
+                };
+                if self.check {
+                    let key = d * sp + q;
+                    if self.rx_seen[key] == g {
+                        self.c.contention += 1;
+                    }
+                    self.rx_seen[key] = g;
+                }
+                let lost = self.any_failure
+                    && (self.egress_down[s * sp + p] || self.ingress_down[d * sp + q]);
+                self.c.piggyback_bytes += pkt.1;
+                self.send(s, d, pkt, end, lost);
+                if self.tor_bytes[s] == 0 {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn scheduled_slot(&mut self, g: u64, now: SimTime) {
+        let end = now + self.l.sched_slot;
+        let sp = self.l.s;
+        let payload = self.l.sched_payload;
+        self.c.matched_port_slots += self.matched.len() as u64;
+        if self.check {
+            for &(_, _, d, q) in &self.matched {
+                let key = d as usize * sp + q as usize;
+                if self.rx_seen[key] == g {
+                    self.c.contention += 1;
+                }
+                self.rx_seen[key] = g;
+            }
+        }
+        if self.any_failure {
+            // Port by port: each port's links may have failed.
+            for k in 0..self.matched.len() {
+                let (s, x, d, q) = self.matched[k];
+                let (s, x, d, q) = (s as usize, x as usize, d as usize, q as usize);
+                self.promised[d] = self.promised[d].saturating_sub(payload);
+                let Some(pkt) = self.take(s, d, payload, 1) else {
+                    continue;
+                };
+                let lost = self.egress_down[s * sp + x] || self.ingress_down[d * sp + q];
+                self.c.used_port_slots += 1;
+                self.c.scheduled_bytes += pkt.1;
+                self.send(s, d, pkt, end, lost);
+            }
+            return;
+        }
+        // A pair's ports take consecutive packets of its queue in one go.
+        for k in 0..self.runs.len() {
+            let (s, d, ports) = self.runs[k];
+            let (s, d) = (s as usize, d as usize);
+            let mut left = ports as u64;
+            self.promised[d] = self.promised[d].saturating_sub(payload * left);
+            while left > 0 {
+                let Some(pkt) = self.take(s, d, payload, left) else {
+                    break;
+                };
+                left -= pkt.3;
+                self.c.used_port_slots += pkt.3;
+                self.c.scheduled_bytes += pkt.1;
+                self.send(s, d, pkt, end, false);
+            }
+        }
+    }
+}
+
+impl Fabric for Negotiator {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+    fn hosts(&self) -> usize {
+        self.hostq.len()
+    }
+    fn host_rate(&self) -> Rate {
+        self.l.host_rate
+    }
+
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
+        let spr = self.l.servers_per_rack as u32;
+        let (st, dt) = (flow.src / spr, flow.dst / spr);
+        debug_assert_eq!(flow.id as usize, self.flows.len());
+        self.flows.push(FlowSt {
+            dst_ep: flow.dst,
+            dst_tor: dt,
+            bytes: flow.bytes,
+            delivered: 0,
+        });
+        self.latest = self.latest.max(now);
+        self.added_bytes += flow.bytes;
+        if flow.bytes == 0 {
+            rec.complete(flow.id, now);
+            return;
+        }
+        if st == dt {
+            // Within a rack: straight to the destination's host-facing queue.
+            self.host_enqueue(now, flow.id, flow.bytes);
+            return;
+        }
+        let (s, d) = (st as usize, dt as usize);
+        let mut lo = 0u64;
+        for prio in 0..self.prios {
+            let hi = self
+                .l
+                .prio_cuts
+                .get(prio)
+                .copied()
+                .unwrap_or(u64::MAX)
+                .min(flow.bytes);
+            if hi > lo {
+                let seg = Seg {
+                    flow: flow.id,
+                    left: hi - lo,
+                    since: now,
+                };
+                self.push_seg(s, d, prio, seg, false);
+                lo = hi;
+            }
+        }
+    }
+
+    fn next_event(&self) -> Option<SimTime> {
+        if !self.busy() {
+            return None;
+        }
+        let after = self.last.map_or(0, |g| g + 1);
+        let g = after.max(self.slot_at_or_after(self.latest));
+        Some(self.slot_time(g))
+    }
+
+    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+        let g = self.slot_at_or_after(now);
+        debug_assert_eq!(self.slot_time(g), now, "advance only at slot boundaries");
+        self.c.slots += 1;
+        rec.count_internal_events(1);
+        self.deliver_until(now, rec);
+        let per = self.slots_per_epoch();
+        let (e, j) = (g / per, (g % per) as usize);
+        if j == 0 {
+            self.epoch_start(e, now);
+        } else if self.matched_epoch != e && !self.matched.is_empty() {
+            // Resumed mid-epoch after a skipped epoch boundary: nothing matched.
+            self.matched.clear();
+        }
+        if j < self.l.pre_slots {
+            self.predefined_slot(g, j, e, now);
+        } else if self.matched_epoch == e {
+            self.scheduled_slot(g, now);
+        }
+        self.last = Some(g);
+        self.latest = now;
+    }
+
+    fn finish(&mut self, end: SimTime, rec: &mut Recorder) {
+        self.deliver_until(end, rec);
+    }
+
+    fn stats(&self) -> FabricStats {
+        let l = &self.l;
+        let c = &self.c;
+        let mut r = self.ratios.clone();
+        r.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
+        let pct = |p: f64| -> f64 {
+            if r.is_empty() {
+                return f64::NAN;
+            }
+            let i = ((p / 100.0) * (r.len() - 1) as f64).round() as usize;
+            r[i] as f64
+        };
+        let rows: Vec<(&str, f64)> = vec![
+            ("tors", l.n as f64),
+            ("ports", l.s as f64),
+            ("speedup", l.speedup()),
+            ("epoch_ns", l.epoch.0 as f64 / 1e3),
+            ("predefined_slots", l.pre_slots as f64),
+            ("scheduled_slots", l.sched_slots as f64),
+            ("piggyback_payload_bytes", l.pre_payload as f64),
+            ("scheduled_payload_bytes", l.sched_payload as f64),
+            ("pipeline_step_epochs", l.k as f64),
+            ("slots_simulated", c.slots as f64),
+            ("epochs_simulated", c.epochs as f64),
+            ("requests", c.requests as f64),
+            ("grants", c.grants as f64),
+            ("accepts", c.accepts as f64),
+            (
+                "match_ratio",
+                if c.grants > 0 {
+                    c.accepts as f64 / c.grants as f64
+                } else {
+                    f64::NAN
+                },
+            ),
+            ("match_ratio_epoch_p5", pct(5.0)),
+            ("match_ratio_epoch_p50", pct(50.0)),
+            ("match_ratio_epoch_p95", pct(95.0)),
+            ("ports_withheld_by_receiver_limit", c.ports_withheld as f64),
+            ("piggyback_bytes", c.piggyback_bytes as f64),
+            ("scheduled_bytes", c.scheduled_bytes as f64),
+            (
+                "scheduled_port_slot_use",
+                if c.matched_port_slots > 0 {
+                    c.used_port_slots as f64 / c.matched_port_slots as f64
+                } else {
+                    f64::NAN
+                },
+            ),
+            ("peak_tor_queue_bytes", c.peak_tor_queue as f64),
+            (
+                "mean_tor_queue_bytes",
+                if c.queue_samples > 0 {
+                    c.queue_sum / c.queue_samples as f64
+                } else {
+                    0.0
+                },
+            ),
+            (
+                "peak_host_queue_bytes",
+                l.host_rate.bytes_in(SimTime(c.peak_host_queue)) as f64,
+            ),
+            ("requests_lost", c.requests_lost as f64),
+            ("grants_lost", c.grants_lost as f64),
+            ("packets_lost", c.packets_lost as f64),
+            ("bytes_retransmitted", c.bytes_lost as f64),
+            ("contention_violations", c.contention as f64),
+        ];
+        rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        let accounted =
+            self.queued + self.host_pending + self.delivered_bytes + self.retransmit_bytes;
+        if accounted != self.added_bytes {
+            return Err(format!(
+                "negotiator: {} B offered but {accounted} B accounted for (queued {}, sent {}, delivered {}, to retransmit {})",
+                self.added_bytes, self.queued, self.host_pending, self.delivered_bytes, self.retransmit_bytes
+            ));
+        }
+        if self.c.contention > 0 {
+            return Err(format!(
+                "negotiator: {} receive ports heard two senders in one slot",
+                self.c.contention
+            ));
+        }
+        // The slot's matching: no source port or destination port twice.
+        let sp = self.l.s;
+        let mut src = vec![false; self.l.n * sp];
+        let mut dst = vec![false; self.l.n * sp];
+        for &(s, x, d, q) in &self.matched {
+            let (i, j) = (s as usize * sp + x as usize, d as usize * sp + q as usize);
+            if src[i] || dst[j] {
+                return Err(format!(
+                    "negotiator: port matched twice ({s}:{x} -> {d}:{q})"
+                ));
+            }
+            src[i] = true;
+            dst[j] = true;
+        }
+        let tor_sum: u64 = self.tor_bytes.iter().sum();
+        let pair_sum: u64 = self.pair_bytes.iter().sum();
+        if tor_sum != self.queued || pair_sum != self.queued {
+            return Err(format!(
+                "negotiator: queue counters disagree ({tor_sum}, {pair_sum}, {})",
+                self.queued
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,399 @@
+//! Baldur's scale and power analysis (seed `baldur-all-optical.txt` §IV-E,
+//! §VI-A): the one-shot worst-case injection that picks the multiplicity for
+//! 1K…1M nodes, and the power per node of the resulting networks.
+//!
+//! # One-shot analysis (§IV-E)
+//! "Given a network scale … we consider the worst-case scenario where one
+//! packet per server node is injected to the network and all the packets
+//! arrive at the first stage of the network at the same time". All packets
+//! then reach every stage together, so a stage is resolved at once: at each
+//! switch direction the first m packets (in node order) take its m outputs and
+//! the rest are dropped. The wiring is the fabric's
+//! ([`crate::fabric::baldur::wire_stage`], the same draws in the same order),
+//! generated one stage at a time so that 2^20 nodes need O(N·m) memory; the
+//! result equals the `baldur` fabric's with the same wiring (tested). The
+//! chosen multiplicity of a scale is the smallest m whose drop rate is below
+//! `drop_threshold` for every pattern. Each (scale, m) is one random wiring
+//! (one network) and `packets_per_point / N` (at least 1) traffic samples per
+//! pattern.
+//!
+//! # Power (§VI-A)
+//! Per node: the switches' TL gates ((N/2)·k switches, each Table V's gates
+//! for its m, at `gate_power_mw`) divided by N, plus `transceivers_per_node`
+//! transceivers (1.5 W, SFP28), `serdes_per_node` SerDes (0.693 W) and one
+//! 1 MB retransmission buffer (0.741 W). Switch power is scaled by each of
+//! `switch_power_multipliers` for the sensitivity analysis (Fig. 9). The
+//! electrical networks' power (ORION 3.0 / CACTI 6.5 in the paper) and the cost
+//! model (§VI-B: fibre, FAU, RFEC and interposer prices, not given in the
+//! paper) are not modelled.
+
+use crate::error::{from_toml_text, ConfigError};
+use crate::fabric::baldur::{wire_stage, TABLE_V_GATES};
+use crate::flow::HostId;
+use crate::rng::RngStreams;
+use crate::workload::{derangement, fixed_destinations, FixedMap};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// Parameters of the Baldur model (TOML; missing keys take the paper's values).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BaldurModelParams {
+    /// Smallest and largest scale, as log2 of the number of nodes (1K…1M).
+    pub min_log2_nodes: u32,
+    pub max_log2_nodes: u32,
+    /// TL gates per 2×2 switch for m = 1, 2, … (Table V); the one-shot search
+    /// tries every m listed.
+    pub gates_per_switch: Vec<u64>,
+    /// Power of one TL gate (Table IV: 0.406 mW).
+    pub gate_power_mw: f64,
+    pub transceiver_power_w: f64,
+    pub transceivers_per_node: f64,
+    pub serdes_power_w: f64,
+    pub serdes_per_node: f64,
+    /// A 1 MB retransmission buffer per node (0.741 W).
+    pub retx_buffer_power_w: f64,
+    /// The drop rate a multiplicity must stay under (§IV-E: 1 %).
+    pub drop_threshold: f64,
+    /// One-shot traffic: "random_permutation", "transpose", "bisection".
+    pub patterns: Vec<String>,
+    /// Packets per (scale, m, pattern): N·max(1, this / N).
+    pub packets_per_point: u64,
+    pub seed: u64,
+    /// Switch-power factors of the sensitivity analysis (Fig. 9: 0.5, 2).
+    pub switch_power_multipliers: Vec<f64>,
+}
+
+impl Default for BaldurModelParams {
+    fn default() -> Self {
+        BaldurModelParams {
+            min_log2_nodes: 10,
+            max_log2_nodes: 20,
+            gates_per_switch: TABLE_V_GATES.to_vec(),
+            gate_power_mw: 0.406,
+            transceiver_power_w: 1.5,
+            transceivers_per_node: 1.0,
+            serdes_power_w: 0.693,
+            serdes_per_node: 1.0,
+            retx_buffer_power_w: 0.741,
+            drop_threshold: 0.01,
+            patterns: vec![
+                "random_permutation".into(),
+                "transpose".into(),
+                "bisection".into(),
+            ],
+            packets_per_point: 1 << 20,
+            seed: 1,
+            switch_power_multipliers: vec![0.5, 1.0, 2.0],
+        }
+    }
+}
+
+fn bad(key: &str, v: impl std::fmt::Display, why: impl Into<String>) -> ConfigError {
+    ConfigError::new(key, v, why)
+}
+
+impl BaldurModelParams {
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let p: Self = from_toml_text(text, "")?;
+        if p.min_log2_nodes < 2 || p.min_log2_nodes > p.max_log2_nodes || p.max_log2_nodes > 24 {
+            return Err(bad(
+                "min_log2_nodes",
+                format!("{}..{}", p.min_log2_nodes, p.max_log2_nodes),
+                "need 2 <= min_log2_nodes <= max_log2_nodes <= 24",
+            ));
+        }
+        if p.gates_per_switch.is_empty() || p.gates_per_switch.len() > 16 {
+            return Err(bad(
+                "gates_per_switch",
+                p.gates_per_switch.len(),
+                "give 1..16 entries (m = 1, 2, ...)",
+            ));
+        }
+        if !(p.drop_threshold > 0.0 && p.drop_threshold < 1.0) {
+            return Err(bad("drop_threshold", p.drop_threshold, "must be in (0, 1)"));
+        }
+        for (i, name) in p.patterns.iter().enumerate() {
+            if !["random_permutation", "transpose", "bisection"].contains(&name.as_str()) {
+                return Err(bad(
+                    &format!("patterns[{i}]"),
+                    format!("{name:?}"),
+                    "expected random_permutation, transpose or bisection",
+                ));
+            }
+        }
+        if p.patterns.is_empty() {
+            return Err(bad("patterns", "[]", "give at least one pattern"));
+        }
+        for (k, v) in [
+            ("gate_power_mw", p.gate_power_mw),
+            ("transceiver_power_w", p.transceiver_power_w),
+            ("transceivers_per_node", p.transceivers_per_node),
+            ("serdes_power_w", p.serdes_power_w),
+            ("serdes_per_node", p.serdes_per_node),
+            ("retx_buffer_power_w", p.retx_buffer_power_w),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(bad(k, v, "must be a finite number >= 0"));
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// Destinations of one one-shot sample (`u32::MAX`: the node does not send).
+fn destinations(pattern: &str, n: u32, rng: &mut crate::rng::SimRng) -> Vec<HostId> {
+    let d: Vec<Option<HostId>> = match pattern {
+        "random_permutation" => derangement(n, rng).into_iter().map(Some).collect(),
+        "transpose" => fixed_destinations(n, &FixedMap::Transpose, rng),
+        _ => fixed_destinations(n, &FixedMap::Bisection, rng),
+    };
+    d.into_iter().map(|x| x.unwrap_or(u32::MAX)).collect()
+}
+
+/// One-shot injection on one random 2^k-node wiring of multiplicity m: for
+/// each batch of destinations (one packet per node, `u32::MAX` = none), the
+/// packets dropped. Memory: the wiring of one stage and one switch per packet.
+pub fn one_shot(k: u32, m: u32, wiring_seed: u64, batches: &[Vec<HostId>]) -> Vec<u64> {
+    let n = 1usize << k;
+    let mu = m as usize;
+    let mut rng = RngStreams::new(wiring_seed).stream("baldur.wiring");
+    let mut next = vec![0u32; n * mu];
+    let mut perm = Vec::new();
+    let mut taken = vec![0u32; n];
+    // Current switch per packet (u32::MAX: not sending or dropped).
+    let mut at: Vec<Vec<u32>> = batches
+        .iter()
+        .map(|d| {
+            (0..n)
+                .map(|i| {
+                    if d[i] == u32::MAX {
+                        u32::MAX
+                    } else {
+                        (i / 2) as u32
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut dropped = vec![0u64; batches.len()];
+    for s in 0..k {
+        if s + 1 < k {
+            wire_stage(k, m, s, Some(&mut rng), &mut perm, &mut next);
+        }
+        for (bi, d) in batches.iter().enumerate() {
+            taken.iter_mut().for_each(|t| *t = 0);
+            for (i, sw) in at[bi].iter_mut().enumerate() {
+                if *sw == u32::MAX {
+                    continue;
+                }
+                let b = ((d[i] >> (k - 1 - s)) & 1) as usize;
+                let dir = *sw as usize * 2 + b;
+                let j = taken[dir];
+                if j >= m {
+                    *sw = u32::MAX;
+                    dropped[bi] += 1;
+                    continue;
+                }
+                taken[dir] = j + 1;
+                if s + 1 < k {
+                    *sw = next[dir * mu + j as usize];
+                }
+            }
+        }
+    }
+    dropped
+}
+
+#[derive(Clone, Debug, Serialize)]
+struct OneShotRow {
+    log2_nodes: u32,
+    nodes: u64,
+    multiplicity: u32,
+    pattern: String,
+    packets: u64,
+    dropped: u64,
+    drop_rate: f64,
+}
+
+fn evaluate(
+    params_toml: &str,
+    options: &serde_json::Value,
+) -> Result<serde_json::Value, ConfigError> {
+    #[derive(Deserialize, Default)]
+    #[serde(deny_unknown_fields)]
+    struct Options {}
+    let _: Options = super::options_from_json(options)?;
+    let p = BaldurModelParams::from_toml(params_toml)?;
+    let streams = RngStreams::new(p.seed);
+    let mut rows = Vec::new();
+    let mut chosen = Vec::new();
+    let mut power = Vec::new();
+    let mut sensitivity = Vec::new();
+    for k in p.min_log2_nodes..=p.max_log2_nodes {
+        let n = 1u64 << k;
+        let samples = (p.packets_per_point / n).max(1) as usize;
+        let mut rng = streams.stream(&format!("one_shot.{k}"));
+        let traffic: Vec<(String, Vec<HostId>)> = p
+            .patterns
+            .iter()
+            .flat_map(|pat| (0..samples).map(move |_| pat.clone()))
+            .map(|pat| {
+                let d = destinations(&pat, n as u32, &mut rng);
+                (pat, d)
+            })
+            .collect();
+        let batches: Vec<Vec<HostId>> = traffic.iter().map(|(_, d)| d.clone()).collect();
+        let mut pick = None;
+        for m in 1..=p.gates_per_switch.len() as u32 {
+            let drops = one_shot(k, m, p.seed ^ ((k as u64) << 32 | m as u64), &batches);
+            let mut worst: f64 = 0.0;
+            for pat in &p.patterns {
+                let (mut sent, mut lost) = (0u64, 0u64);
+                for ((name, d), &x) in traffic.iter().zip(&drops) {
+                    if name == pat {
+                        sent += d.iter().filter(|&&v| v != u32::MAX).count() as u64;
+                        lost += x;
+                    }
+                }
+                let rate = lost as f64 / sent.max(1) as f64;
+                worst = worst.max(rate);
+                rows.push(OneShotRow {
+                    log2_nodes: k,
+                    nodes: n,
+                    multiplicity: m,
+                    pattern: pat.clone(),
+                    packets: sent,
+                    dropped: lost,
+                    drop_rate: rate,
+                });
+            }
+            if worst < p.drop_threshold {
+                pick = Some((m, worst));
+                break;
+            }
+        }
+        chosen.push(json!({
+            "log2_nodes": k, "nodes": n,
+            "multiplicity": pick.map(|x| x.0), "worst_drop_rate": pick.map(|x| x.1),
+        }));
+        if let Some((m, _)) = pick {
+            let gates = p.gates_per_switch[m as usize - 1] as f64;
+            let switches_per_node = k as f64 / 2.0;
+            let switch_w = switches_per_node * gates * p.gate_power_mw / 1000.0;
+            let other = p.transceivers_per_node * p.transceiver_power_w
+                + p.serdes_per_node * p.serdes_power_w
+                + p.retx_buffer_power_w;
+            for &x in &p.switch_power_multipliers {
+                sensitivity.push(json!({
+                    "log2_nodes": k, "nodes": n, "switch_power_multiplier": x,
+                    "switch_w_per_node": switch_w * x, "w_per_node": switch_w * x + other,
+                }));
+            }
+            power.push(json!({
+                "log2_nodes": k, "nodes": n, "multiplicity": m,
+                "switches": (n / 2) * k as u64, "tl_gates_per_node": switches_per_node * gates,
+                "switch_w_per_node": switch_w,
+                "transceiver_w_per_node": p.transceivers_per_node * p.transceiver_power_w,
+                "serdes_w_per_node": p.serdes_per_node * p.serdes_power_w,
+                "retx_buffer_w_per_node": p.retx_buffer_power_w,
+                "w_per_node": switch_w + other,
+            }));
+        }
+    }
+    let w = |i: usize| power.get(i).and_then(|r| r["w_per_node"].as_f64());
+    let first_w = w(0);
+    let last_w = w(power.len().saturating_sub(1));
+    let m_at = |k: u32| {
+        chosen
+            .iter()
+            .find(|c| c["log2_nodes"] == k)
+            .and_then(|c| c["multiplicity"].as_u64())
+    };
+    let paper_points = json!({
+        "multiplicity_1k": m_at(10),
+        "multiplicity_max_scale": m_at(p.max_log2_nodes),
+        "power_growth_max_vs_min": match (first_w, last_w) { (Some(a), Some(b)) => Some(b / a), _ => None },
+        "w_per_node_min_scale": first_w,
+        "w_per_node_max_scale": last_w,
+        "one_shot_transpose_1k": (1..=5).map(|m| rows.iter().find(|r| r.log2_nodes == 10 && r.multiplicity == m && r.pattern == "transpose").map(|r| r.drop_rate)).collect::<Vec<_>>(),
+    });
+    Ok(json!({
+        "params": serde_json::to_value(&p).expect("params serialise"),
+        "one_shot": rows,
+        "chosen": chosen,
+        "power": power,
+        "sensitivity": sensitivity,
+        "paper_points": paper_points,
+    }))
+}
+
+pub const MODEL: super::Model = super::Model {
+    name: "baldur",
+    description: "Baldur §IV-E one-shot worst-case injection (multiplicity for 1K..1M nodes) and §VI-A power per node, with the 0.5x/2x switch-power sensitivity",
+    evaluate,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::baldur::{Butterfly, Fate};
+    use crate::units::SimTime;
+
+    #[test]
+    fn one_shot_equals_the_fabrics_switches_on_the_same_wiring() {
+        for (k, m) in [(4, 1), (6, 2), (7, 3), (8, 4)] {
+            let n = 1u32 << k;
+            let mut rng = RngStreams::new(3).stream("t");
+            let batches: Vec<Vec<HostId>> = (0..5)
+                .map(|_| destinations("random_permutation", n, &mut rng))
+                .collect();
+            let fast = one_shot(k, m, 77, &batches);
+            for (bi, d) in batches.iter().enumerate() {
+                let mut w = RngStreams::new(77).stream("baldur.wiring");
+                let mut bf = Butterfly::new(k, m, Some(&mut w));
+                let slow = (0..n)
+                    .filter(|&i| {
+                        bf.traverse(
+                            i,
+                            d[i as usize],
+                            SimTime(0),
+                            SimTime(1),
+                            SimTime(5),
+                            |_, _, _, _| {},
+                        ) != Fate::Delivered
+                    })
+                    .count() as u64;
+                assert_eq!(fast[bi], slow, "k={k} m={m} batch {bi}");
+            }
+        }
+    }
+
+    #[test]
+    fn small_scales_choose_a_multiplicity_and_report_power() {
+        let r = evaluate(
+            "min_log2_nodes = 6\nmax_log2_nodes = 10\npackets_per_point = 65536\n",
+            &serde_json::Value::Null,
+        )
+        .unwrap();
+        let m1k = r["paper_points"]["multiplicity_1k"].as_u64().unwrap();
+        assert!((2..=5).contains(&m1k), "{}", r["chosen"]);
+        // Power at 1K with m: 5 switches per node x gates x 0.406 mW + 2.934 W.
+        let g = TABLE_V_GATES[m1k as usize - 1] as f64;
+        let w = r["paper_points"]["w_per_node_max_scale"].as_f64().unwrap();
+        assert!(
+            (w - (5.0 * g * 0.406e-3 + 1.5 + 0.693 + 0.741)).abs() < 1e-9,
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn bad_parameters_name_their_key() {
+        let e = BaldurModelParams::from_toml("patterns = [\"hotspot\"]").unwrap_err();
+        assert_eq!(e.key, "patterns[0]");
+        let e = BaldurModelParams::from_toml("max_log2_nodes = 30").unwrap_err();
+        assert_eq!(e.key, "min_log2_nodes");
+        let e = BaldurModelParams::from_toml("gate_power = 1.0").unwrap_err();
+        assert!(e.reason.contains("gate_power"), "{e}");
+    }
+}

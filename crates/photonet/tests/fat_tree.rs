@@ -1,0 +1,493 @@
+//! End-to-end tests of the packet-level fat-tree and leaf-spine (`net/` +
+//! `fabric/fat_tree.rs`): hand-worked store-and-forward timings, DCTCP
+//! fairness and queue control, buffer bounds, lossless PFC incast,
+//! exactly-once delivery under random loss, determinism, and the
+//! cross-check against ESN (Ideal), the max-min fluid model.
+
+use photonet::config::{Config, PatternKind, SizesConfig};
+use photonet::fabric::fat_tree::{
+    Clos, FatTreeParams, FlowControlKind, PacketFabric, TransportKind, FAT_TREE_VARIANT,
+    LEAF_SPINE_VARIANT,
+};
+use photonet::fabric::registry::BuildContext;
+use photonet::fabric::Fabric;
+use photonet::flow::Flow;
+use photonet::net::Routing;
+use photonet::recorder::Recorder;
+use photonet::run::{prepare, simulate, Paths};
+use photonet::topology::Topology;
+use photonet::units::{ByteSize, Rate, SimTime};
+use proptest::prelude::*;
+
+fn topo100() -> Topology {
+    Topology {
+        uplink_rate: Rate::gbps(100),
+        ..Topology::default()
+    }
+}
+
+/// A fabric with explicit `k` and 100 Gbps links (or from `topo` if k = 0).
+fn build(p: &FatTreeParams, leaf: bool, topo: &Topology, seed: u64) -> PacketFabric {
+    let ctx = BuildContext {
+        topology: topo,
+        seed,
+        check_invariants: true,
+    };
+    let clos = Clos::layout(p, leaf, &ctx).unwrap();
+    let v = if leaf {
+        LEAF_SPINE_VARIANT
+    } else {
+        FAT_TREE_VARIANT
+    };
+    PacketFabric::new(p, &v, clos, seed)
+}
+
+fn flow(id: u32, src: u32, dst: u32, bytes: u64, start_ns: u64) -> Flow {
+    Flow {
+        id,
+        src,
+        dst,
+        bytes,
+        start: SimTime::ns(start_ns),
+    }
+}
+
+/// Runs `flows` (sorted by start) to completion, checking invariants after
+/// every step; `sample(fabric, now)` is called after each step.
+fn drain(
+    net: &mut PacketFabric,
+    flows: &[Flow],
+    mut sample: impl FnMut(&PacketFabric, &Recorder, SimTime),
+) -> Recorder {
+    let mut rec = Recorder::new(None);
+    let mut i = 0;
+    let mut steps = 0u64;
+    loop {
+        let ta = flows.get(i).map(|f| f.start);
+        let now = match (ta, net.next_event()) {
+            (None, None) => break,
+            (Some(a), Some(b)) if b <= a => {
+                net.advance(b, &mut rec);
+                b
+            }
+            (None, Some(b)) => {
+                net.advance(b, &mut rec);
+                b
+            }
+            (Some(a), _) => {
+                rec.register(&flows[i]);
+                net.add_flow(a, &flows[i], &mut rec);
+                i += 1;
+                a
+            }
+        };
+        steps += 1;
+        // Full checks are O(ports + flows): every step in small runs.
+        if steps.is_multiple_of(16) || flows.len() < 8 {
+            net.check_invariants().unwrap();
+        }
+        sample(net, &rec, now);
+    }
+    net.check_invariants().unwrap();
+    assert_eq!(rec.violation_count(), 0, "{:?}", rec.violations());
+    rec
+}
+
+fn fct(rec: &Recorder, f: &Flow) -> SimTime {
+    rec.finish(f.id).expect("flow completed") - f.start
+}
+
+#[test]
+fn one_flow_fct_equals_the_store_and_forward_closed_form() {
+    // k = 4 fat-tree, 100 Gbps (80 ps/B), 1 us propagation, 4,096 B payload
+    // + 64 B header: a full packet is 4,160 B = 332.8 ns on a link.
+    // Across pods a packet crosses 6 links; the flow's wire bytes leave the
+    // NIC back to back, and the last packet trails the first by the rest:
+    //   FCT = wire/R + (hops - 1) x 332.8 ns + hops x 1 us.
+    // 10 packets (40,960 B; wire 41,600 B = 3.328 us), within the initial
+    // window of 10: 3.328 + 5 x 0.3328 + 6 = 10.992 us.
+    // 10,000 B (4,096 + 4,096 + 1,808; wire 10,192 B = 0.81536 us):
+    //   0.81536 + 1.664 + 6 = 8.47936 us.
+    // Same ToR (hosts 0 -> 1, 2 links): 3.328 + 0.3328 + 2 = 5.6608 us.
+    // Same pod (0 -> 2, 4 links): 3.328 + 3 x 0.3328 + 4 = 8.3264 us.
+    let p = FatTreeParams {
+        k: 4,
+        ..FatTreeParams::default()
+    };
+    let cases = [
+        (0, 15, 40_960, 10_992_000),
+        (0, 15, 10_000, 8_479_360),
+        (0, 1, 40_960, 5_660_800),
+        (0, 2, 40_960, 8_326_400),
+    ];
+    for (src, dst, bytes, want) in cases {
+        let mut net = build(&p, false, &topo100(), 1);
+        let f = flow(0, src, dst, bytes, 0);
+        let rec = drain(&mut net, &[f], |_, _, _| {});
+        assert_eq!(fct(&rec, &f), SimTime(want), "{src}->{dst} {bytes} B");
+        // The slowdown statistics use the same closed form as the ideal.
+        assert_eq!(net.stats()["slowdown_mean.all"], 1.0);
+    }
+    // Lossless and window-free (paced + PFC), 1 MB: 244 full packets and
+    // one of 576 B; wire 1,015,680 B = 81.2544 us; + 1.664 + 6 = 88.9184 us.
+    let paced = FatTreeParams {
+        transport: TransportKind::Paced,
+        flow_control: FlowControlKind::Pfc,
+        ..p.clone()
+    };
+    let mut net = build(&paced, false, &topo100(), 1);
+    let f = flow(0, 0, 15, 1_000_000, 0);
+    let rec = drain(&mut net, &[f], |_, _, _| {});
+    assert_eq!(fct(&rec, &f), SimTime(88_918_400));
+    // Cut-through: each switch starts sending after the 64 B header
+    // (5.12 ns) instead of the whole packet: 5 switches save 5 x (332.8 -
+    // 5.12) ns on a lone 10-packet flow: 10.992 - 1.6384 = 9.3536 us.
+    let ct = FatTreeParams {
+        cut_through: true,
+        ..p.clone()
+    };
+    let mut net = build(&ct, false, &topo100(), 1);
+    let f = flow(0, 0, 15, 40_960, 0);
+    let rec = drain(&mut net, &[f], |_, _, _| {});
+    assert_eq!(fct(&rec, &f), SimTime(9_353_600));
+}
+
+#[test]
+fn two_long_dctcp_flows_share_a_bottleneck_within_5_percent() {
+    // Hosts 0 and 4 (different ToRs) each send 100 MB to host 8: the
+    // receiver's ToR downlink is the bottleneck. After start-up and DCTCP's
+    // (slow, tens of RTTs) convergence, each gets its half: the bytes each
+    // delivers between 4 ms and the first completion are within 5 % of each
+    // other, and together they keep the bottleneck >= 95 % busy.
+    for (routing, seed) in [
+        (Routing::Ecmp, 3),
+        (Routing::Spray, 3),
+        (Routing::Ecmp, 4),
+        (Routing::Spray, 4),
+        (Routing::Ecmp, 5),
+    ] {
+        let p = FatTreeParams {
+            k: 4,
+            routing,
+            dupack_threshold: 10,
+            ..FatTreeParams::default()
+        };
+        let mut net = build(&p, false, &topo100(), seed);
+        let flows = [flow(0, 0, 8, 100_000_000, 0), flow(1, 4, 8, 100_000_000, 0)];
+        let mut at_1ms: Option<[u64; 2]> = None;
+        let mut at_first: Option<([u64; 2], SimTime)> = None;
+        let rec = drain(&mut net, &flows, |_, rec, now| {
+            if rec.flows() < 2 {
+                return;
+            }
+            let d = [rec.delivered(0), rec.delivered(1)];
+            if at_1ms.is_none() && now >= SimTime::ms(4) {
+                at_1ms = Some(d);
+            }
+            if at_first.is_none() && rec.completed() > 0 {
+                at_first = Some((d, now));
+            }
+        });
+        let (a0, (a1, t1)) = (at_1ms.unwrap(), at_first.unwrap());
+        let (x, y) = ((a1[0] - a0[0]) as f64, (a1[1] - a0[1]) as f64);
+        assert!(
+            x.min(y) / x.max(y) >= 0.95,
+            "{routing:?}: {x} B and {y} B from 4 ms to {t1}"
+        );
+        let rate = (x + y) * 8.0 / ((t1 - SimTime::ms(4)).as_secs_f64() * 100e9);
+        assert!(
+            rate >= 0.95,
+            "{routing:?}: bottleneck {:.1} % busy",
+            rate * 100.0
+        );
+        for f in &flows {
+            assert!(rec.finish(f.id).is_some());
+        }
+    }
+}
+
+fn incast(n: u32, bytes: u64) -> Vec<Flow> {
+    // Senders 1..=n (several ToRs and pods) to host 0.
+    (0..n).map(|i| flow(i, i + 1, 0, bytes, 0)).collect()
+}
+
+#[test]
+fn no_queue_ever_exceeds_its_buffer() {
+    // A 20-to-1 incast into 10-packet buffers without ECN: drops happen,
+    // and neither the run-time check (every 16 steps) nor the per-port
+    // peaks ever see more than the buffer.
+    let buffer = 10 * 4160;
+    let p = FatTreeParams {
+        k: 6,
+        buffer: ByteSize(buffer),
+        ecn_threshold: ByteSize(0),
+        ..FatTreeParams::default()
+    };
+    let mut net = build(&p, false, &topo100(), 5);
+    let mut peak_seen = 0u64;
+    let port = net.clos().tor_down_port(0);
+    let rec = drain(&mut net, &incast(20, 400_000), |f, _, now| {
+        peak_seen = peak_seen.max(f.net().queue_bytes(port, now));
+    });
+    assert_eq!(rec.completed(), 20);
+    let s = net.stats();
+    assert!(s["drops"] > 0.0, "the test must stress the buffer");
+    assert!(s["peak_queue_bytes"] <= buffer as f64, "{s:?}");
+    assert!(s["peak_queue_bytes"] > (buffer - 4160) as f64, "{s:?}");
+    assert!(peak_seen <= buffer);
+}
+
+#[test]
+fn with_pfc_a_16_to_1_incast_drops_nothing() {
+    // 16 senders to one host with 5-packet-deep... lossless: PFC pauses
+    // upstream ports instead. Both transports; the same incast without PFC
+    // (DCTCP, same buffers) does drop, so the test can tell.
+    let base = FatTreeParams {
+        k: 6,
+        buffer: ByteSize(100_000),
+        ecn_threshold: ByteSize(0),
+        pfc_xoff: ByteSize(40_000),
+        pfc_xon: ByteSize(20_000),
+        ..FatTreeParams::default()
+    };
+    for transport in [TransportKind::Paced, TransportKind::Dctcp] {
+        let p = FatTreeParams {
+            flow_control: FlowControlKind::Pfc,
+            transport,
+            ..base.clone()
+        };
+        let mut net = build(&p, false, &topo100(), 9);
+        let flows = incast(16, 1_000_000);
+        let rec = drain(&mut net, &flows, |_, _, _| {});
+        let s = net.stats();
+        assert_eq!(rec.completed(), 16, "{transport:?}");
+        assert_eq!(s["drops"], 0.0, "{transport:?}: {s:?}");
+        assert!(s["pfc_pauses"] > 0.0, "{transport:?}: PFC never acted");
+        assert!(s["pfc_pause_time_us"] > 0.0);
+        // 16 MB through one 100 Gbps downlink take >= 1.28 ms; lossless
+        // back-pressure keeps it busy (>= 90 %).
+        let last = flows.iter().map(|f| fct(&rec, f)).max().unwrap();
+        assert!(last.0 as f64 <= 1.28e9 / 0.9, "{transport:?}: {last}");
+    }
+    let mut lossy = build(&base, false, &topo100(), 9);
+    drain(&mut lossy, &incast(16, 1_000_000), |_, _, _| {});
+    assert!(lossy.stats()["drops"] > 0.0);
+}
+
+#[test]
+fn the_dctcp_queue_stays_near_k_under_a_long_lived_incast() {
+    // 8 long flows into one receiver with a deep buffer (1 MB) and K = 80 KB
+    // (about 19 packets). After slow start, the bottleneck queue hovers
+    // around K: its time average is within [K/2, K + 8 packets], it never
+    // approaches the buffer, and nothing is dropped. Without ECN the same
+    // run fills the buffer instead (so the test can fail).
+    let k_bytes = 80_000u64;
+    let run = |ecn: u64| {
+        let p = FatTreeParams {
+            k: 4,
+            buffer: ByteSize(1_000_000),
+            ecn_threshold: ByteSize(ecn),
+            ..FatTreeParams::default()
+        };
+        let mut net = build(&p, false, &topo100(), 2);
+        let port = net.clos().tor_down_port(0);
+        let flows: Vec<Flow> = (0..8).map(|i| flow(i, 4 + i, 0, 20_000_000, 0)).collect();
+        let (mut sum, mut n, mut max) = (0f64, 0u64, 0u64);
+        let mut next = SimTime::us(300);
+        let rec = drain(&mut net, &flows, |f, _, now| {
+            // Sample every 2 us between 0.3 ms and 10 ms.
+            while now >= next && next < SimTime::ms(10) {
+                let q = f.net().queue_bytes(port, next);
+                sum += q as f64;
+                n += 1;
+                max = max.max(q);
+                next += SimTime::us(2);
+            }
+        });
+        assert_eq!(rec.completed(), 8);
+        (sum / n as f64, max, net.stats())
+    };
+    let (mean, max, s) = run(k_bytes);
+    assert!(
+        mean >= k_bytes as f64 / 2.0 && mean <= (k_bytes + 8 * 4160) as f64,
+        "mean queue {mean:.0} B with K = {k_bytes} B"
+    );
+    assert!(max < 400_000, "peak {max}");
+    assert_eq!(s["drops"], 0.0);
+    assert!(s["ecn_marks"] > 0.0);
+    let (mean_no_ecn, _, _) = run(0);
+    assert!(mean_no_ecn > 3.0 * k_bytes as f64, "{mean_no_ecn}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+    /// Random loss at every switch, random flows, any routing: every byte
+    /// reaches the application exactly once and every flow completes (the
+    /// recorder flags over-delivery and double completion as violations).
+    #[test]
+    fn every_byte_arrives_exactly_once_despite_losses(
+        seed in 0u64..1000,
+        loss in 0.0f64..0.05,
+        routing in prop_oneof![Just(Routing::Ecmp), Just(Routing::Spray), Just(Routing::Adaptive)],
+        sizes in prop::collection::vec((1u64..300_000, 0u64..50_000), 1..12),
+    ) {
+        let p = FatTreeParams {
+            k: 4,
+            routing,
+            loss_rate: loss,
+            buffer: ByteSize(30_000),
+            rto_min: SimTime::us(50),
+            ..FatTreeParams::default()
+        };
+        let mut net = build(&p, false, &topo100(), seed);
+        let mut flows: Vec<Flow> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &(b, t))| {
+                let src = ((seed + i as u64 * 7) % 16) as u32;
+                let dst = (src + 1 + ((seed / 3 + i as u64) % 15) as u32) % 16;
+                flow(0, src, dst, b, t)
+            })
+            .collect();
+        flows.sort_by_key(|f| f.start);
+        for (i, f) in flows.iter_mut().enumerate() {
+            f.id = i as u32;
+        }
+        let rec = drain(&mut net, &flows, |_, _, _| {});
+        for f in &flows {
+            prop_assert_eq!(rec.delivered(f.id), f.bytes);
+            prop_assert!(rec.finish(f.id).is_some());
+        }
+        prop_assert_eq!(rec.violation_count(), 0);
+        let s = net.stats();
+        if s["random_data_losses"] > 0.0 {
+            prop_assert!(s["retransmissions"] > 0.0);
+        }
+    }
+}
+
+fn small_config(fabric: &str, load: f64, seed: u64) -> Config {
+    let mut c = Config {
+        fabric: fabric.into(),
+        seed,
+        ..Config::default()
+    };
+    c.topology = Topology {
+        racks: 8,
+        servers_per_rack: 4,
+        uplinks: 4,
+        uplink_rate: Rate::gbps(25),
+        server_rate: None,
+    };
+    c.workload.load = load;
+    c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(50_000));
+    c.stop.flows = Some(1_500);
+    c.stop.drain = true;
+    c
+}
+
+#[test]
+fn the_same_seed_gives_identical_runs_with_spraying() {
+    let go = |seed| {
+        let mut c = small_config("fat_tree", 0.7, seed);
+        c.edit(|p: &mut FatTreeParams| p.routing = Routing::Spray);
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+        (
+            r.flows.finish_ps,
+            serde_json::to_string(&r.summary.fabric_stats).unwrap(),
+        )
+    };
+    assert_eq!(go(4), go(4));
+    assert_ne!(go(4).0, go(5).0);
+}
+
+/// Mean FCT (us) of completed flows of a run.
+fn mean_fct(c: &Config) -> (f64, Vec<(u32, u32, u64, u64)>) {
+    let r = simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true);
+    assert!(r.summary.invariant_violations.is_empty());
+    assert_eq!(r.summary.completed, r.summary.flows);
+    let t = &r.flows;
+    let rows: Vec<_> = (0..t.id.len())
+        .map(|i| {
+            (
+                t.src[i],
+                t.dst[i],
+                t.bytes[i],
+                t.finish_ps[i].unwrap() - t.start_ps[i],
+            )
+        })
+        .collect();
+    let mean = rows.iter().map(|r| r.3 as f64).sum::<f64>() / rows.len() as f64 / 1e6;
+    (mean, rows)
+}
+
+#[test]
+fn the_fluid_model_is_a_lower_bound_and_close_at_low_load() {
+    // The same workload (8 racks x 4 servers at 25 Gbps, Pareto(1.5, 50 KB),
+    // 1,500 flows, drained) on ESN (Ideal) with zero base latency, and on the
+    // packet fat-tree. Path latency of a flow on the fat-tree: its hops x
+    // 1 us of propagation plus (hops - 1) store-and-forward serialisations
+    // of its first packet.
+    let ctx_topo = small_config("fat_tree", 0.1, 1).topology;
+    let p = FatTreeParams::default();
+    let clos = Clos::layout(
+        &p,
+        false,
+        &BuildContext {
+            topology: &ctx_topo,
+            seed: 1,
+            check_invariants: false,
+        },
+    )
+    .unwrap();
+    let r = ctx_topo.host_rate();
+    let path = |src: u32, dst: u32, bytes: u64| {
+        let h = clos.hops(src, dst) as u64;
+        let first = bytes.min(4096) + 64;
+        (SimTime::us(1) * h + r.tx_time(first) * (h - 1)).0 as f64 / 1e6
+    };
+    for (load, margin) in [
+        (0.1, 0.25),
+        (0.3, f64::INFINITY),
+        (0.5, f64::INFINITY),
+        (0.8, f64::INFINITY),
+    ] {
+        let mut esn = small_config("esn", load, 1);
+        esn.edit(|e: &mut photonet::fabric::esn::EsnParams| e.base_latency = SimTime::ZERO);
+        let (fluid, rows) = mean_fct(&esn);
+        let (packet, prow) = mean_fct(&small_config("fat_tree", load, 1));
+        assert_eq!(rows.len(), prow.len());
+        let lat = rows.iter().map(|r| path(r.0, r.1, r.2)).sum::<f64>() / rows.len() as f64;
+        eprintln!(
+            "load {load}: fluid {fluid:.2} us, fluid + path {:.2} us, packet {packet:.2} us ({:+.1} %)",
+            fluid + lat,
+            (packet / (fluid + lat) - 1.0) * 100.0
+        );
+        assert!(
+            packet >= fluid,
+            "load {load}: packet {packet} < fluid {fluid}"
+        );
+        assert!(
+            packet <= (fluid + lat) * (1.0 + margin),
+            "load {load}: packet {packet} vs fluid + path {}",
+            fluid + lat
+        );
+    }
+}
+
+#[test]
+fn leaf_spine_and_fat_tree_run_from_the_common_topology() {
+    for fabric in ["fat_tree", "leaf_spine"] {
+        let mut c = small_config(fabric, 0.5, 2);
+        c.stop.flows = Some(300);
+        c.metrics.check_invariants = true;
+        let (mean, _) = mean_fct(&c);
+        assert!(mean > 0.0);
+    }
+    // A trace: a permutation shot on the leaf-spine.
+    let mut c = small_config("leaf_spine", 0.5, 2);
+    c.workload.pattern.kind = PatternKind::Permutation;
+    c.stop.flows = Some(100);
+    let (mean, _) = mean_fct(&c);
+    assert!(mean > 0.0);
+}
