@@ -47,3 +47,28 @@ def photonet_cli(*args, cwd=None):
         cwd=cwd,
         env={**os.environ, "COLUMNS": "200"},
     )
+
+
+# A tiny run (4 racks x 2 servers, 300 flows) as a config file, for CLI tests.
+TINY = """
+[topology]
+racks = 4
+servers_per_rack = 2
+uplinks = 2
+uplink_rate = "10Gbps"
+[workload]
+load = 0.4
+[workload.sizes]
+dist = "pareto"
+shape = 1.5
+mean = "20KB"
+[stop]
+flows = 300
+"""
+
+
+@pytest.fixture
+def cfg(tmp_path):
+    p = tmp_path / "tiny.toml"
+    p.write_text(TINY)
+    return p

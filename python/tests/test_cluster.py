@@ -21,28 +21,6 @@ from photonet import sweep
 
 from conftest import photonet_cli
 
-TINY = """
-[topology]
-racks = 4
-servers_per_rack = 2
-uplinks = 2
-uplink_rate = "10Gbps"
-[workload]
-load = 0.4
-[workload.sizes]
-dist = "pareto"
-shape = 1.5
-mean = "20KB"
-[stop]
-flows = 300
-"""
-
-
-@pytest.fixture
-def cfg(tmp_path):
-    p = tmp_path / "tiny.toml"
-    p.write_text(TINY)
-    return p
 
 
 def stamps(out: Path) -> dict:
