@@ -11,7 +11,8 @@
 //! 1. core: [`units`], [`rng`], [`error`], [`flow`], [`topology`], [`queue`]
 //!    (event queue, slot clock), [`timer`] (cancellable timers), [`pool`]
 //!    (index-addressed pools and FIFOs), [`delivery`] (in-order delivery),
-//!    [`recorder`] (what fabrics report);
+//!    [`access`] (slotted host–ToR access links), [`recorder`] (what fabrics
+//!    report);
 //! 2. [`workload`], [`sched`] (pure algorithms), [`model`] (analytical models),
 //!    [`net`] (the packet substrate of buffered fabrics: ports, links,
 //!    routing, transports);
@@ -22,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 // 1. core
+pub mod access;
 pub mod delivery;
 pub mod error;
 pub mod flow;
