@@ -6,8 +6,8 @@
 
 use photonet::config::{Config, PatternKind, SizesConfig};
 use photonet::fabric::fat_tree::{
-    Clos, FatTreeParams, FlowControlKind, PacketFabric, TransportKind, FAT_TREE_VARIANT,
-    LEAF_SPINE_VARIANT,
+    lone_flow_bounds, Clos, FatTreeParams, FlowControlKind, PacketFabric, PriorityKind,
+    TransportKind, FAT_TREE_VARIANT, LEAF_SPINE_VARIANT,
 };
 use photonet::fabric::registry::BuildContext;
 use photonet::fabric::Fabric;
@@ -708,9 +708,7 @@ fn the_route_and_vc_hooks_steer_packets_and_travel_with_them() {
         }),
         transport: Transport::Paced,
         routing: Routing::Spray,
-        cut_through: false,
-        loss: 0.0,
-        seed: 1,
+        ..NetConfig::default()
     };
     let router = Hooked {
         clos: clos.clone(),
@@ -747,4 +745,115 @@ fn the_route_and_vc_hooks_steer_packets_and_travel_with_them() {
 
 fn net_router_seen(net: &photonet::net::Network<Hooked>) -> Vec<(u32, u8, u32)> {
     net.router().seen.borrow().clone()
+}
+
+#[test]
+fn priority_classes_follow_the_thresholds() {
+    use photonet::net::Priority;
+    let t = vec![10_000, 100_000];
+    // PIAS: by bytes sent before the packet, whatever the flow's size.
+    let pias = Priority::Pias(t.clone());
+    assert_eq!(pias.classes(), 3);
+    let got: Vec<u8> = [0, 9_999, 10_000, 99_999, 100_000, 5_000_000]
+        .iter()
+        .map(|&sent| pias.class(sent, 10_000_000))
+        .collect();
+    assert_eq!(got, [0, 0, 1, 1, 2, 2]);
+    // Size: by the flow's size, whatever was sent.
+    let size = Priority::Size(t);
+    assert_eq!(size.class(0, 100_000), 2);
+    assert_eq!(size.class(90_000, 99_999), 1);
+    assert_eq!(size.class(0, 1), 0);
+    assert_eq!(Priority::None.class(1 << 40, 1 << 40), 0);
+}
+
+/// Long DCTCP flows into host 0 from other ToRs and pods, and short flows
+/// into host 0 from hosts 1-3 (same ToR, same pod) while they run.
+fn short_under_long() -> (Vec<Flow>, Vec<u32>) {
+    let mut flows: Vec<Flow> = [4u32, 8, 12, 5]
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| flow(i as u32, s, 0, 3_000_000, 0))
+        .collect();
+    let mut short = vec![];
+    for j in 0..20u32 {
+        let id = flows.len() as u32;
+        short.push(id);
+        flows.push(flow(id, 1 + j % 3, 0, 20_000, 60_000 + 20_000 * j as u64));
+    }
+    (flows, short)
+}
+
+#[test]
+fn strict_priority_shortens_short_flows_under_long_ones() {
+    // Lossy DCTCP, 256 KB buffers, K = 80 KB: with one FIFO the short flows
+    // queue behind the long flows' standing queue (~K) at host 0's
+    // downlink; with size-aware classes (< 100 KB first) they skip it.
+    let mut mean = vec![];
+    for priority in [PriorityKind::None, PriorityKind::Size] {
+        let p = FatTreeParams {
+            k: 4,
+            priority,
+            priority_thresholds: vec![ByteSize(100_000)],
+            ..FatTreeParams::default()
+        };
+        let mut net = build(&p, false, &topo100(), 2);
+        let (flows, short) = short_under_long();
+        let rec = drain(&mut net, &flows, |_, _, _| {});
+        assert_eq!(rec.completed(), flows.len() as u64);
+        let m = short
+            .iter()
+            .map(|&i| fct(&rec, &flows[i as usize]).0 as f64)
+            .sum::<f64>()
+            / short.len() as f64;
+        if priority == PriorityKind::Size {
+            // Non-preemptive strict priority: a short flow waits at most for
+            // one class-1 frame in service on each link of its path.
+            for &i in &short {
+                let f = &flows[i as usize];
+                let lone = lone_flow_bounds(&p, net.clos(), f.src, f.dst, f.bytes).max;
+                let hops = net.clos().hops(f.src, f.dst) as u64;
+                let got = fct(&rec, f);
+                assert!(got.0 <= lone.0 + hops * 332_800, "{got} vs lone {lone}");
+            }
+        }
+        mean.push(m);
+    }
+    // Measured: 10.9 us with one FIFO, 6.0 us with classes.
+    assert!(mean[1] < mean[0], "{mean:?}");
+}
+
+#[test]
+fn per_class_pfc_pauses_only_the_congested_class() {
+    // Lossless (PFC), two classes by size (< 100 KB first): an 8-to-1
+    // incast of 1 MB flows (class 1) into host 0, and a 50 KB flow (class 0)
+    // from host 1 (same ToR) while it runs. Class 1 is paused; class 0 never
+    // is, and the short flow passes the incast's queue.
+    let p = FatTreeParams {
+        k: 4,
+        flow_control: FlowControlKind::Pfc,
+        transport: TransportKind::Paced,
+        priority: PriorityKind::Size,
+        priority_thresholds: vec![ByteSize(100_000)],
+        buffer: ByteSize(200_000),
+        ecn_threshold: ByteSize(0),
+        pfc_xoff: ByteSize(40_000),
+        pfc_xon: ByteSize(20_000),
+        ..FatTreeParams::default()
+    };
+    let mut net = build(&p, false, &topo100(), 4);
+    let mut flows: Vec<Flow> = (0..8u32).map(|i| flow(i, 4 + i, 0, 1_000_000, 0)).collect();
+    flows.push(flow(8, 1, 0, 50_000, 100_000));
+    let rec = drain(&mut net, &flows, |_, _, _| {});
+    assert_eq!(rec.completed(), 9);
+    let s = net.stats();
+    assert_eq!(s["drops"], 0.0, "{s:?}");
+    assert!(s["pfc_pause_time_us.class1"] > 0.0, "{s:?}");
+    assert_eq!(s["pfc_pause_time_us.class0"], 0.0, "{s:?}");
+    // Alone, 50 KB within a ToR: 13 packets, wire 50,832 B = 4.06656 us
+    // + 332.8 ns + 2 us = 6.39936 us; under the incast at most one
+    // class-1 frame in service on each of its two links delays it.
+    let short = fct(&rec, &flows[8]);
+    assert!(short.0 <= 6_399_360 + 2 * 332_800, "{short}");
+    assert!(short.0 >= 6_399_360, "{short}");
 }

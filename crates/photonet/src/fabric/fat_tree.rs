@@ -38,7 +38,7 @@ use crate::fabric::{Fabric, FabricStats};
 use crate::flow::Flow;
 use crate::net::{
     Candidates, CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig,
-    PortSpec, Router, Routing, Transport,
+    PortSpec, Priority, Router, Routing, Transport,
 };
 use crate::recorder::Recorder;
 use crate::units::{ByteSize, Rate, SimTime};
@@ -67,6 +67,21 @@ pub enum FlowControlKind {
     /// bytes per ingress link, split equally among `vcs` VCs; a port sends
     /// a packet only when it holds credits for all its bytes on its VC.
     Credit,
+}
+
+/// Priority classes at switch ports and NICs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorityKind {
+    /// One FIFO per port.
+    None,
+    /// PIAS-like: a packet's class is the number of `priority_thresholds` at
+    /// or below the bytes its flow sent before it (short flows and the heads
+    /// of long ones go first).
+    Pias,
+    /// Size-aware: a flow's class is the number of thresholds at or below
+    /// its size.
+    Size,
 }
 
 /// Parameters of the packet-level fat-tree and leaf-spine (`fabric =
@@ -133,6 +148,12 @@ pub struct FatTreeParams {
     pub pfc_pause_delay: SimTime,
     /// PFC: from falling to xon to the upstream port restarting (besides propagation).
     pub pfc_resume_delay: SimTime,
+    /// Priority classes: "none", "pias" or "size"; strict priority per port
+    /// (ACKs in the top class); with PFC, pause/resume per class (each class
+    /// of an ingress link has its own xoff/xon).
+    pub priority: PriorityKind,
+    /// Class boundaries, increasing (classes = thresholds + 1, at most 8).
+    pub priority_thresholds: Vec<ByteSize>,
     /// Cut-through: switches start forwarding once a header has arrived (lossy only).
     pub cut_through: bool,
     /// Probability that a switch loses a packet it receives (loss-recovery
@@ -167,6 +188,8 @@ impl Default for FatTreeParams {
             pfc_xon: ByteSize(50_000),
             pfc_pause_delay: SimTime::ns(1_000),
             pfc_resume_delay: SimTime::ns(1_200),
+            priority: PriorityKind::None,
+            priority_thresholds: vec![ByteSize(10_000), ByteSize(100_000)],
             cut_through: false,
             loss_rate: 0.0,
         }
@@ -601,6 +624,43 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
             "virtual channels need flow_control = \"credit\"",
         ));
     }
+    let classes = if p.priority == PriorityKind::None {
+        1
+    } else {
+        let t = &p.priority_thresholds;
+        if t.is_empty() || t.len() as u32 >= crate::net::MAX_CLASSES {
+            return Err(err(
+                "priority_thresholds",
+                t.len(),
+                format!(
+                    "needs 1 to {} thresholds (classes = thresholds + 1)",
+                    crate::net::MAX_CLASSES - 1
+                ),
+            ));
+        }
+        if t[0].0 == 0 || t.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err(err(
+                "priority_thresholds",
+                format!("{:?}", t.iter().map(|b| b.0).collect::<Vec<_>>()),
+                "thresholds must be above 0 B and strictly increasing",
+            ));
+        }
+        if p.flow_control == FlowControlKind::Credit {
+            return Err(err(
+                "priority",
+                format!("{:?}", p.priority),
+                "priority classes are not supported with flow_control = \"credit\" (use VCs)",
+            ));
+        }
+        if p.cut_through {
+            return Err(err(
+                "cut_through",
+                true,
+                "is not supported with priority classes",
+            ));
+        }
+        t.len() as u64 + 1
+    };
     match p.flow_control {
         FlowControlKind::Credit => {
             if p.vcs == 0 || p.vcs > crate::net::MAX_VCS as u32 {
@@ -655,16 +715,16 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
             let fastest = clos.host_rate.max(clos.uplink_rate);
             let rtt = p.propagation * 2 + p.pfc_pause_delay;
             let headroom = fastest.bytes_in(rtt) + 1 + 2 * frame;
-            if p.pfc_xoff.0 + headroom > p.buffer.0 {
+            if classes * (p.pfc_xoff.0 + headroom) > p.buffer.0 {
                 return Err(err(
                     "pfc_xoff",
                     format!("\"{}\"", p.pfc_xoff),
                     format!(
-                        "xoff + the bytes one link round trip still delivers after a pause ({headroom} B: \
-                         {fastest} over 2 x {} + pfc_pause_delay {}, plus two frames) = {} B exceeds the buffer ({} B)",
+                        "{classes} class(es) x (xoff + the bytes one link round trip still delivers after a pause ({headroom} B: \
+                         {fastest} over 2 x {} + pfc_pause_delay {}, plus two frames)) = {} B exceeds the buffer ({} B)",
                         p.propagation,
                         p.pfc_pause_delay,
-                        p.pfc_xoff.0 + headroom,
+                        classes * (p.pfc_xoff.0 + headroom),
                         p.buffer.0
                     ),
                 ));
@@ -710,6 +770,14 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
         cut_through: p.cut_through,
         loss: p.loss_rate,
         seed,
+        priority: {
+            let t = p.priority_thresholds.iter().map(|b| b.0).collect();
+            match p.priority {
+                PriorityKind::None => Priority::None,
+                PriorityKind::Pias => Priority::Pias(t),
+                PriorityKind::Size => Priority::Size(t),
+            }
+        },
     }
 }
 
@@ -831,7 +899,14 @@ impl PacketFabric {
             "Fat-tree"
         };
         PacketFabric {
-            label: format!("{shape} (packet, {transport}, {routing})"),
+            label: format!(
+                "{shape} (packet, {transport}, {routing}{})",
+                match p.priority {
+                    PriorityKind::None => "",
+                    PriorityKind::Pias => ", PIAS classes",
+                    PriorityKind::Size => ", size classes",
+                }
+            ),
             params: p.clone(),
             rate: clos.host_rate,
             net: Network::new(net_config(p, seed), graph, clos.clone()),
@@ -1067,6 +1142,33 @@ mod tests {
             "pfc",
         );
         check(FatTreeParams { vcs: 2, ..d() }, "vcs", "credit");
+        let prio = |t: Vec<u64>| FatTreeParams {
+            priority: PriorityKind::Pias,
+            priority_thresholds: t.into_iter().map(ByteSize).collect(),
+            ..d()
+        };
+        check(prio(vec![]), "priority_thresholds", "1 to 7");
+        check(prio((1..=8).collect()), "priority_thresholds", "1 to 7");
+        check(prio(vec![10, 10]), "priority_thresholds", "increasing");
+        check(prio(vec![0, 10]), "priority_thresholds", "above 0");
+        check(
+            FatTreeParams {
+                flow_control: FlowControlKind::Credit,
+                ..prio(vec![10])
+            },
+            "priority",
+            "credit",
+        );
+        check(
+            FatTreeParams {
+                flow_control: FlowControlKind::Pfc,
+                pfc_xoff: ByteSize(120_000),
+                pfc_xon: ByteSize(50_000),
+                ..prio(vec![10])
+            },
+            "pfc_xoff",
+            "2 class(es)",
+        );
         let credit = || FatTreeParams {
             flow_control: FlowControlKind::Credit,
             ..d()

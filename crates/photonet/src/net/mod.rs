@@ -48,5 +48,5 @@ pub mod sim;
 pub use route::{hop_count_vc, Candidates, Hop, Router, Routing};
 pub use sim::{
     CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec,
-    Transport, MAX_VCS,
+    Priority, Transport, MAX_CLASSES, MAX_VCS,
 };

@@ -138,6 +138,45 @@ pub enum FlowControl {
     Credit(CreditConfig),
 }
 
+/// Priority classes: strict priority at every port, class 0 first; ACKs
+/// are class 0. With PFC, pauses are per class.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Priority {
+    /// One class.
+    #[default]
+    None,
+    /// PIAS-like (information-agnostic): a data packet's class is the number
+    /// of thresholds at or below the bytes its flow sent before it.
+    Pias(Vec<u64>),
+    /// Size-aware: a flow's class is the number of thresholds at or below
+    /// its size.
+    Size(Vec<u64>),
+}
+
+impl Priority {
+    /// The number of classes.
+    pub fn classes(&self) -> u32 {
+        match self {
+            Priority::None => 1,
+            Priority::Pias(t) | Priority::Size(t) => t.len() as u32 + 1,
+        }
+    }
+
+    /// The class of a data packet that follows `sent` bytes of a flow of
+    /// `bytes` bytes.
+    #[inline]
+    pub fn class(&self, sent: u64, bytes: u64) -> u8 {
+        match self {
+            Priority::None => 0,
+            Priority::Pias(t) => t.iter().take_while(|&&x| x <= sent).count() as u8,
+            Priority::Size(t) => t.iter().take_while(|&&x| x <= bytes).count() as u8,
+        }
+    }
+}
+
+/// The most priority classes.
+pub const MAX_CLASSES: u32 = 8;
+
 /// Everything the substrate needs besides the graph.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NetConfig {
@@ -163,6 +202,37 @@ pub struct NetConfig {
     /// loss-recovery studies; 0 = none).
     pub loss: f64,
     pub seed: u64,
+    /// Priority classes (not with credits).
+    pub priority: Priority,
+}
+
+impl Default for NetConfig {
+    /// 4,096 B payload + 64 B header, 64 B ACKs, 1 us propagation, 256 KB
+    /// buffers, no ECN, lossy, DCTCP hosts (initial window 10, 200 us
+    /// minimum RTO), ECMP, one class.
+    fn default() -> Self {
+        NetConfig {
+            payload: 4096,
+            header: 64,
+            ack_bytes: 64,
+            propagation: SimTime::us(1),
+            buffer: 256_000,
+            ecn_k: None,
+            flow_control: FlowControl::None,
+            transport: Transport::Dctcp(DctcpConfig {
+                init_cwnd: 10,
+                max_cwnd: 1_000,
+                g: 1.0 / 16.0,
+                rto_min: SimTime::us(200),
+                dupack_threshold: 3,
+            }),
+            routing: Routing::Ecmp,
+            cut_through: false,
+            loss: 0.0,
+            seed: 1,
+            priority: Priority::None,
+        }
+    }
 }
 
 /// One directed link, owned by the node it leaves.
@@ -230,7 +300,12 @@ const FLAG_CREDIT: u8 = 16;
 #[derive(Clone, Copy, Debug)]
 enum Timer {
     Rto(u32),
-    Pfc { port: u32, pause: bool, seq: u32 },
+    Pfc {
+        port: u32,
+        lane: u8,
+        pause: bool,
+        seq: u32,
+    },
 }
 
 /// The state of a port that every packet touches.
@@ -286,24 +361,36 @@ impl Port {
     }
 }
 
-/// PFC state of a port (lossless mode only).
+/// The state of a queued port (lossless, or with priority classes).
 #[derive(Clone, Copy, Debug, Default)]
 struct QPort {
-    queue: List,
     busy: bool,
-    paused: bool,
-    paused_since: u64,
     pause_time: u64,
     pauses: u64,
-    /// The packet on the wire: its ingress link and bytes.
+    /// The packet on the wire: the ingress buffer it leaves and its bytes.
     tx_inp: u32,
     tx_wire: u32,
     /// Credits: the VC to serve first (round-robin).
     rr: u8,
-    /// This port as an ingress link of its far node: bytes buffered there,
-    /// whether a PAUSE is outstanding, and PFC frame sequence numbers.
+    /// This port as an ingress link of its far node: bytes buffered there.
     ingress: u64,
     peak_ingress: u64,
+}
+
+/// One lane (a VC with credits, else a priority class) of a queued port.
+#[derive(Clone, Copy, Debug, Default)]
+struct Lane {
+    /// Packets waiting to be sent in this lane.
+    queue: List,
+    /// Credits: bytes the port may still send on this VC.
+    credits: u64,
+    /// Bytes of this lane buffered at the far end (credits, PFC).
+    far: u64,
+    /// PFC: this lane of the port is paused (since `paused_since`).
+    paused: bool,
+    paused_since: u64,
+    /// PFC, as an ingress lane of the far node: a PAUSE is outstanding;
+    /// frame sequence numbers (sent, applied).
     pause_sent: bool,
     frame_seq: u32,
     applied_seq: u32,
@@ -371,13 +458,14 @@ pub struct Network<R: Router> {
     salt: u64,
     /// Packet events pending (for the conservation check).
     packet_events: u64,
-    /// Credits: VCs per link (1 otherwise), and per (port, VC): its queue,
-    /// the credits it holds, and the bytes buffered at the far end.
+    /// Lanes per queued port: VCs with credits, else priority classes (1
+    /// without either); per (port, lane) state.
     vcs: u32,
-    vq: Vec<List>,
-    credits: Vec<u64>,
-    vc_in: Vec<u64>,
+    lanes: Vec<Lane>,
+    credit: bool,
     credit_events: u64,
+    /// PFC pause time per class, ps.
+    class_pause: Vec<u64>,
     n: Counters,
     active: u64,
     last_advance: u64,
@@ -412,7 +500,8 @@ impl<R: Router> Network<R> {
             cfg.payload as u64 + cfg.header as u64 <= u16::MAX as u64,
             "net: frames above 64 KiB"
         );
-        let lossless = !matches!(cfg.flow_control, FlowControl::None);
+        let classes = cfg.priority.classes();
+        let queued = !matches!(cfg.flow_control, FlowControl::None) || classes > 1;
         let (vcs, vc_buffer) = match cfg.flow_control {
             FlowControl::Credit(c) => {
                 assert!(
@@ -424,11 +513,12 @@ impl<R: Router> Network<R> {
                     c.vc_buffer >= (cfg.payload + cfg.header) as u64,
                     "net: VC buffer below one frame"
                 );
+                assert!(classes == 1, "net: priority classes with credits");
                 (c.vcs as u32, c.vc_buffer)
             }
-            _ => (1, 0),
+            _ => (classes, 0),
         };
-        let nvq = if vc_buffer > 0 {
+        let nlanes = if queued {
             ports.len() * vcs as usize
         } else {
             0
@@ -436,7 +526,7 @@ impl<R: Router> Network<R> {
         let streams = RngStreams::new(cfg.seed);
         let salt = streams.stream("net.ecmp").next_u64();
         Network {
-            qports: if lossless {
+            qports: if queued {
                 vec![QPort::default(); ports.len()]
             } else {
                 Vec::new()
@@ -452,10 +542,16 @@ impl<R: Router> Network<R> {
             salt,
             packet_events: 0,
             vcs,
-            vq: vec![List::default(); nvq],
-            credits: vec![vc_buffer; nvq],
-            vc_in: vec![0; nvq],
+            lanes: vec![
+                Lane {
+                    credits: vc_buffer,
+                    ..Lane::default()
+                };
+                nlanes
+            ],
+            credit: vc_buffer > 0,
             credit_events: 0,
+            class_pause: vec![0; classes as usize],
             n: Counters::default(),
             active: 0,
             last_advance: 0,
@@ -475,24 +571,21 @@ impl<R: Router> Network<R> {
         &self.router
     }
 
-    fn lossless(&self) -> bool {
+    /// Ports with real FIFOs (lossless, or priority classes).
+    fn queued(&self) -> bool {
         !self.qports.is_empty()
     }
 
-    fn credit(&self) -> bool {
-        !self.vq.is_empty()
+    fn lossless(&self) -> bool {
+        !matches!(self.cfg.flow_control, FlowControl::None)
     }
 
-    /// Lossless: whether port `p` has packets waiting.
+    /// Queued ports: whether port `p` has packets waiting.
     fn has_queue(&self, p: u32) -> bool {
-        if self.credit() {
-            let b = (p * self.vcs) as usize;
-            self.vq[b..b + self.vcs as usize]
-                .iter()
-                .any(|l| !l.is_empty())
-        } else {
-            !self.qports[p as usize].queue.is_empty()
-        }
+        let b = (p * self.vcs) as usize;
+        self.lanes[b..b + self.vcs as usize]
+            .iter()
+            .any(|l| !l.queue.is_empty())
     }
 
     fn wire_of(&self, f: &FlowState, seq: u32) -> u16 {
@@ -524,10 +617,8 @@ impl<R: Router> Network<R> {
     /// Credits: a credit for `bytes` of VC `vc` reaches port `p`.
     fn credit_arrives(&mut self, p: u32, vc: u8, bytes: u64, now: u64) {
         self.credit_events -= 1;
-        let b = (p * self.vcs + vc as u32) as usize;
-        self.credits[b] = self.credits[b]
-            .checked_add(bytes)
-            .expect("net: credit overflow");
+        let l = &mut self.lanes[(p * self.vcs + vc as u32) as usize];
+        l.credits = l.credits.checked_add(bytes).expect("net: credit overflow");
         if !self.qports[p as usize].busy {
             self.start_tx(p, now);
         }
@@ -573,7 +664,7 @@ impl<R: Router> Network<R> {
             Transport::Paced => {
                 self.paced[flow.src as usize].push_back(flow.id);
                 let q = &self.qports[flow.src as usize];
-                if !q.busy && !q.paused && !self.has_queue(flow.src) {
+                if !q.busy && !self.all_paused(flow.src) && !self.has_queue(flow.src) {
                     self.pace(flow.src, now.0);
                 }
             }
@@ -627,7 +718,7 @@ impl<R: Router> Network<R> {
         self.n.hops += 1;
         let node = pkt.node;
         if node < self.graph.hosts {
-            if self.credit() {
+            if self.credit {
                 // A host consumes what it receives at once.
                 self.return_credit(pkt.port * self.vcs + pkt.vc as u32, pkt.wire as u64, now);
             }
@@ -644,7 +735,7 @@ impl<R: Router> Network<R> {
             self.n.drops += 1;
             self.n.lost += 1;
             self.n.lost_data += (pkt.flags & FLAG_ACK == 0) as u64;
-            if self.credit() {
+            if self.credit {
                 self.return_credit(pkt.port * self.vcs + pkt.vc as u32, pkt.wire as u64, now);
             }
             return;
@@ -689,7 +780,7 @@ impl<R: Router> Network<R> {
                 Routing::Spray => reduce(self.rng.next_u64(), c.count),
                 Routing::Adaptive => {
                     let start = reduce(self.rng.next_u64(), c.count);
-                    if self.lossless() {
+                    if self.queued() {
                         let q = &self.qports;
                         let ports = &self.ports;
                         least_loaded(c.count, start, |i| {
@@ -712,7 +803,7 @@ impl<R: Router> Network<R> {
     /// Puts packet `pi` on port `p` at `now` (a switch port or a NIC).
     #[inline]
     fn enqueue(&mut self, p: u32, mut pkt: Packet, now: u64) {
-        if self.lossless() {
+        if self.queued() {
             return self.enqueue_lossless(p, pkt, now);
         }
         let is_switch = p >= self.graph.hosts;
@@ -765,72 +856,66 @@ impl<R: Router> Network<R> {
         self.packet_events += 1;
     }
 
+    /// Queued ports (lossless, or with priority classes): puts `pkt` into
+    /// lane `pkt.vc` of port `p` (its VC with credits, its class otherwise).
     fn enqueue_lossless(&mut self, p: u32, mut pkt: Packet, now: u64) {
         let hosts = self.graph.hosts;
         let wire = pkt.wire as u64;
+        let lanes = self.vcs;
         if p >= hosts {
+            // The ingress buffer it occupies: (link it came by, lane).
             let inp = pkt.port;
-            pkt.inp = inp;
-            if let FlowControl::Credit(c) = self.cfg.flow_control {
-                // The sender held credits for these bytes: they fit.
-                let b = inp * self.vcs + pkt.vc as u32;
-                pkt.inp = b;
-                self.vc_in[b as usize] += wire;
-                self.n.peak_vc_bytes = self.n.peak_vc_bytes.max(self.vc_in[b as usize]);
-                assert!(
-                    self.vc_in[b as usize] <= c.vc_buffer,
-                    "net: VC buffer {b} overrun"
-                );
-                let qi = &mut self.qports[inp as usize];
-                qi.ingress += wire;
-                qi.peak_ingress = qi.peak_ingress.max(qi.ingress);
+            let b = inp * lanes + pkt.vc as u32;
+            pkt.inp = b;
+            match self.cfg.flow_control {
+                FlowControl::Credit(c) => {
+                    // The sender held credits for these bytes: they fit.
+                    let l = &mut self.lanes[b as usize];
+                    l.far += wire;
+                    self.n.peak_vc_bytes = self.n.peak_vc_bytes.max(l.far);
+                    assert!(l.far <= c.vc_buffer, "net: VC buffer {b} overrun");
+                    let qi = &mut self.qports[inp as usize];
+                    qi.ingress += wire;
+                    qi.peak_ingress = qi.peak_ingress.max(qi.ingress);
+                }
+                FlowControl::Pfc(pfc) => {
+                    let qi = &mut self.qports[inp as usize];
+                    if qi.ingress + wire > self.cfg.buffer {
+                        self.ports[p as usize].drops += 1;
+                        self.n.drops += 1;
+                        return;
+                    }
+                    qi.ingress += wire;
+                    qi.peak_ingress = qi.peak_ingress.max(qi.ingress);
+                    let l = &mut self.lanes[b as usize];
+                    l.far += wire;
+                    if l.far > pfc.xoff && !l.pause_sent {
+                        l.pause_sent = true;
+                        l.frame_seq += 1;
+                        let at = now + self.cfg.propagation.0 + pfc.pause_delay.0;
+                        let seq = l.frame_seq;
+                        self.timers.schedule(
+                            SimTime(at),
+                            Timer::Pfc {
+                                port: inp,
+                                lane: pkt.vc,
+                                pause: true,
+                                seq,
+                            },
+                        );
+                    }
+                }
+                FlowControl::None => {
+                    // Priority classes on a lossy network: drop-tail on the
+                    // bytes the output port holds (queued or on the wire).
+                    let port = &mut self.ports[p as usize];
+                    if port.occ + wire > self.cfg.buffer {
+                        port.drops += 1;
+                        self.n.drops += 1;
+                        return;
+                    }
+                }
             }
-        }
-        if self.credit() {
-            let hop = Hop {
-                node: if p < hosts { p } else { pkt.node },
-                flow: pkt.flow,
-                dst: pkt.dst,
-                in_port: if p < hosts { u32::MAX } else { pkt.port },
-                vc: pkt.vc,
-                vcs: self.vcs as u8,
-                tag: pkt.tag,
-                ack: pkt.flags & FLAG_ACK != 0,
-            };
-            let vc = self.router.vc(&hop, p);
-            assert!(
-                (vc as u32) < self.vcs,
-                "net: the router put a packet on VC {vc} of {}",
-                self.vcs
-            );
-            pkt.vc = vc;
-        }
-        if let (true, FlowControl::Pfc(pfc)) = (p >= hosts, self.cfg.flow_control) {
-            let inp = pkt.inp;
-            let qi = &mut self.qports[inp as usize];
-            if qi.ingress + wire > self.cfg.buffer {
-                self.ports[p as usize].drops += 1;
-                self.n.drops += 1;
-                return;
-            }
-            qi.ingress += wire;
-            qi.peak_ingress = qi.peak_ingress.max(qi.ingress);
-            if qi.ingress > pfc.xoff && !qi.pause_sent {
-                qi.pause_sent = true;
-                qi.frame_seq += 1;
-                let at = now + self.cfg.propagation.0 + pfc.pause_delay.0;
-                let seq = qi.frame_seq;
-                self.timers.schedule(
-                    SimTime(at),
-                    Timer::Pfc {
-                        port: inp,
-                        pause: true,
-                        seq,
-                    },
-                );
-            }
-        }
-        if p >= hosts {
             let port = &mut self.ports[p as usize];
             if let Some(k) = self.cfg.ecn_k {
                 if port.occ + wire > k && pkt.flags & FLAG_ACK == 0 {
@@ -839,69 +924,85 @@ impl<R: Router> Network<R> {
                 }
             }
         }
+        if self.credit {
+            let hop = Hop {
+                node: if p < hosts { p } else { pkt.node },
+                flow: pkt.flow,
+                dst: pkt.dst,
+                in_port: if p < hosts { u32::MAX } else { pkt.port },
+                vc: pkt.vc,
+                vcs: lanes as u8,
+                tag: pkt.tag,
+                ack: pkt.flags & FLAG_ACK != 0,
+            };
+            let vc = self.router.vc(&hop, p);
+            assert!(
+                (vc as u32) < lanes,
+                "net: the router put a packet on VC {vc} of {lanes}"
+            );
+            pkt.vc = vc;
+        }
         let port = &mut self.ports[p as usize];
         port.occ += wire;
         port.peak = port.peak.max(port.occ);
         let pi = self.pool.alloc(pkt);
-        if self.credit() {
-            let b = (p * self.vcs + pkt.vc as u32) as usize;
-            let mut list = self.vq[b];
-            self.pool.push_back(&mut list, pi);
-            self.vq[b] = list;
-        } else {
-            let q = &mut self.qports[p as usize];
-            let mut list = q.queue;
-            self.pool.push_back(&mut list, pi);
-            q.queue = list;
-        }
-        let q = &self.qports[p as usize];
-        if !q.busy && !q.paused {
+        let b = (p * lanes + pkt.vc as u32) as usize;
+        let mut list = self.lanes[b].queue;
+        self.pool.push_back(&mut list, pi);
+        self.lanes[b].queue = list;
+        if !self.qports[p as usize].busy {
             self.start_tx(p, now);
         }
     }
 
-    /// Credits: pops the packet port `p` sends next — round-robin over its
-    /// VCs whose head packet fits the credits held for that VC — and takes
-    /// its credits. `None` if nothing may go.
-    fn pop_credited(&mut self, p: u32) -> Option<u32> {
-        let vcs = self.vcs;
-        let base = p * vcs;
+    /// Pops the packet port `p` sends next, if any may go. Credits:
+    /// round-robin over its VCs whose head packet fits the credits held for
+    /// that VC (and takes them). Otherwise strict priority: the first lane
+    /// (class) that has a packet and is not paused.
+    fn pop_next(&mut self, p: u32) -> Option<u32> {
+        let lanes = self.vcs;
+        let base = p * lanes;
+        if !self.credit {
+            for v in 0..lanes {
+                let l = &mut self.lanes[(base + v) as usize];
+                if l.paused || l.queue.is_empty() {
+                    continue;
+                }
+                let mut list = l.queue;
+                let pi = self.pool.pop_front(&mut list);
+                self.lanes[(base + v) as usize].queue = list;
+                return pi;
+            }
+            return None;
+        }
         let rr = self.qports[p as usize].rr as u32;
         let mut waiting = false;
-        for k in 0..vcs {
-            let v = (rr + k) % vcs;
+        for k in 0..lanes {
+            let v = (rr + k) % lanes;
             let b = (base + v) as usize;
-            let Some(head) = self.vq[b].front() else {
+            let Some(head) = self.lanes[b].queue.front() else {
                 continue;
             };
             let wire = self.pool[head].wire as u64;
-            if self.credits[b] < wire {
+            let l = &mut self.lanes[b];
+            if l.credits < wire {
                 waiting = true;
                 continue;
             }
-            self.credits[b] -= wire;
-            let mut list = self.vq[b];
+            l.credits -= wire;
+            let mut list = l.queue;
             let pi = self.pool.pop_front(&mut list);
-            self.vq[b] = list;
-            self.qports[p as usize].rr = ((v + 1) % vcs) as u8;
+            self.lanes[b].queue = list;
+            self.qports[p as usize].rr = ((v + 1) % lanes) as u8;
             return pi;
         }
         self.n.credit_stalls += waiting as u64;
         None
     }
 
-    /// Lossless: starts sending the head of port `p`'s queue.
+    /// Queued ports: starts sending the next packet of port `p`.
     fn start_tx(&mut self, p: u32, now: u64) {
-        let popped = if self.credit() {
-            self.pop_credited(p)
-        } else {
-            let q = &mut self.qports[p as usize];
-            let mut list = q.queue;
-            let pi = self.pool.pop_front(&mut list);
-            q.queue = list;
-            pi
-        };
-        let Some(pi) = popped else {
+        let Some(pi) = self.pop_next(p) else {
             return;
         };
         let q = &mut self.qports[p as usize];
@@ -927,46 +1028,56 @@ impl<R: Router> Network<R> {
         self.packet_events += 1;
     }
 
-    /// Lossless: port `p` finished a transmission.
+    /// Queued ports: port `p` finished a transmission.
     fn port_free(&mut self, p: u32, now: u64) {
         let hosts = self.graph.hosts;
         let q = &mut self.qports[p as usize];
         q.busy = false;
         let (inp, wire) = (q.tx_inp, q.tx_wire as u64);
         self.ports[p as usize].occ -= wire;
-        if p >= hosts && self.credit() {
+        if p >= hosts {
             // The packet's bytes leave this switch's ingress buffer `inp`
-            // (link · vcs + vc); the credit goes back upstream.
-            let b = &mut self.vc_in[inp as usize];
-            *b = b.checked_sub(wire).expect("net: VC buffer underflow");
-            let qi = &mut self.qports[(inp / self.vcs) as usize];
-            qi.ingress = qi
-                .ingress
-                .checked_sub(wire)
-                .expect("net: ingress underflow");
-            self.return_credit(inp, wire, now);
-        } else if p >= hosts {
-            let FlowControl::Pfc(pfc) = self.cfg.flow_control else {
-                unreachable!()
-            };
-            let qi = &mut self.qports[inp as usize];
-            qi.ingress -= wire;
-            if qi.pause_sent && qi.ingress <= pfc.xon {
-                qi.pause_sent = false;
-                qi.frame_seq += 1;
-                let at = now + self.cfg.propagation.0 + pfc.resume_delay.0;
-                let seq = qi.frame_seq;
-                self.timers.schedule(
-                    SimTime(at),
-                    Timer::Pfc {
-                        port: inp,
-                        pause: false,
-                        seq,
-                    },
-                );
+            // (link · lanes + lane).
+            let link = inp / self.vcs;
+            match self.cfg.flow_control {
+                FlowControl::Credit(_) => {
+                    let l = &mut self.lanes[inp as usize];
+                    l.far = l.far.checked_sub(wire).expect("net: VC buffer underflow");
+                    let qi = &mut self.qports[link as usize];
+                    qi.ingress = qi
+                        .ingress
+                        .checked_sub(wire)
+                        .expect("net: ingress underflow");
+                    self.return_credit(inp, wire, now);
+                }
+                FlowControl::Pfc(pfc) => {
+                    let qi = &mut self.qports[link as usize];
+                    qi.ingress = qi
+                        .ingress
+                        .checked_sub(wire)
+                        .expect("net: ingress underflow");
+                    let l = &mut self.lanes[inp as usize];
+                    l.far = l.far.checked_sub(wire).expect("net: ingress underflow");
+                    if l.pause_sent && l.far <= pfc.xon {
+                        l.pause_sent = false;
+                        l.frame_seq += 1;
+                        let at = now + self.cfg.propagation.0 + pfc.resume_delay.0;
+                        let seq = l.frame_seq;
+                        self.timers.schedule(
+                            SimTime(at),
+                            Timer::Pfc {
+                                port: link,
+                                lane: (inp % self.vcs) as u8,
+                                pause: false,
+                                seq,
+                            },
+                        );
+                    }
+                }
+                FlowControl::None => {}
             }
         }
-        if self.qports[p as usize].paused {
+        if self.all_paused(p) {
             return;
         }
         let queued = self.has_queue(p);
@@ -977,23 +1088,38 @@ impl<R: Router> Network<R> {
         }
     }
 
+    /// PFC: whether every lane of port `p` is paused.
+    fn all_paused(&self, p: u32) -> bool {
+        let b = (p * self.vcs) as usize;
+        self.lanes[b..b + self.vcs as usize]
+            .iter()
+            .all(|l| l.paused)
+    }
+
     fn fire(&mut self, tm: Timer, now: u64) {
         match tm {
             Timer::Rto(f) => self.rto_fired(f, now),
-            Timer::Pfc { port, pause, seq } => {
-                let q = &mut self.qports[port as usize];
-                if seq <= q.applied_seq {
+            Timer::Pfc {
+                port,
+                lane,
+                pause,
+                seq,
+            } => {
+                let l = &mut self.lanes[(port * self.vcs + lane as u32) as usize];
+                if seq <= l.applied_seq {
                     return;
                 }
-                q.applied_seq = seq;
-                if pause && !q.paused {
-                    q.paused = true;
-                    q.pauses += 1;
-                    q.paused_since = now;
-                } else if !pause && q.paused {
-                    q.paused = false;
-                    q.pause_time += now - q.paused_since;
-                    if !q.busy {
+                l.applied_seq = seq;
+                if pause && !l.paused {
+                    l.paused = true;
+                    l.paused_since = now;
+                    self.qports[port as usize].pauses += 1;
+                } else if !pause && l.paused {
+                    l.paused = false;
+                    let d = now - l.paused_since;
+                    self.qports[port as usize].pause_time += d;
+                    self.class_pause[lane as usize] += d;
+                    if !self.qports[port as usize].busy {
                         if self.has_queue(port) {
                             self.start_tx(port, now);
                         } else if port < self.graph.hosts
@@ -1013,6 +1139,10 @@ impl<R: Router> Network<R> {
     #[inline]
     fn send_data(&mut self, f: u32, seq: u32, now: u64) {
         let fl = &self.flows[f as usize];
+        let class = self
+            .cfg
+            .priority
+            .class(seq as u64 * self.cfg.payload as u64, fl.bytes);
         let pkt = Packet {
             ts: now,
             tail: 0,
@@ -1025,7 +1155,7 @@ impl<R: Router> Network<R> {
             tag: 0,
             wire: self.wire_of(fl, seq),
             flags: 0,
-            vc: 0,
+            vc: class,
         };
         let src = fl.src;
         self.n.data_sent += 1;
@@ -1235,7 +1365,7 @@ impl<R: Router> Network<R> {
         let mut pauses = vec![0u64; tiers.len()];
         for (i, (p, s)) in self.ports.iter().zip(&self.graph.ports).enumerate() {
             let t = s.tier as usize;
-            peak[t] = peak[t].max(if self.lossless() {
+            peak[t] = peak[t].max(if self.queued() {
                 self.qports[i].peak_ingress.max(p.peak)
             } else {
                 p.peak_bytes(false)
@@ -1257,7 +1387,12 @@ impl<R: Router> Network<R> {
             out.push(("pfc_pauses".into(), total(&pauses)));
             out.push(("pfc_pause_time_us".into(), total(&pause) / 1e6));
         }
-        if self.credit() {
+        if matches!(self.cfg.flow_control, FlowControl::Pfc(_)) && self.class_pause.len() > 1 {
+            for (c, t) in self.class_pause.iter().enumerate() {
+                out.push((format!("pfc_pause_time_us.class{c}"), *t as f64 / 1e6));
+            }
+        }
+        if self.credit {
             out.push(("credit_stalls".into(), self.n.credit_stalls as f64));
             out.push(("peak_vc_buffer_bytes".into(), self.n.peak_vc_bytes as f64));
         }
@@ -1306,7 +1441,7 @@ impl<R: Router> Network<R> {
     /// Bytes buffered at port `p` at `now` (lossy: those whose last bit has
     /// not left yet).
     pub fn queue_bytes(&self, p: u32, now: SimTime) -> u64 {
-        if self.lossless() {
+        if self.queued() {
             return self.ports[p as usize].occ;
         }
         self.ports[p as usize].backlog(now.0)
@@ -1317,23 +1452,20 @@ impl<R: Router> Network<R> {
         let hosts = self.graph.hosts as usize;
         let mut queued = 0u64;
         for (i, p) in self.ports.iter().enumerate() {
-            if self.lossless() {
+            if self.queued() {
                 let q = &self.qports[i];
-                if !self.credit() && q.ingress > self.cfg.buffer {
+                if matches!(self.cfg.flow_control, FlowControl::Pfc(_))
+                    && q.ingress > self.cfg.buffer
+                {
                     return Err(format!(
                         "net: link {i} holds {} B at its far end, above the {} B buffer",
                         q.ingress, self.cfg.buffer
                     ));
                 }
-                let lists: &[List] = if self.credit() {
-                    let b = i * self.vcs as usize;
-                    &self.vq[b..b + self.vcs as usize]
-                } else {
-                    std::slice::from_ref(&q.queue)
-                };
-                let bytes: u64 = lists
+                let lanes = &self.lanes[i * self.vcs as usize..(i + 1) * self.vcs as usize];
+                let bytes: u64 = lanes
                     .iter()
-                    .flat_map(|l| self.pool.iter(l))
+                    .flat_map(|l| self.pool.iter(&l.queue))
                     .map(|k| self.pool[k].wire as u64)
                     .sum();
                 let on_wire = if q.busy { q.tx_wire as u64 } else { 0 };
@@ -1344,17 +1476,22 @@ impl<R: Router> Network<R> {
                         bytes + on_wire
                     ));
                 }
-                queued += lists.iter().map(|l| l.len() as u64).sum::<u64>();
+                queued += lanes.iter().map(|l| l.queue.len() as u64).sum::<u64>();
                 if let FlowControl::Credit(c) = self.cfg.flow_control {
-                    for v in 0..self.vcs as usize {
-                        let b = i * self.vcs as usize + v;
-                        if self.vc_in[b] > c.vc_buffer || self.credits[b] > c.vc_buffer {
+                    for (v, l) in lanes.iter().enumerate() {
+                        if l.far > c.vc_buffer || l.credits > c.vc_buffer {
                             return Err(format!(
                                 "net: link {i} VC {v}: {} B buffered at the far end, {} B of credit, with {} B per VC",
-                                self.vc_in[b], self.credits[b], c.vc_buffer
+                                l.far, l.credits, c.vc_buffer
                             ));
                         }
                     }
+                }
+                if !self.lossless() && i >= hosts && p.occ > self.cfg.buffer {
+                    return Err(format!(
+                        "net: port {i} holds {} B, above the {} B buffer",
+                        p.occ, self.cfg.buffer
+                    ));
                 }
             } else if i >= hosts {
                 // The unsent backlog never exceeds the buffer: the latest
