@@ -132,6 +132,14 @@ pub struct FatTreeParams {
     pub rto_min: SimTime,
     /// Duplicate ACKs that trigger a fast retransmit.
     pub dupack_threshold: u32,
+    /// DCTCP: selective acknowledgements (SACK scoreboard, one hole
+    /// retransmitted per ACK in recovery); false = NewReno.
+    pub sack: bool,
+    /// DCTCP: one ACK per this many in-order packets (1 = every packet;
+    /// 2 = classic delayed ACKs), or after `delayed_ack_timeout`.
+    pub delayed_ack: u32,
+    /// DCTCP: the longest an ACK is delayed.
+    pub delayed_ack_timeout: SimTime,
     /// "none" (lossy, drop-tail), "pfc" or "credit" (both lossless).
     pub flow_control: FlowControlKind,
     /// Credit: virtual channels per link (1..=16); each gets buffer/vcs
@@ -181,6 +189,9 @@ impl Default for FatTreeParams {
             dctcp_g: 1.0 / 16.0,
             rto_min: SimTime::us(200),
             dupack_threshold: 3,
+            sack: false,
+            delayed_ack: 1,
+            delayed_ack_timeout: SimTime::us(10),
             flow_control: FlowControlKind::None,
             vcs: 1,
             credit_delay: SimTime::ZERO,
@@ -607,6 +618,20 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
             "the paced transport cannot recover losses",
         ));
     }
+    if p.delayed_ack == 0 || p.delayed_ack > 64 {
+        return Err(err(
+            "delayed_ack",
+            p.delayed_ack,
+            "one ACK per 1 to 64 packets",
+        ));
+    }
+    if p.delayed_ack > 1 && p.delayed_ack_timeout.0 == 0 {
+        return Err(err(
+            "delayed_ack_timeout",
+            "\"0ps\"",
+            "delayed ACKs need a timeout > 0",
+        ));
+    }
     if p.dupack_threshold == 0 {
         return Err(err("dupack_threshold", 0, "must be at least 1"));
     }
@@ -763,6 +788,9 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
                 g: p.dctcp_g,
                 rto_min: p.rto_min,
                 dupack_threshold: p.dupack_threshold,
+                sack: p.sack,
+                delayed_ack: p.delayed_ack,
+                delayed_ack_timeout: p.delayed_ack_timeout,
             }),
             TransportKind::Paced => Transport::Paced,
         },

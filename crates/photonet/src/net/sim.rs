@@ -92,6 +92,17 @@ pub struct DctcpConfig {
     pub rto_min: SimTime,
     /// Duplicate ACKs that trigger a fast retransmit.
     pub dupack_threshold: u32,
+    /// Selective acknowledgements: every ACK of an out-of-order packet
+    /// carries its number; the sender keeps a scoreboard, retransmits one
+    /// hole per ACK during recovery and never resends a SACKed packet.
+    /// Off: NewReno (one hole per round trip).
+    pub sack: bool,
+    /// Delayed ACKs: one ACK per this many in-order packets (1 = every
+    /// packet), or when `delayed_ack_timeout` passes; out-of-order,
+    /// duplicate and last packets, and a change of CE state (RFC 8257
+    /// §3.2), are acknowledged at once.
+    pub delayed_ack: u32,
+    pub delayed_ack_timeout: SimTime,
 }
 
 /// How hosts send.
@@ -225,6 +236,9 @@ impl Default for NetConfig {
                 g: 1.0 / 16.0,
                 rto_min: SimTime::us(200),
                 dupack_threshold: 3,
+                sack: false,
+                delayed_ack: 1,
+                delayed_ack_timeout: SimTime::us(10),
             }),
             routing: Routing::Ecmp,
             cut_through: false,
@@ -270,7 +284,10 @@ const FLAG_ECE: u8 = 4;
 struct Packet {
     /// Data: send time; ACK: the echoed send time of the data packet.
     ts: u64,
-    /// Cut-through: when the packet's last bit reaches the next node.
+    /// Cut-through (lossy ports): when the packet's last bit reaches the
+    /// next node. Queued ports: while waiting in a port's queue, the ingress
+    /// buffer it occupies at this switch (PFC: the link it came by; lanes:
+    /// `link · lanes + lane`); 0 once sent.
     tail: u64,
     flow: u32,
     seq: u32,
@@ -279,9 +296,9 @@ struct Packet {
     port: u32,
     node: u32,
     dst: u32,
-    /// Lossless: the ingress buffer it occupies at the current switch (PFC:
-    /// the link it entered by; credits: `link · vcs + vc`).
-    inp: u32,
+    /// ACK with SACK: 1 + the data packet it selectively acknowledges (0:
+    /// none).
+    sack: u32,
     /// Router scratch ([`Hop::tag`]), 0 at injection.
     tag: u32,
     wire: u16,
@@ -300,6 +317,7 @@ const FLAG_CREDIT: u8 = 16;
 #[derive(Clone, Copy, Debug)]
 enum Timer {
     Rto(u32),
+    DelAck(u32),
     Pfc {
         port: u32,
         lane: u8,
@@ -413,6 +431,18 @@ struct FlowState {
     rto_deadline: u64,
     rto_armed: bool,
     rb: ReorderBuffer,
+    /// SACK scoreboard (bit per packet, allocated at the first SACK), one
+    /// past the highest SACKed packet, and the next hole to consider.
+    sacked: Vec<u64>,
+    high_sack: u32,
+    rtx_next: u32,
+    /// Delayed ACKs: in-order packets not yet acknowledged, the echo time
+    /// and CE state they carry, and the timer.
+    da_pending: u32,
+    da_ts: u64,
+    da_ce: bool,
+    da_deadline: u64,
+    da_armed: bool,
     sender_done: bool,
     receiver_done: bool,
     start: u64,
@@ -437,6 +467,29 @@ struct Counters {
     credit_stalls: u64,
     /// Credits: the most bytes any (link, VC) input buffer held.
     peak_vc_bytes: u64,
+}
+
+/// Whether packet `seq` is marked in a SACK scoreboard.
+#[inline]
+fn is_sacked(sacked: &[u64], seq: u32) -> bool {
+    sacked
+        .get((seq / 64) as usize)
+        .is_some_and(|w| w >> (seq % 64) & 1 != 0)
+}
+
+/// SACK recovery: the next packet below the highest SACKed one that is
+/// neither SACKed nor already retransmitted in this recovery.
+fn next_hole(fl: &mut FlowState) -> Option<u32> {
+    let mut h = fl.rtx_next.max(fl.snd_una);
+    while h < fl.high_sack && is_sacked(&fl.sacked, h) {
+        h += 1;
+    }
+    if h < fl.high_sack && h < fl.snd_nxt {
+        fl.rtx_next = h + 1;
+        Some(h)
+    } else {
+        None
+    }
 }
 
 /// A packet-level network over a graph and a router.
@@ -653,6 +706,14 @@ impl<R: Router> Network<R> {
             rto_deadline: 0,
             rto_armed: false,
             rb: ReorderBuffer::new(),
+            sacked: Vec::new(),
+            high_sack: 0,
+            rtx_next: 0,
+            da_pending: 0,
+            da_ts: 0,
+            da_ce: false,
+            da_deadline: 0,
+            da_armed: false,
             sender_done: false,
             receiver_done: false,
             start: now.0,
@@ -866,7 +927,7 @@ impl<R: Router> Network<R> {
             // The ingress buffer it occupies: (link it came by, lane).
             let inp = pkt.port;
             let b = inp * lanes + pkt.vc as u32;
-            pkt.inp = b;
+            pkt.tail = b as u64;
             match self.cfg.flow_control {
                 FlowControl::Credit(c) => {
                     // The sender held credits for these bytes: they fit.
@@ -1012,7 +1073,8 @@ impl<R: Router> Network<R> {
         let end = now.max(port.busy_until) + port.ser(pkt.wire as u64);
         port.busy_until = end;
         q.busy = true;
-        q.tx_inp = pkt.inp;
+        q.tx_inp = pkt.tail as u32;
+        pkt.tail = 0;
         q.tx_wire = pkt.wire as u32;
         pkt.port = p;
         pkt.node = port.to;
@@ -1099,6 +1161,7 @@ impl<R: Router> Network<R> {
     fn fire(&mut self, tm: Timer, now: u64) {
         match tm {
             Timer::Rto(f) => self.rto_fired(f, now),
+            Timer::DelAck(f) => self.delack_fired(f, now),
             Timer::Pfc {
                 port,
                 lane,
@@ -1151,7 +1214,7 @@ impl<R: Router> Network<R> {
             port: fl.src,
             node: 0,
             dst: fl.dst,
-            inp: 0,
+            sack: 0,
             tag: 0,
             wire: self.wire_of(fl, seq),
             flags: 0,
@@ -1188,6 +1251,9 @@ impl<R: Router> Network<R> {
             }
             let seq = fl.snd_nxt;
             fl.snd_nxt += 1;
+            if is_sacked(&fl.sacked, seq) {
+                continue;
+            }
             self.send_data(f, seq, now);
         }
         self.arm_rto(f, now);
@@ -1235,7 +1301,9 @@ impl<R: Router> Network<R> {
         self.n.data_delivered += 1;
         let payload = self.cfg.payload as u64;
         let fl = &mut self.flows[pkt.flow as usize];
-        match fl.rb.receive(pkt.seq) {
+        let before = fl.rb.next_expected();
+        let receipt = fl.rb.receive(pkt.seq);
+        match receipt {
             Receipt::InOrder { released } => {
                 let end = fl.rb.next_expected() as u64;
                 let begin = end - released as u64;
@@ -1251,20 +1319,52 @@ impl<R: Router> Network<R> {
             Receipt::Early => self.n.early += 1,
             Receipt::Duplicate => self.n.duplicates += 1,
         }
-        if matches!(self.cfg.transport, Transport::Paced) {
+        let Transport::Dctcp(d) = &self.cfg.transport else {
             return;
+        };
+        let (every, timeout, sack) = (d.delayed_ack, d.delayed_ack_timeout.0, d.sack);
+        let ce = pkt.flags & FLAG_CE != 0;
+        let in_order = matches!(receipt, Receipt::InOrder { .. });
+        if every > 1 {
+            let fl = &mut self.flows[pkt.flow as usize];
+            if fl.da_pending > 0 && (ce != fl.da_ce || !in_order) {
+                // Flush the pending ACK with its own CE state first.
+                let (ts, old_ce) = (fl.da_ts, fl.da_ce);
+                fl.da_pending = 0;
+                self.send_ack(pkt.flow, before, ts, old_ce, 0, now);
+            }
+            let fl = &mut self.flows[pkt.flow as usize];
+            if in_order && !fl.receiver_done {
+                fl.da_pending += 1;
+                fl.da_ts = pkt.ts;
+                fl.da_ce = ce;
+                if fl.da_pending < every {
+                    if fl.da_pending == 1 {
+                        fl.da_deadline = now + timeout;
+                        if !fl.da_armed {
+                            fl.da_armed = true;
+                            self.timers
+                                .schedule(SimTime(now + timeout), Timer::DelAck(pkt.flow));
+                        }
+                    }
+                    return;
+                }
+                fl.da_pending = 0;
+            }
         }
         // The data packet's slot becomes its ACK.
+        let fl = &mut self.flows[pkt.flow as usize];
+        fl.da_pending = 0;
         let ack = fl.rb.next_expected();
         let (dst, src) = (fl.dst, fl.src);
         let mut a = pkt;
-        a.flags = FLAG_ACK
-            | if pkt.flags & FLAG_CE != 0 {
-                FLAG_ECE
-            } else {
-                0
-            };
+        a.flags = FLAG_ACK | if ce { FLAG_ECE } else { 0 };
         a.seq = ack;
+        a.sack = if sack && matches!(receipt, Receipt::Early) {
+            pkt.seq + 1
+        } else {
+            0
+        };
         a.dst = src;
         a.port = dst;
         a.tail = 0;
@@ -1275,15 +1375,65 @@ impl<R: Router> Network<R> {
         self.enqueue(dst, a, now);
     }
 
+    /// Sends an ACK of flow `f` from its receiver: cumulative `ack`, echo
+    /// time `ts`, ECN-Echo `ece`, SACK field `sack`.
+    fn send_ack(&mut self, f: u32, ack: u32, ts: u64, ece: bool, sack: u32, now: u64) {
+        let fl = &self.flows[f as usize];
+        let a = Packet {
+            ts,
+            tail: 0,
+            flow: f,
+            seq: ack,
+            port: fl.dst,
+            node: 0,
+            dst: fl.src,
+            sack,
+            tag: 0,
+            wire: self.cfg.ack_bytes as u16,
+            flags: FLAG_ACK | if ece { FLAG_ECE } else { 0 },
+            vc: 0,
+        };
+        let dst = fl.dst;
+        self.n.acks += 1;
+        self.enqueue(dst, a, now);
+    }
+
+    fn delack_fired(&mut self, f: u32, now: u64) {
+        let fl = &mut self.flows[f as usize];
+        fl.da_armed = false;
+        if fl.da_pending == 0 {
+            return;
+        }
+        if fl.da_deadline > now {
+            fl.da_armed = true;
+            self.timers
+                .schedule(SimTime(fl.da_deadline), Timer::DelAck(f));
+            return;
+        }
+        fl.da_pending = 0;
+        let (ack, ts, ce) = (fl.rb.next_expected(), fl.da_ts, fl.da_ce);
+        self.send_ack(f, ack, ts, ce, 0, now);
+    }
+
     fn on_ack(&mut self, pkt: Packet, now: u64) {
         let Transport::Dctcp(d) = &self.cfg.transport else {
             unreachable!("ACKs only with a window transport")
         };
-        let (dupthresh, rto_min) = (d.dupack_threshold, d.rto_min.0);
+        let (dupthresh, rto_min, sack) = (d.dupack_threshold, d.rto_min.0, d.sack);
         let f = pkt.flow;
         let fl = &mut self.flows[f as usize];
         if fl.sender_done {
             return;
+        }
+        if sack && pkt.sack > 0 {
+            let s = pkt.sack - 1;
+            if s >= fl.snd_una && s < fl.npkts {
+                if fl.sacked.is_empty() {
+                    fl.sacked = vec![0; fl.npkts.div_ceil(64) as usize];
+                }
+                fl.sacked[(s / 64) as usize] |= 1 << (s % 64);
+                fl.high_sack = fl.high_sack.max(s + 1);
+            }
         }
         // RTT estimate (RFC 6298) from the echoed timestamp.
         let r = now - pkt.ts;
@@ -1306,6 +1456,8 @@ impl<R: Router> Network<R> {
             if fl.in_recovery {
                 if ack >= fl.recover {
                     fl.in_recovery = false;
+                } else if sack {
+                    resend = next_hole(fl);
                 } else {
                     resend = Some(ack);
                 }
@@ -1322,9 +1474,12 @@ impl<R: Router> Network<R> {
             if fl.dupacks == dupthresh && !fl.in_recovery {
                 fl.in_recovery = true;
                 fl.recover = fl.snd_nxt;
+                fl.rtx_next = ack + 1;
                 fl.cc.on_fast_retransmit(fl.snd_nxt);
                 self.n.fast_retransmits += 1;
                 resend = Some(ack);
+            } else if fl.in_recovery && sack {
+                resend = next_hole(fl);
             }
         }
         if let Some(seq) = resend {
