@@ -800,6 +800,7 @@ fn strict_priority_shortens_short_flows_under_long_ones() {
             k: 4,
             priority,
             priority_thresholds: vec![ByteSize(100_000)],
+            ecn_threshold: ByteSize(80_000),
             ..FatTreeParams::default()
         };
         let mut net = build(&p, false, &topo100(), 2);
