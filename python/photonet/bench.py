@@ -77,7 +77,7 @@ PAPER_SCENARIOS: dict[str, dict] = {
             "topology": {"uplink_rate": "100Gbps"},
             "fat_tree": {"k": 16, "routing": "ecmp", "buffer": f"{34 * 4160}B"},
             "workload": {"load": 0.4, "sizes": {"dist": "cdf", "file": "websearch.cdf"}},
-            "stop": {"duration": "2ms", "flows": 1_000_000_000},
+            "stop": {"duration": "2ms"},
         },
     },
     "sirius-paper": {

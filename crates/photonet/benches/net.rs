@@ -11,6 +11,10 @@
 //!   sending one 2 MiB flow to a derangement partner at t = 0, until done;
 //!   per-packet spraying and per-flow ECMP. (`examples/net_bench.rs` runs the
 //!   same scenario once and prints ns per delivered packet and per hop.)
+//! - `fat_tree/k16_websearch_load0.4_2ms`: the same network (ECMP), Poisson
+//!   arrivals at load 0.4 with web-search sizes (`websearch.cdf` from
+//!   `$PHOTONET_WORKLOADS` or `shared/workloads` beside the repository), 2 ms of arrivals, no
+//!   drain (the `photonet bench` scenario `fat-tree-k16-websearch`).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use photonet::config::Config;
@@ -139,6 +143,39 @@ pub fn permutation(k: u32, routing: Routing) -> f64 {
     fabric.stats()["data_packets_delivered"]
 }
 
+/// The issue-7 web-search scenario; returns delivered packets.
+pub fn websearch() -> f64 {
+    use photonet::config::SizesConfig;
+    use photonet::run::{prepare, simulate, Paths};
+    let mut c = Config {
+        fabric: "fat_tree".into(),
+        ..Config::default()
+    };
+    c.topology.uplink_rate = Rate::gbps(100);
+    c.set_params(&FatTreeParams {
+        k: 16,
+        routing: Routing::Ecmp,
+        buffer: ByteSize(34 * 4160),
+        ..FatTreeParams::default()
+    });
+    c.workload.load = 0.4;
+    c.workload.sizes = SizesConfig::cdf("websearch.cdf");
+    c.stop.flows = None;
+    c.stop.duration = Some(SimTime::ms(2));
+    // $PHOTONET_WORKLOADS first, then ../shared/workloads beside the repo.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    let mut search: Vec<std::path::PathBuf> = std::env::var_os("PHOTONET_WORKLOADS")
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
+    search.push(root.join("shared/workloads"));
+    let paths = Paths {
+        base_dir: None,
+        search,
+    };
+    let r = simulate(prepare(&c, &paths).unwrap(), &mut |_| true);
+    r.summary.fabric_stats["data_packets_delivered"]
+}
+
 fn fat_tree(c: &mut Criterion) {
     let mut g = c.benchmark_group("fat_tree");
     g.sample_size(10);
@@ -147,6 +184,9 @@ fn fat_tree(c: &mut Criterion) {
     });
     g.bench_function("k16_permutation_2MiB_ecmp", |b| {
         b.iter(|| black_box(permutation(16, Routing::Ecmp)))
+    });
+    g.bench_function("k16_websearch_load0.4_2ms", |b| {
+        b.iter(|| black_box(websearch()))
     });
     g.finish();
 }

@@ -37,8 +37,8 @@ use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable,
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::Flow;
 use crate::net::{
-    Candidates, DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec, Router,
-    Routing, Transport,
+    Candidates, CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig,
+    PortSpec, Priority, Router, Routing, Transport,
 };
 use crate::recorder::Recorder;
 use crate::units::{ByteSize, Rate, SimTime};
@@ -51,7 +51,7 @@ use serde::{Deserialize, Serialize};
 pub enum TransportKind {
     /// Reliable window transport with DCTCP congestion control.
     Dctcp,
-    /// Window-free line-rate sending (lossless networks only: `flow_control = "pfc"`).
+    /// Window-free line-rate sending (lossless networks only: `flow_control = "pfc"` or `"credit"`).
     Paced,
 }
 
@@ -63,6 +63,25 @@ pub enum FlowControlKind {
     None,
     /// Priority flow control: pause the upstream port above `pfc_xoff`.
     Pfc,
+    /// Credit-based flow control per virtual channel (HPC style): `buffer`
+    /// bytes per ingress link, split equally among `vcs` VCs; a port sends
+    /// a packet only when it holds credits for all its bytes on its VC.
+    Credit,
+}
+
+/// Priority classes at switch ports and NICs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorityKind {
+    /// One FIFO per port.
+    None,
+    /// PIAS-like: a packet's class is the number of `priority_thresholds` at
+    /// or below the bytes its flow sent before it (short flows and the heads
+    /// of long ones go first).
+    Pias,
+    /// Size-aware: a flow's class is the number of thresholds at or below
+    /// its size.
+    Size,
 }
 
 /// Parameters of the packet-level fat-tree and leaf-spine (`fabric =
@@ -93,7 +112,7 @@ pub struct FatTreeParams {
     pub header: ByteSize,
     /// Bytes of an ACK on the wire.
     pub ack_size: ByteSize,
-    /// Buffer per switch output port (per ingress link with PFC), bytes.
+    /// Buffer per switch output port (per ingress link with PFC or credits), bytes.
     pub buffer: ByteSize,
     /// ECN marking threshold K: a data packet is marked if the output queue
     /// holds more than K bytes with it. "0B" = no marking.
@@ -101,7 +120,7 @@ pub struct FatTreeParams {
     /// "ecmp" (per-flow hash), "spray" (per-packet random) or "adaptive"
     /// (least-occupied minimal port).
     pub routing: Routing,
-    /// "dctcp" (window, ECN, retransmission) or "paced" (window-free; needs PFC).
+    /// "dctcp" (window, ECN, retransmission) or "paced" (window-free; needs PFC or credits).
     pub transport: TransportKind,
     /// DCTCP initial window, packets.
     pub init_cwnd: u32,
@@ -113,8 +132,22 @@ pub struct FatTreeParams {
     pub rto_min: SimTime,
     /// Duplicate ACKs that trigger a fast retransmit.
     pub dupack_threshold: u32,
-    /// "none" (lossy, drop-tail) or "pfc" (lossless).
+    /// DCTCP: selective acknowledgements (SACK scoreboard, one hole
+    /// retransmitted per ACK in recovery); false = NewReno.
+    pub sack: bool,
+    /// DCTCP: one ACK per this many in-order packets (1 = every packet;
+    /// 2 = classic delayed ACKs), or after `delayed_ack_timeout`.
+    pub delayed_ack: u32,
+    /// DCTCP: the longest an ACK is delayed.
+    pub delayed_ack_timeout: SimTime,
+    /// "none" (lossy, drop-tail), "pfc" or "credit" (both lossless).
     pub flow_control: FlowControlKind,
+    /// Credit: virtual channels per link (1..=16); each gets buffer/vcs
+    /// bytes of credit. Packets take VC min(links crossed, vcs − 1).
+    pub vcs: u32,
+    /// Credit: from the downstream buffer freeing to the credit leaving
+    /// (besides propagation).
+    pub credit_delay: SimTime,
     /// PFC: an ingress link holding more than this many bytes is paused.
     pub pfc_xoff: ByteSize,
     /// PFC: the pause is lifted when the ingress link holds at most this.
@@ -123,6 +156,12 @@ pub struct FatTreeParams {
     pub pfc_pause_delay: SimTime,
     /// PFC: from falling to xon to the upstream port restarting (besides propagation).
     pub pfc_resume_delay: SimTime,
+    /// Priority classes: "none", "pias" or "size"; strict priority per port
+    /// (ACKs in the top class); with PFC, pause/resume per class (each class
+    /// of an ingress link has its own xoff/xon).
+    pub priority: PriorityKind,
+    /// Class boundaries, increasing (classes = thresholds + 1, at most 8).
+    pub priority_thresholds: Vec<ByteSize>,
     /// Cut-through: switches start forwarding once a header has arrived (lossy only).
     pub cut_through: bool,
     /// Probability that a switch loses a packet it receives (loss-recovery
@@ -150,11 +189,18 @@ impl Default for FatTreeParams {
             dctcp_g: 1.0 / 16.0,
             rto_min: SimTime::us(200),
             dupack_threshold: 3,
+            sack: false,
+            delayed_ack: 1,
+            delayed_ack_timeout: SimTime::us(10),
             flow_control: FlowControlKind::None,
+            vcs: 1,
+            credit_delay: SimTime::ZERO,
             pfc_xoff: ByteSize(100_000),
             pfc_xon: ByteSize(50_000),
             pfc_pause_delay: SimTime::ns(1_000),
             pfc_resume_delay: SimTime::ns(1_200),
+            priority: PriorityKind::None,
+            priority_thresholds: vec![ByteSize(10_000), ByteSize(100_000)],
             cut_through: false,
             loss_rate: 0.0,
         }
@@ -572,6 +618,20 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
             "the paced transport cannot recover losses",
         ));
     }
+    if p.delayed_ack == 0 || p.delayed_ack > 64 {
+        return Err(err(
+            "delayed_ack",
+            p.delayed_ack,
+            "one ACK per 1 to 64 packets",
+        ));
+    }
+    if p.delayed_ack > 1 && p.delayed_ack_timeout.0 == 0 {
+        return Err(err(
+            "delayed_ack_timeout",
+            "\"0ps\"",
+            "delayed ACKs need a timeout > 0",
+        ));
+    }
     if p.dupack_threshold == 0 {
         return Err(err("dupack_threshold", 0, "must be at least 1"));
     }
@@ -582,13 +642,83 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
             "a retransmission timeout must be > 0",
         ));
     }
+    if p.vcs != 1 && p.flow_control != FlowControlKind::Credit {
+        return Err(err(
+            "vcs",
+            p.vcs,
+            "virtual channels need flow_control = \"credit\"",
+        ));
+    }
+    let classes = if p.priority == PriorityKind::None {
+        1
+    } else {
+        let t = &p.priority_thresholds;
+        if t.is_empty() || t.len() as u32 >= crate::net::MAX_CLASSES {
+            return Err(err(
+                "priority_thresholds",
+                t.len(),
+                format!(
+                    "needs 1 to {} thresholds (classes = thresholds + 1)",
+                    crate::net::MAX_CLASSES - 1
+                ),
+            ));
+        }
+        if t[0].0 == 0 || t.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err(err(
+                "priority_thresholds",
+                format!("{:?}", t.iter().map(|b| b.0).collect::<Vec<_>>()),
+                "thresholds must be above 0 B and strictly increasing",
+            ));
+        }
+        if p.flow_control == FlowControlKind::Credit {
+            return Err(err(
+                "priority",
+                format!("{:?}", p.priority),
+                "priority classes are not supported with flow_control = \"credit\" (use VCs)",
+            ));
+        }
+        if p.cut_through {
+            return Err(err(
+                "cut_through",
+                true,
+                "is not supported with priority classes",
+            ));
+        }
+        t.len() as u64 + 1
+    };
     match p.flow_control {
+        FlowControlKind::Credit => {
+            if p.vcs == 0 || p.vcs > crate::net::MAX_VCS as u32 {
+                return Err(err(
+                    "vcs",
+                    p.vcs,
+                    format!("needs 1 to {} virtual channels", crate::net::MAX_VCS),
+                ));
+            }
+            if p.buffer.0 / (p.vcs as u64) < frame {
+                return Err(err(
+                    "vcs",
+                    p.vcs,
+                    format!(
+                        "buffer / vcs = {} B of credit per VC is less than one frame (mtu + header = {frame} B)",
+                        p.buffer.0 / p.vcs as u64
+                    ),
+                ));
+            }
+            if p.cut_through {
+                return Err(err(
+                    "cut_through",
+                    true,
+                    "is implemented for lossy ports only (flow_control = \"none\")",
+                ));
+            }
+        }
         FlowControlKind::None => {
             if p.transport == TransportKind::Paced {
                 return Err(err(
                     "transport",
                     "\"paced\"",
-                    "the window-free transport cannot recover losses: it needs flow_control = \"pfc\"",
+                    "the window-free transport cannot recover losses: it needs flow_control = \"pfc\" or \"credit\"",
                 ));
             }
         }
@@ -610,16 +740,16 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
             let fastest = clos.host_rate.max(clos.uplink_rate);
             let rtt = p.propagation * 2 + p.pfc_pause_delay;
             let headroom = fastest.bytes_in(rtt) + 1 + 2 * frame;
-            if p.pfc_xoff.0 + headroom > p.buffer.0 {
+            if classes * (p.pfc_xoff.0 + headroom) > p.buffer.0 {
                 return Err(err(
                     "pfc_xoff",
                     format!("\"{}\"", p.pfc_xoff),
                     format!(
-                        "xoff + the bytes one link round trip still delivers after a pause ({headroom} B: \
-                         {fastest} over 2 x {} + pfc_pause_delay {}, plus two frames) = {} B exceeds the buffer ({} B)",
+                        "{classes} class(es) x (xoff + the bytes one link round trip still delivers after a pause ({headroom} B: \
+                         {fastest} over 2 x {} + pfc_pause_delay {}, plus two frames)) = {} B exceeds the buffer ({} B)",
                         p.propagation,
                         p.pfc_pause_delay,
-                        p.pfc_xoff.0 + headroom,
+                        classes * (p.pfc_xoff.0 + headroom),
                         p.buffer.0
                     ),
                 ));
@@ -645,6 +775,11 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
                 pause_delay: p.pfc_pause_delay,
                 resume_delay: p.pfc_resume_delay,
             }),
+            FlowControlKind::Credit => FlowControl::Credit(CreditConfig {
+                vcs: p.vcs as u8,
+                vc_buffer: p.buffer.0 / p.vcs as u64,
+                credit_delay: p.credit_delay,
+            }),
         },
         transport: match p.transport {
             TransportKind::Dctcp => Transport::Dctcp(DctcpConfig {
@@ -653,6 +788,9 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
                 g: p.dctcp_g,
                 rto_min: p.rto_min,
                 dupack_threshold: p.dupack_threshold,
+                sack: p.sack,
+                delayed_ack: p.delayed_ack,
+                delayed_ack_timeout: p.delayed_ack_timeout,
             }),
             TransportKind::Paced => Transport::Paced,
         },
@@ -660,6 +798,14 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
         cut_through: p.cut_through,
         loss: p.loss_rate,
         seed,
+        priority: {
+            let t = p.priority_thresholds.iter().map(|b| b.0).collect();
+            match p.priority {
+                PriorityKind::None => Priority::None,
+                PriorityKind::Pias => Priority::Pias(t),
+                PriorityKind::Size => Priority::Size(t),
+            }
+        },
     }
 }
 
@@ -771,6 +917,8 @@ impl PacketFabric {
         let transport = match (p.transport, p.flow_control) {
             (TransportKind::Dctcp, FlowControlKind::None) => "DCTCP",
             (TransportKind::Dctcp, FlowControlKind::Pfc) => "DCTCP+PFC",
+            (TransportKind::Dctcp, FlowControlKind::Credit) => "DCTCP+credit",
+            (TransportKind::Paced, FlowControlKind::Credit) => "paced+credit",
             (TransportKind::Paced, _) => "paced+PFC",
         };
         let shape = if v.name == LEAF_SPINE_VARIANT.name {
@@ -779,7 +927,14 @@ impl PacketFabric {
             "Fat-tree"
         };
         PacketFabric {
-            label: format!("{shape} (packet, {transport}, {routing})"),
+            label: format!(
+                "{shape} (packet, {transport}, {routing}{})",
+                match p.priority {
+                    PriorityKind::None => "",
+                    PriorityKind::Pias => ", PIAS classes",
+                    PriorityKind::Size => ", size classes",
+                }
+            ),
             params: p.clone(),
             rate: clos.host_rate,
             net: Network::new(net_config(p, seed), graph, clos.clone()),
@@ -1013,6 +1168,65 @@ mod tests {
             },
             "transport",
             "pfc",
+        );
+        check(FatTreeParams { vcs: 2, ..d() }, "vcs", "credit");
+        let prio = |t: Vec<u64>| FatTreeParams {
+            priority: PriorityKind::Pias,
+            priority_thresholds: t.into_iter().map(ByteSize).collect(),
+            ..d()
+        };
+        check(prio(vec![]), "priority_thresholds", "1 to 7");
+        check(prio((1..=8).collect()), "priority_thresholds", "1 to 7");
+        check(prio(vec![10, 10]), "priority_thresholds", "increasing");
+        check(prio(vec![0, 10]), "priority_thresholds", "above 0");
+        check(
+            FatTreeParams {
+                flow_control: FlowControlKind::Credit,
+                ..prio(vec![10])
+            },
+            "priority",
+            "credit",
+        );
+        check(
+            FatTreeParams {
+                flow_control: FlowControlKind::Pfc,
+                pfc_xoff: ByteSize(120_000),
+                pfc_xon: ByteSize(50_000),
+                ..prio(vec![10])
+            },
+            "pfc_xoff",
+            "2 class(es)",
+        );
+        let credit = || FatTreeParams {
+            flow_control: FlowControlKind::Credit,
+            ..d()
+        };
+        check(FatTreeParams { vcs: 0, ..credit() }, "vcs", "1 to 16");
+        check(
+            FatTreeParams {
+                vcs: 17,
+                ..credit()
+            },
+            "vcs",
+            "1 to 16",
+        );
+        check(
+            FatTreeParams {
+                vcs: 3,
+                buffer: ByteSize(12_000),
+                ecn_threshold: ByteSize(0),
+                ..credit()
+            },
+            "vcs",
+            "less than one frame",
+        );
+        check(
+            FatTreeParams {
+                cut_through: true,
+                ..credit()
+            },
+            "cut_through",
+            "lossy",
         );
         check(
             FatTreeParams {

@@ -26,6 +26,23 @@
 //! `buffer` bytes; `layout` checks that `xoff` plus the bytes one link round
 //! trip can still deliver after it fits, so nothing is ever dropped.
 //!
+//! Credit-based flow control (`FlowControl::Credit`, HPC style) uses the
+//! same lossless machinery with per-(port, VC) FIFOs. Credits are counted
+//! in **bytes**: the receiving node has `vc_buffer` bytes of input buffer
+//! per (incoming link, VC), and the link's sender starts with that many
+//! bytes of credit per VC. A port sends a packet only when it holds credits
+//! for all the packet's wire bytes on the packet's VC, and takes them at
+//! the start of transmission; ports serve their VCs round-robin, skipping
+//! VCs whose head packet lacks credits (no head-of-line blocking across
+//! VCs). A switch holds a packet in the buffer of the (link, VC) it arrived
+//! by until its last byte has left on the output port; then the credit
+//! travels back, arriving `propagation + credit_delay` later. Hosts consume
+//! what they receive at once (credit returned on arrival). Nothing is ever
+//! dropped. The [`Router`] chooses a packet's VC on each link
+//! ([`Router::vc`]; default by hop count) and may override the output port
+//! ([`Router::route`]) — the hooks a dragonfly (UGAL, VCs for deadlock
+//! freedom) or a multi-butterfly needs.
+//!
 //! A packet in flight lives *in its arrival event*, by value (the calendar
 //! stores payloads inline): popping the event brings the packet with it, so
 //! a hop costs one cache miss, not two (measured: the pooled layout spent
@@ -53,7 +70,7 @@ use crate::delivery::{Receipt, ReorderBuffer};
 use crate::flow::Flow;
 use crate::net::calendar::CalendarQueue;
 use crate::net::dctcp::Dctcp;
-use crate::net::route::{ecmp_choice, least_loaded, reduce, Router, Routing};
+use crate::net::route::{ecmp_choice, least_loaded, reduce, Hop, Router, Routing};
 use crate::pool::{List, Pool};
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
@@ -75,6 +92,17 @@ pub struct DctcpConfig {
     pub rto_min: SimTime,
     /// Duplicate ACKs that trigger a fast retransmit.
     pub dupack_threshold: u32,
+    /// Selective acknowledgements: every ACK of an out-of-order packet
+    /// carries its number; the sender keeps a scoreboard, retransmits one
+    /// hole per ACK during recovery and never resends a SACKed packet.
+    /// Off: NewReno (one hole per round trip).
+    pub sack: bool,
+    /// Delayed ACKs: one ACK per this many in-order packets (1 = every
+    /// packet), or when `delayed_ack_timeout` passes; out-of-order,
+    /// duplicate and last packets, and a change of CE state (RFC 8257
+    /// §3.2), are acknowledged at once.
+    pub delayed_ack: u32,
+    pub delayed_ack_timeout: SimTime,
 }
 
 /// How hosts send.
@@ -96,13 +124,69 @@ pub struct PfcConfig {
     pub resume_delay: SimTime,
 }
 
+/// Credit-based flow control settings (per link and virtual channel).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CreditConfig {
+    /// Virtual channels per link, `1..=MAX_VCS`.
+    pub vcs: u8,
+    /// Input buffer per (link, VC) at the receiving node, bytes: the
+    /// credits a sender starts with. At least one frame (payload + header).
+    pub vc_buffer: u64,
+    /// From the buffer freeing to the credit leaving, besides propagation.
+    pub credit_delay: SimTime,
+}
+
+/// The most virtual channels per link.
+pub const MAX_VCS: u8 = 16;
+
 /// Link-level flow control.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FlowControl {
     /// Lossy: drop-tail.
     None,
     Pfc(PfcConfig),
+    /// Credit-based, per virtual channel (lossless by construction).
+    Credit(CreditConfig),
 }
+
+/// Priority classes: strict priority at every port, class 0 first; ACKs
+/// are class 0. With PFC, pauses are per class.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Priority {
+    /// One class.
+    #[default]
+    None,
+    /// PIAS-like (information-agnostic): a data packet's class is the number
+    /// of thresholds at or below the bytes its flow sent before it.
+    Pias(Vec<u64>),
+    /// Size-aware: a flow's class is the number of thresholds at or below
+    /// its size.
+    Size(Vec<u64>),
+}
+
+impl Priority {
+    /// The number of classes.
+    pub fn classes(&self) -> u32 {
+        match self {
+            Priority::None => 1,
+            Priority::Pias(t) | Priority::Size(t) => t.len() as u32 + 1,
+        }
+    }
+
+    /// The class of a data packet that follows `sent` bytes of a flow of
+    /// `bytes` bytes.
+    #[inline]
+    pub fn class(&self, sent: u64, bytes: u64) -> u8 {
+        match self {
+            Priority::None => 0,
+            Priority::Pias(t) => t.iter().take_while(|&&x| x <= sent).count() as u8,
+            Priority::Size(t) => t.iter().take_while(|&&x| x <= bytes).count() as u8,
+        }
+    }
+}
+
+/// The most priority classes.
+pub const MAX_CLASSES: u32 = 8;
 
 /// Everything the substrate needs besides the graph.
 #[derive(Clone, Debug, PartialEq)]
@@ -129,6 +213,40 @@ pub struct NetConfig {
     /// loss-recovery studies; 0 = none).
     pub loss: f64,
     pub seed: u64,
+    /// Priority classes (not with credits).
+    pub priority: Priority,
+}
+
+impl Default for NetConfig {
+    /// 4,096 B payload + 64 B header, 64 B ACKs, 1 us propagation, 256 KB
+    /// buffers, no ECN, lossy, DCTCP hosts (initial window 10, 200 us
+    /// minimum RTO), ECMP, one class.
+    fn default() -> Self {
+        NetConfig {
+            payload: 4096,
+            header: 64,
+            ack_bytes: 64,
+            propagation: SimTime::us(1),
+            buffer: 256_000,
+            ecn_k: None,
+            flow_control: FlowControl::None,
+            transport: Transport::Dctcp(DctcpConfig {
+                init_cwnd: 10,
+                max_cwnd: 1_000,
+                g: 1.0 / 16.0,
+                rto_min: SimTime::us(200),
+                dupack_threshold: 3,
+                sack: false,
+                delayed_ack: 1,
+                delayed_ack_timeout: SimTime::us(10),
+            }),
+            routing: Routing::Ecmp,
+            cut_through: false,
+            loss: 0.0,
+            seed: 1,
+            priority: Priority::None,
+        }
+    }
 }
 
 /// One directed link, owned by the node it leaves.
@@ -166,7 +284,10 @@ const FLAG_ECE: u8 = 4;
 struct Packet {
     /// Data: send time; ACK: the echoed send time of the data packet.
     ts: u64,
-    /// Cut-through: when the packet's last bit reaches the next node.
+    /// Cut-through (lossy ports): when the packet's last bit reaches the
+    /// next node. Queued ports: while waiting in a port's queue, the ingress
+    /// buffer it occupies at this switch (PFC: the link it came by; lanes:
+    /// `link · lanes + lane`); 0 once sent.
     tail: u64,
     flow: u32,
     seq: u32,
@@ -175,19 +296,34 @@ struct Packet {
     port: u32,
     node: u32,
     dst: u32,
-    /// PFC: the link it entered the current switch by.
-    inp: u32,
-    wire: u32,
+    /// ACK with SACK: 1 + the data packet it selectively acknowledges (0:
+    /// none).
+    sack: u32,
+    /// Router scratch ([`Hop::tag`]), 0 at injection.
+    tag: u32,
+    wire: u16,
     flags: u8,
+    /// Credits: the virtual channel of the link it was last sent on.
+    vc: u8,
 }
 
-/// An event that is not a packet arrival: port `port` finished sending (PFC).
+/// An event that is not a packet arrival: port `port` finished sending
+/// (lossless modes).
 const FLAG_PORT_FREE: u8 = 8;
+/// An event that is not a packet arrival: `wire` bytes of credit for VC `vc`
+/// reach port `port`.
+const FLAG_CREDIT: u8 = 16;
 
 #[derive(Clone, Copy, Debug)]
 enum Timer {
     Rto(u32),
-    Pfc { port: u32, pause: bool, seq: u32 },
+    DelAck(u32),
+    Pfc {
+        port: u32,
+        lane: u8,
+        pause: bool,
+        seq: u32,
+    },
 }
 
 /// The state of a port that every packet touches.
@@ -243,22 +379,36 @@ impl Port {
     }
 }
 
-/// PFC state of a port (lossless mode only).
+/// The state of a queued port (lossless, or with priority classes).
 #[derive(Clone, Copy, Debug, Default)]
 struct QPort {
-    queue: List,
     busy: bool,
-    paused: bool,
-    paused_since: u64,
     pause_time: u64,
     pauses: u64,
-    /// The packet on the wire: its ingress link and bytes.
+    /// The packet on the wire: the ingress buffer it leaves and its bytes.
     tx_inp: u32,
     tx_wire: u32,
-    /// This port as an ingress link of its far node: bytes buffered there,
-    /// whether a PAUSE is outstanding, and PFC frame sequence numbers.
+    /// Credits: the VC to serve first (round-robin).
+    rr: u8,
+    /// This port as an ingress link of its far node: bytes buffered there.
     ingress: u64,
     peak_ingress: u64,
+}
+
+/// One lane (a VC with credits, else a priority class) of a queued port.
+#[derive(Clone, Copy, Debug, Default)]
+struct Lane {
+    /// Packets waiting to be sent in this lane.
+    queue: List,
+    /// Credits: bytes the port may still send on this VC.
+    credits: u64,
+    /// Bytes of this lane buffered at the far end (credits, PFC).
+    far: u64,
+    /// PFC: this lane of the port is paused (since `paused_since`).
+    paused: bool,
+    paused_since: u64,
+    /// PFC, as an ingress lane of the far node: a PAUSE is outstanding;
+    /// frame sequence numbers (sent, applied).
     pause_sent: bool,
     frame_seq: u32,
     applied_seq: u32,
@@ -281,6 +431,18 @@ struct FlowState {
     rto_deadline: u64,
     rto_armed: bool,
     rb: ReorderBuffer,
+    /// SACK scoreboard (bit per packet, allocated at the first SACK), one
+    /// past the highest SACKed packet, and the next hole to consider.
+    sacked: Vec<u64>,
+    high_sack: u32,
+    rtx_next: u32,
+    /// Delayed ACKs: in-order packets not yet acknowledged, the echo time
+    /// and CE state they carry, and the timer.
+    da_pending: u32,
+    da_ts: u64,
+    da_ce: bool,
+    da_deadline: u64,
+    da_armed: bool,
     sender_done: bool,
     receiver_done: bool,
     start: u64,
@@ -302,6 +464,32 @@ struct Counters {
     early: u64,
     lost: u64,
     lost_data: u64,
+    credit_stalls: u64,
+    /// Credits: the most bytes any (link, VC) input buffer held.
+    peak_vc_bytes: u64,
+}
+
+/// Whether packet `seq` is marked in a SACK scoreboard.
+#[inline]
+fn is_sacked(sacked: &[u64], seq: u32) -> bool {
+    sacked
+        .get((seq / 64) as usize)
+        .is_some_and(|w| w >> (seq % 64) & 1 != 0)
+}
+
+/// SACK recovery: the next packet below the highest SACKed one that is
+/// neither SACKed nor already retransmitted in this recovery.
+fn next_hole(fl: &mut FlowState) -> Option<u32> {
+    let mut h = fl.rtx_next.max(fl.snd_una);
+    while h < fl.high_sack && is_sacked(&fl.sacked, h) {
+        h += 1;
+    }
+    if h < fl.high_sack && h < fl.snd_nxt {
+        fl.rtx_next = h + 1;
+        Some(h)
+    } else {
+        None
+    }
 }
 
 /// A packet-level network over a graph and a router.
@@ -323,6 +511,14 @@ pub struct Network<R: Router> {
     salt: u64,
     /// Packet events pending (for the conservation check).
     packet_events: u64,
+    /// Lanes per queued port: VCs with credits, else priority classes (1
+    /// without either); per (port, lane) state.
+    vcs: u32,
+    lanes: Vec<Lane>,
+    credit: bool,
+    credit_events: u64,
+    /// PFC pause time per class, ps.
+    class_pause: Vec<u64>,
     n: Counters,
     active: u64,
     last_advance: u64,
@@ -353,11 +549,37 @@ impl<R: Router> Network<R> {
                 }
             })
             .collect();
-        let lossless = matches!(cfg.flow_control, FlowControl::Pfc(_));
+        assert!(
+            cfg.payload as u64 + cfg.header as u64 <= u16::MAX as u64,
+            "net: frames above 64 KiB"
+        );
+        let classes = cfg.priority.classes();
+        let queued = !matches!(cfg.flow_control, FlowControl::None) || classes > 1;
+        let (vcs, vc_buffer) = match cfg.flow_control {
+            FlowControl::Credit(c) => {
+                assert!(
+                    (1..=MAX_VCS).contains(&c.vcs),
+                    "net: {} virtual channels",
+                    c.vcs
+                );
+                assert!(
+                    c.vc_buffer >= (cfg.payload + cfg.header) as u64,
+                    "net: VC buffer below one frame"
+                );
+                assert!(classes == 1, "net: priority classes with credits");
+                (c.vcs as u32, c.vc_buffer)
+            }
+            _ => (classes, 0),
+        };
+        let nlanes = if queued {
+            ports.len() * vcs as usize
+        } else {
+            0
+        };
         let streams = RngStreams::new(cfg.seed);
         let salt = streams.stream("net.ecmp").next_u64();
         Network {
-            qports: if lossless {
+            qports: if queued {
                 vec![QPort::default(); ports.len()]
             } else {
                 Vec::new()
@@ -372,6 +594,17 @@ impl<R: Router> Network<R> {
             loss_rng: streams.stream("net.loss"),
             salt,
             packet_events: 0,
+            vcs,
+            lanes: vec![
+                Lane {
+                    credits: vc_buffer,
+                    ..Lane::default()
+                };
+                nlanes
+            ],
+            credit: vc_buffer > 0,
+            credit_events: 0,
+            class_pause: vec![0; classes as usize],
             n: Counters::default(),
             active: 0,
             last_advance: 0,
@@ -386,13 +619,62 @@ impl<R: Router> Network<R> {
         self.graph.hosts as usize
     }
 
-    fn lossless(&self) -> bool {
+    /// The routing hook it was built with.
+    pub fn router(&self) -> &R {
+        &self.router
+    }
+
+    /// Ports with real FIFOs (lossless, or priority classes).
+    fn queued(&self) -> bool {
         !self.qports.is_empty()
     }
 
-    fn wire_of(&self, f: &FlowState, seq: u32) -> u32 {
+    fn lossless(&self) -> bool {
+        !matches!(self.cfg.flow_control, FlowControl::None)
+    }
+
+    /// Queued ports: whether port `p` has packets waiting.
+    fn has_queue(&self, p: u32) -> bool {
+        let b = (p * self.vcs) as usize;
+        self.lanes[b..b + self.vcs as usize]
+            .iter()
+            .any(|l| !l.queue.is_empty())
+    }
+
+    fn wire_of(&self, f: &FlowState, seq: u32) -> u16 {
         let p = self.cfg.payload as u64;
-        (p.min(f.bytes - seq as u64 * p)) as u32 + self.cfg.header
+        ((p.min(f.bytes - seq as u64 * p)) as u32 + self.cfg.header) as u16
+    }
+
+    /// Credits: `bytes` of VC buffer `b` (= link · vcs + vc) at the far end of
+    /// `link` free at `now`; the credit reaches the link's sender one
+    /// propagation plus `credit_delay` later.
+    fn return_credit(&mut self, b: u32, bytes: u64, now: u64) {
+        let FlowControl::Credit(c) = self.cfg.flow_control else {
+            unreachable!()
+        };
+        let at = now + self.cfg.propagation.0 + c.credit_delay.0;
+        self.events.push(
+            at,
+            Packet {
+                port: b / self.vcs,
+                vc: (b % self.vcs) as u8,
+                wire: bytes as u16,
+                flags: FLAG_CREDIT,
+                ..Packet::default()
+            },
+        );
+        self.credit_events += 1;
+    }
+
+    /// Credits: a credit for `bytes` of VC `vc` reaches port `p`.
+    fn credit_arrives(&mut self, p: u32, vc: u8, bytes: u64, now: u64) {
+        self.credit_events -= 1;
+        let l = &mut self.lanes[(p * self.vcs + vc as u32) as usize];
+        l.credits = l.credits.checked_add(bytes).expect("net: credit overflow");
+        if !self.qports[p as usize].busy {
+            self.start_tx(p, now);
+        }
     }
 
     /// A flow arrives at `now`.
@@ -424,6 +706,14 @@ impl<R: Router> Network<R> {
             rto_deadline: 0,
             rto_armed: false,
             rb: ReorderBuffer::new(),
+            sacked: Vec::new(),
+            high_sack: 0,
+            rtx_next: 0,
+            da_pending: 0,
+            da_ts: 0,
+            da_ce: false,
+            da_deadline: 0,
+            da_armed: false,
             sender_done: false,
             receiver_done: false,
             start: now.0,
@@ -435,7 +725,7 @@ impl<R: Router> Network<R> {
             Transport::Paced => {
                 self.paced[flow.src as usize].push_back(flow.id);
                 let q = &self.qports[flow.src as usize];
-                if !q.busy && !q.paused && q.queue.is_empty() {
+                if !q.busy && !self.all_paused(flow.src) && !self.has_queue(flow.src) {
                     self.pace(flow.src, now.0);
                 }
             }
@@ -461,6 +751,8 @@ impl<R: Router> Network<R> {
                 processed += 1;
                 if ev.flags & FLAG_PORT_FREE != 0 {
                     self.port_free(ev.port, t);
+                } else if ev.flags & FLAG_CREDIT != 0 {
+                    self.credit_arrives(ev.port, ev.vc, ev.wire as u64, t);
                 } else {
                     self.packet_events -= 1;
                     self.arrive(ev, t, rec);
@@ -483,10 +775,14 @@ impl<R: Router> Network<R> {
 
     /// Packet `pi` arrives at the far end of the port it was sent on.
     #[inline]
-    fn arrive(&mut self, pkt: Packet, now: u64, rec: &mut Recorder) {
+    fn arrive(&mut self, mut pkt: Packet, now: u64, rec: &mut Recorder) {
         self.n.hops += 1;
         let node = pkt.node;
         if node < self.graph.hosts {
+            if self.credit {
+                // A host consumes what it receives at once.
+                self.return_credit(pkt.port * self.vcs + pkt.vc as u32, pkt.wire as u64, now);
+            }
             if pkt.flags & FLAG_ACK != 0 {
                 self.on_ack(pkt, now);
             } else {
@@ -500,7 +796,35 @@ impl<R: Router> Network<R> {
             self.n.drops += 1;
             self.n.lost += 1;
             self.n.lost_data += (pkt.flags & FLAG_ACK == 0) as u64;
+            if self.credit {
+                self.return_credit(pkt.port * self.vcs + pkt.vc as u32, pkt.wire as u64, now);
+            }
             return;
+        }
+        let mut hop = Hop {
+            node,
+            flow: pkt.flow,
+            dst: pkt.dst,
+            in_port: pkt.port,
+            vc: pkt.vc,
+            vcs: self.vcs as u8,
+            tag: pkt.tag,
+            ack: pkt.flags & FLAG_ACK != 0,
+        };
+        let routed = {
+            let (ports, qports, lossless) = (&self.ports, &self.qports, !self.qports.is_empty());
+            let load = |p: u32| {
+                if lossless {
+                    ports[p as usize].occ + qports[p as usize].busy as u64
+                } else {
+                    ports[p as usize].backlog(now)
+                }
+            };
+            self.router.route(&mut hop, &load, &mut self.rng)
+        };
+        if let Some(out) = routed {
+            pkt.tag = hop.tag;
+            return self.enqueue(out, pkt, now);
         }
         let c = self.router.candidates(node, pkt.dst);
         let out = if c.count == 1 {
@@ -517,7 +841,7 @@ impl<R: Router> Network<R> {
                 Routing::Spray => reduce(self.rng.next_u64(), c.count),
                 Routing::Adaptive => {
                     let start = reduce(self.rng.next_u64(), c.count);
-                    if self.lossless() {
+                    if self.queued() {
                         let q = &self.qports;
                         let ports = &self.ports;
                         least_loaded(c.count, start, |i| {
@@ -540,7 +864,7 @@ impl<R: Router> Network<R> {
     /// Puts packet `pi` on port `p` at `now` (a switch port or a NIC).
     #[inline]
     fn enqueue(&mut self, p: u32, mut pkt: Packet, now: u64) {
-        if self.lossless() {
+        if self.queued() {
             return self.enqueue_lossless(p, pkt, now);
         }
         let is_switch = p >= self.graph.hosts;
@@ -593,36 +917,65 @@ impl<R: Router> Network<R> {
         self.packet_events += 1;
     }
 
+    /// Queued ports (lossless, or with priority classes): puts `pkt` into
+    /// lane `pkt.vc` of port `p` (its VC with credits, its class otherwise).
     fn enqueue_lossless(&mut self, p: u32, mut pkt: Packet, now: u64) {
         let hosts = self.graph.hosts;
         let wire = pkt.wire as u64;
+        let lanes = self.vcs;
         if p >= hosts {
+            // The ingress buffer it occupies: (link it came by, lane).
             let inp = pkt.port;
-            pkt.inp = inp;
-            let FlowControl::Pfc(pfc) = self.cfg.flow_control else {
-                unreachable!()
-            };
-            let qi = &mut self.qports[inp as usize];
-            if qi.ingress + wire > self.cfg.buffer {
-                self.ports[p as usize].drops += 1;
-                self.n.drops += 1;
-                return;
-            }
-            qi.ingress += wire;
-            qi.peak_ingress = qi.peak_ingress.max(qi.ingress);
-            if qi.ingress > pfc.xoff && !qi.pause_sent {
-                qi.pause_sent = true;
-                qi.frame_seq += 1;
-                let at = now + self.cfg.propagation.0 + pfc.pause_delay.0;
-                let seq = qi.frame_seq;
-                self.timers.schedule(
-                    SimTime(at),
-                    Timer::Pfc {
-                        port: inp,
-                        pause: true,
-                        seq,
-                    },
-                );
+            let b = inp * lanes + pkt.vc as u32;
+            pkt.tail = b as u64;
+            match self.cfg.flow_control {
+                FlowControl::Credit(c) => {
+                    // The sender held credits for these bytes: they fit.
+                    let l = &mut self.lanes[b as usize];
+                    l.far += wire;
+                    self.n.peak_vc_bytes = self.n.peak_vc_bytes.max(l.far);
+                    assert!(l.far <= c.vc_buffer, "net: VC buffer {b} overrun");
+                    let qi = &mut self.qports[inp as usize];
+                    qi.ingress += wire;
+                    qi.peak_ingress = qi.peak_ingress.max(qi.ingress);
+                }
+                FlowControl::Pfc(pfc) => {
+                    let qi = &mut self.qports[inp as usize];
+                    if qi.ingress + wire > self.cfg.buffer {
+                        self.ports[p as usize].drops += 1;
+                        self.n.drops += 1;
+                        return;
+                    }
+                    qi.ingress += wire;
+                    qi.peak_ingress = qi.peak_ingress.max(qi.ingress);
+                    let l = &mut self.lanes[b as usize];
+                    l.far += wire;
+                    if l.far > pfc.xoff && !l.pause_sent {
+                        l.pause_sent = true;
+                        l.frame_seq += 1;
+                        let at = now + self.cfg.propagation.0 + pfc.pause_delay.0;
+                        let seq = l.frame_seq;
+                        self.timers.schedule(
+                            SimTime(at),
+                            Timer::Pfc {
+                                port: inp,
+                                lane: pkt.vc,
+                                pause: true,
+                                seq,
+                            },
+                        );
+                    }
+                }
+                FlowControl::None => {
+                    // Priority classes on a lossy network: drop-tail on the
+                    // bytes the output port holds (queued or on the wire).
+                    let port = &mut self.ports[p as usize];
+                    if port.occ + wire > self.cfg.buffer {
+                        port.drops += 1;
+                        self.n.drops += 1;
+                        return;
+                    }
+                }
             }
             let port = &mut self.ports[p as usize];
             if let Some(k) = self.cfg.ecn_k {
@@ -632,35 +985,97 @@ impl<R: Router> Network<R> {
                 }
             }
         }
+        if self.credit {
+            let hop = Hop {
+                node: if p < hosts { p } else { pkt.node },
+                flow: pkt.flow,
+                dst: pkt.dst,
+                in_port: if p < hosts { u32::MAX } else { pkt.port },
+                vc: pkt.vc,
+                vcs: lanes as u8,
+                tag: pkt.tag,
+                ack: pkt.flags & FLAG_ACK != 0,
+            };
+            let vc = self.router.vc(&hop, p);
+            assert!(
+                (vc as u32) < lanes,
+                "net: the router put a packet on VC {vc} of {lanes}"
+            );
+            pkt.vc = vc;
+        }
         let port = &mut self.ports[p as usize];
         port.occ += wire;
         port.peak = port.peak.max(port.occ);
-        let q = &mut self.qports[p as usize];
-        let mut list = q.queue;
         let pi = self.pool.alloc(pkt);
+        let b = (p * lanes + pkt.vc as u32) as usize;
+        let mut list = self.lanes[b].queue;
         self.pool.push_back(&mut list, pi);
-        q.queue = list;
-        if !q.busy && !q.paused {
+        self.lanes[b].queue = list;
+        if !self.qports[p as usize].busy {
             self.start_tx(p, now);
         }
     }
 
-    /// Lossless: starts sending the head of port `p`'s queue.
+    /// Pops the packet port `p` sends next, if any may go. Credits:
+    /// round-robin over its VCs whose head packet fits the credits held for
+    /// that VC (and takes them). Otherwise strict priority: the first lane
+    /// (class) that has a packet and is not paused.
+    fn pop_next(&mut self, p: u32) -> Option<u32> {
+        let lanes = self.vcs;
+        let base = p * lanes;
+        if !self.credit {
+            for v in 0..lanes {
+                let l = &mut self.lanes[(base + v) as usize];
+                if l.paused || l.queue.is_empty() {
+                    continue;
+                }
+                let mut list = l.queue;
+                let pi = self.pool.pop_front(&mut list);
+                self.lanes[(base + v) as usize].queue = list;
+                return pi;
+            }
+            return None;
+        }
+        let rr = self.qports[p as usize].rr as u32;
+        let mut waiting = false;
+        for k in 0..lanes {
+            let v = (rr + k) % lanes;
+            let b = (base + v) as usize;
+            let Some(head) = self.lanes[b].queue.front() else {
+                continue;
+            };
+            let wire = self.pool[head].wire as u64;
+            let l = &mut self.lanes[b];
+            if l.credits < wire {
+                waiting = true;
+                continue;
+            }
+            l.credits -= wire;
+            let mut list = l.queue;
+            let pi = self.pool.pop_front(&mut list);
+            self.lanes[b].queue = list;
+            self.qports[p as usize].rr = ((v + 1) % lanes) as u8;
+            return pi;
+        }
+        self.n.credit_stalls += waiting as u64;
+        None
+    }
+
+    /// Queued ports: starts sending the next packet of port `p`.
     fn start_tx(&mut self, p: u32, now: u64) {
-        let q = &mut self.qports[p as usize];
-        let mut list = q.queue;
-        let Some(pi) = self.pool.pop_front(&mut list) else {
+        let Some(pi) = self.pop_next(p) else {
             return;
         };
-        q.queue = list;
+        let q = &mut self.qports[p as usize];
         let mut pkt = self.pool[pi];
         self.pool.release(pi);
         let port = &mut self.ports[p as usize];
         let end = now.max(port.busy_until) + port.ser(pkt.wire as u64);
         port.busy_until = end;
         q.busy = true;
-        q.tx_inp = pkt.inp;
-        q.tx_wire = pkt.wire;
+        q.tx_inp = pkt.tail as u32;
+        pkt.tail = 0;
+        q.tx_wire = pkt.wire as u32;
         pkt.port = p;
         pkt.node = port.to;
         self.events.push(
@@ -675,7 +1090,7 @@ impl<R: Router> Network<R> {
         self.packet_events += 1;
     }
 
-    /// Lossless: port `p` finished a transmission.
+    /// Queued ports: port `p` finished a transmission.
     fn port_free(&mut self, p: u32, now: u64) {
         let hosts = self.graph.hosts;
         let q = &mut self.qports[p as usize];
@@ -683,55 +1098,92 @@ impl<R: Router> Network<R> {
         let (inp, wire) = (q.tx_inp, q.tx_wire as u64);
         self.ports[p as usize].occ -= wire;
         if p >= hosts {
-            let FlowControl::Pfc(pfc) = self.cfg.flow_control else {
-                unreachable!()
-            };
-            let qi = &mut self.qports[inp as usize];
-            qi.ingress -= wire;
-            if qi.pause_sent && qi.ingress <= pfc.xon {
-                qi.pause_sent = false;
-                qi.frame_seq += 1;
-                let at = now + self.cfg.propagation.0 + pfc.resume_delay.0;
-                let seq = qi.frame_seq;
-                self.timers.schedule(
-                    SimTime(at),
-                    Timer::Pfc {
-                        port: inp,
-                        pause: false,
-                        seq,
-                    },
-                );
+            // The packet's bytes leave this switch's ingress buffer `inp`
+            // (link · lanes + lane).
+            let link = inp / self.vcs;
+            match self.cfg.flow_control {
+                FlowControl::Credit(_) => {
+                    let l = &mut self.lanes[inp as usize];
+                    l.far = l.far.checked_sub(wire).expect("net: VC buffer underflow");
+                    let qi = &mut self.qports[link as usize];
+                    qi.ingress = qi
+                        .ingress
+                        .checked_sub(wire)
+                        .expect("net: ingress underflow");
+                    self.return_credit(inp, wire, now);
+                }
+                FlowControl::Pfc(pfc) => {
+                    let qi = &mut self.qports[link as usize];
+                    qi.ingress = qi
+                        .ingress
+                        .checked_sub(wire)
+                        .expect("net: ingress underflow");
+                    let l = &mut self.lanes[inp as usize];
+                    l.far = l.far.checked_sub(wire).expect("net: ingress underflow");
+                    if l.pause_sent && l.far <= pfc.xon {
+                        l.pause_sent = false;
+                        l.frame_seq += 1;
+                        let at = now + self.cfg.propagation.0 + pfc.resume_delay.0;
+                        let seq = l.frame_seq;
+                        self.timers.schedule(
+                            SimTime(at),
+                            Timer::Pfc {
+                                port: link,
+                                lane: (inp % self.vcs) as u8,
+                                pause: false,
+                                seq,
+                            },
+                        );
+                    }
+                }
+                FlowControl::None => {}
             }
         }
-        let q = &self.qports[p as usize];
-        if q.paused {
+        if self.all_paused(p) {
             return;
         }
-        if q.queue.is_empty() && p < hosts && matches!(self.cfg.transport, Transport::Paced) {
+        let queued = self.has_queue(p);
+        if !queued && p < hosts && matches!(self.cfg.transport, Transport::Paced) {
             self.pace(p, now);
-        } else if !q.queue.is_empty() {
+        } else if queued {
             self.start_tx(p, now);
         }
+    }
+
+    /// PFC: whether every lane of port `p` is paused.
+    fn all_paused(&self, p: u32) -> bool {
+        let b = (p * self.vcs) as usize;
+        self.lanes[b..b + self.vcs as usize]
+            .iter()
+            .all(|l| l.paused)
     }
 
     fn fire(&mut self, tm: Timer, now: u64) {
         match tm {
             Timer::Rto(f) => self.rto_fired(f, now),
-            Timer::Pfc { port, pause, seq } => {
-                let q = &mut self.qports[port as usize];
-                if seq <= q.applied_seq {
+            Timer::DelAck(f) => self.delack_fired(f, now),
+            Timer::Pfc {
+                port,
+                lane,
+                pause,
+                seq,
+            } => {
+                let l = &mut self.lanes[(port * self.vcs + lane as u32) as usize];
+                if seq <= l.applied_seq {
                     return;
                 }
-                q.applied_seq = seq;
-                if pause && !q.paused {
-                    q.paused = true;
-                    q.pauses += 1;
-                    q.paused_since = now;
-                } else if !pause && q.paused {
-                    q.paused = false;
-                    q.pause_time += now - q.paused_since;
-                    if !q.busy {
-                        if !q.queue.is_empty() {
+                l.applied_seq = seq;
+                if pause && !l.paused {
+                    l.paused = true;
+                    l.paused_since = now;
+                    self.qports[port as usize].pauses += 1;
+                } else if !pause && l.paused {
+                    l.paused = false;
+                    let d = now - l.paused_since;
+                    self.qports[port as usize].pause_time += d;
+                    self.class_pause[lane as usize] += d;
+                    if !self.qports[port as usize].busy {
+                        if self.has_queue(port) {
                             self.start_tx(port, now);
                         } else if port < self.graph.hosts
                             && matches!(self.cfg.transport, Transport::Paced)
@@ -750,6 +1202,10 @@ impl<R: Router> Network<R> {
     #[inline]
     fn send_data(&mut self, f: u32, seq: u32, now: u64) {
         let fl = &self.flows[f as usize];
+        let class = self
+            .cfg
+            .priority
+            .class(seq as u64 * self.cfg.payload as u64, fl.bytes);
         let pkt = Packet {
             ts: now,
             tail: 0,
@@ -758,9 +1214,11 @@ impl<R: Router> Network<R> {
             port: fl.src,
             node: 0,
             dst: fl.dst,
-            inp: 0,
+            sack: 0,
+            tag: 0,
             wire: self.wire_of(fl, seq),
             flags: 0,
+            vc: class,
         };
         let src = fl.src;
         self.n.data_sent += 1;
@@ -793,6 +1251,9 @@ impl<R: Router> Network<R> {
             }
             let seq = fl.snd_nxt;
             fl.snd_nxt += 1;
+            if is_sacked(&fl.sacked, seq) {
+                continue;
+            }
             self.send_data(f, seq, now);
         }
         self.arm_rto(f, now);
@@ -840,7 +1301,9 @@ impl<R: Router> Network<R> {
         self.n.data_delivered += 1;
         let payload = self.cfg.payload as u64;
         let fl = &mut self.flows[pkt.flow as usize];
-        match fl.rb.receive(pkt.seq) {
+        let before = fl.rb.next_expected();
+        let receipt = fl.rb.receive(pkt.seq);
+        match receipt {
             Receipt::InOrder { released } => {
                 let end = fl.rb.next_expected() as u64;
                 let begin = end - released as u64;
@@ -856,37 +1319,121 @@ impl<R: Router> Network<R> {
             Receipt::Early => self.n.early += 1,
             Receipt::Duplicate => self.n.duplicates += 1,
         }
-        if matches!(self.cfg.transport, Transport::Paced) {
+        let Transport::Dctcp(d) = &self.cfg.transport else {
             return;
+        };
+        let (every, timeout, sack) = (d.delayed_ack, d.delayed_ack_timeout.0, d.sack);
+        let ce = pkt.flags & FLAG_CE != 0;
+        let in_order = matches!(receipt, Receipt::InOrder { .. });
+        if every > 1 {
+            let fl = &mut self.flows[pkt.flow as usize];
+            if fl.da_pending > 0 && (ce != fl.da_ce || !in_order) {
+                // Flush the pending ACK with its own CE state first.
+                let (ts, old_ce) = (fl.da_ts, fl.da_ce);
+                fl.da_pending = 0;
+                self.send_ack(pkt.flow, before, ts, old_ce, 0, now);
+            }
+            let fl = &mut self.flows[pkt.flow as usize];
+            if in_order && !fl.receiver_done {
+                fl.da_pending += 1;
+                fl.da_ts = pkt.ts;
+                fl.da_ce = ce;
+                if fl.da_pending < every {
+                    if fl.da_pending == 1 {
+                        fl.da_deadline = now + timeout;
+                        if !fl.da_armed {
+                            fl.da_armed = true;
+                            self.timers
+                                .schedule(SimTime(now + timeout), Timer::DelAck(pkt.flow));
+                        }
+                    }
+                    return;
+                }
+                fl.da_pending = 0;
+            }
         }
         // The data packet's slot becomes its ACK.
+        let fl = &mut self.flows[pkt.flow as usize];
+        fl.da_pending = 0;
         let ack = fl.rb.next_expected();
         let (dst, src) = (fl.dst, fl.src);
         let mut a = pkt;
-        a.flags = FLAG_ACK
-            | if pkt.flags & FLAG_CE != 0 {
-                FLAG_ECE
-            } else {
-                0
-            };
+        a.flags = FLAG_ACK | if ce { FLAG_ECE } else { 0 };
         a.seq = ack;
+        a.sack = if sack && matches!(receipt, Receipt::Early) {
+            pkt.seq + 1
+        } else {
+            0
+        };
         a.dst = src;
         a.port = dst;
         a.tail = 0;
-        a.wire = self.cfg.ack_bytes;
+        a.tag = 0;
+        a.vc = 0;
+        a.wire = self.cfg.ack_bytes as u16;
         self.n.acks += 1;
         self.enqueue(dst, a, now);
+    }
+
+    /// Sends an ACK of flow `f` from its receiver: cumulative `ack`, echo
+    /// time `ts`, ECN-Echo `ece`, SACK field `sack`.
+    fn send_ack(&mut self, f: u32, ack: u32, ts: u64, ece: bool, sack: u32, now: u64) {
+        let fl = &self.flows[f as usize];
+        let a = Packet {
+            ts,
+            tail: 0,
+            flow: f,
+            seq: ack,
+            port: fl.dst,
+            node: 0,
+            dst: fl.src,
+            sack,
+            tag: 0,
+            wire: self.cfg.ack_bytes as u16,
+            flags: FLAG_ACK | if ece { FLAG_ECE } else { 0 },
+            vc: 0,
+        };
+        let dst = fl.dst;
+        self.n.acks += 1;
+        self.enqueue(dst, a, now);
+    }
+
+    fn delack_fired(&mut self, f: u32, now: u64) {
+        let fl = &mut self.flows[f as usize];
+        fl.da_armed = false;
+        if fl.da_pending == 0 {
+            return;
+        }
+        if fl.da_deadline > now {
+            fl.da_armed = true;
+            self.timers
+                .schedule(SimTime(fl.da_deadline), Timer::DelAck(f));
+            return;
+        }
+        fl.da_pending = 0;
+        let (ack, ts, ce) = (fl.rb.next_expected(), fl.da_ts, fl.da_ce);
+        self.send_ack(f, ack, ts, ce, 0, now);
     }
 
     fn on_ack(&mut self, pkt: Packet, now: u64) {
         let Transport::Dctcp(d) = &self.cfg.transport else {
             unreachable!("ACKs only with a window transport")
         };
-        let (dupthresh, rto_min) = (d.dupack_threshold, d.rto_min.0);
+        let (dupthresh, rto_min, sack) = (d.dupack_threshold, d.rto_min.0, d.sack);
         let f = pkt.flow;
         let fl = &mut self.flows[f as usize];
         if fl.sender_done {
             return;
+        }
+        if sack && pkt.sack > 0 {
+            let s = pkt.sack - 1;
+            if s >= fl.snd_una && s < fl.npkts {
+                if fl.sacked.is_empty() {
+                    fl.sacked = vec![0; fl.npkts.div_ceil(64) as usize];
+                }
+                fl.sacked[(s / 64) as usize] |= 1 << (s % 64);
+                fl.high_sack = fl.high_sack.max(s + 1);
+            }
         }
         // RTT estimate (RFC 6298) from the echoed timestamp.
         let r = now - pkt.ts;
@@ -909,6 +1456,8 @@ impl<R: Router> Network<R> {
             if fl.in_recovery {
                 if ack >= fl.recover {
                     fl.in_recovery = false;
+                } else if sack {
+                    resend = next_hole(fl);
                 } else {
                     resend = Some(ack);
                 }
@@ -925,9 +1474,12 @@ impl<R: Router> Network<R> {
             if fl.dupacks == dupthresh && !fl.in_recovery {
                 fl.in_recovery = true;
                 fl.recover = fl.snd_nxt;
+                fl.rtx_next = ack + 1;
                 fl.cc.on_fast_retransmit(fl.snd_nxt);
                 self.n.fast_retransmits += 1;
                 resend = Some(ack);
+            } else if fl.in_recovery && sack {
+                resend = next_hole(fl);
             }
         }
         if let Some(seq) = resend {
@@ -968,7 +1520,7 @@ impl<R: Router> Network<R> {
         let mut pauses = vec![0u64; tiers.len()];
         for (i, (p, s)) in self.ports.iter().zip(&self.graph.ports).enumerate() {
             let t = s.tier as usize;
-            peak[t] = peak[t].max(if self.lossless() {
+            peak[t] = peak[t].max(if self.queued() {
                 self.qports[i].peak_ingress.max(p.peak)
             } else {
                 p.peak_bytes(false)
@@ -986,15 +1538,24 @@ impl<R: Router> Network<R> {
             "peak_queue_bytes".into(),
             peak.iter().copied().max().unwrap_or(0) as f64,
         ));
-        if self.lossless() {
+        if matches!(self.cfg.flow_control, FlowControl::Pfc(_)) {
             out.push(("pfc_pauses".into(), total(&pauses)));
             out.push(("pfc_pause_time_us".into(), total(&pause) / 1e6));
+        }
+        if matches!(self.cfg.flow_control, FlowControl::Pfc(_)) && self.class_pause.len() > 1 {
+            for (c, t) in self.class_pause.iter().enumerate() {
+                out.push((format!("pfc_pause_time_us.class{c}"), *t as f64 / 1e6));
+            }
+        }
+        if self.credit {
+            out.push(("credit_stalls".into(), self.n.credit_stalls as f64));
+            out.push(("peak_vc_buffer_bytes".into(), self.n.peak_vc_bytes as f64));
         }
         for (t, name) in tiers.iter().enumerate() {
             out.push((format!("peak_queue_bytes.{name}"), peak[t] as f64));
             out.push((format!("drops.{name}"), drops[t] as f64));
             out.push((format!("ecn_marks.{name}"), marks[t] as f64));
-            if self.lossless() {
+            if matches!(self.cfg.flow_control, FlowControl::Pfc(_)) {
                 out.push((format!("pfc_pause_time_us.{name}"), pause[t] as f64 / 1e6));
             }
         }
@@ -1035,7 +1596,7 @@ impl<R: Router> Network<R> {
     /// Bytes buffered at port `p` at `now` (lossy: those whose last bit has
     /// not left yet).
     pub fn queue_bytes(&self, p: u32, now: SimTime) -> u64 {
-        if self.lossless() {
+        if self.queued() {
             return self.ports[p as usize].occ;
         }
         self.ports[p as usize].backlog(now.0)
@@ -1046,17 +1607,20 @@ impl<R: Router> Network<R> {
         let hosts = self.graph.hosts as usize;
         let mut queued = 0u64;
         for (i, p) in self.ports.iter().enumerate() {
-            if self.lossless() {
+            if self.queued() {
                 let q = &self.qports[i];
-                if q.ingress > self.cfg.buffer {
+                if matches!(self.cfg.flow_control, FlowControl::Pfc(_))
+                    && q.ingress > self.cfg.buffer
+                {
                     return Err(format!(
                         "net: link {i} holds {} B at its far end, above the {} B buffer",
                         q.ingress, self.cfg.buffer
                     ));
                 }
-                let bytes: u64 = self
-                    .pool
-                    .iter(&q.queue)
+                let lanes = &self.lanes[i * self.vcs as usize..(i + 1) * self.vcs as usize];
+                let bytes: u64 = lanes
+                    .iter()
+                    .flat_map(|l| self.pool.iter(&l.queue))
                     .map(|k| self.pool[k].wire as u64)
                     .sum();
                 let on_wire = if q.busy { q.tx_wire as u64 } else { 0 };
@@ -1067,7 +1631,23 @@ impl<R: Router> Network<R> {
                         bytes + on_wire
                     ));
                 }
-                queued += q.queue.len() as u64;
+                queued += lanes.iter().map(|l| l.queue.len() as u64).sum::<u64>();
+                if let FlowControl::Credit(c) = self.cfg.flow_control {
+                    for (v, l) in lanes.iter().enumerate() {
+                        if l.far > c.vc_buffer || l.credits > c.vc_buffer {
+                            return Err(format!(
+                                "net: link {i} VC {v}: {} B buffered at the far end, {} B of credit, with {} B per VC",
+                                l.far, l.credits, c.vc_buffer
+                            ));
+                        }
+                    }
+                }
+                if !self.lossless() && i >= hosts && p.occ > self.cfg.buffer {
+                    return Err(format!(
+                        "net: port {i} holds {} B, above the {} B buffer",
+                        p.occ, self.cfg.buffer
+                    ));
+                }
             } else if i >= hosts {
                 // The unsent backlog never exceeds the buffer: the latest
                 // departure is at most one buffer's serialisation away.
@@ -1088,7 +1668,7 @@ impl<R: Router> Network<R> {
         }
         let port_free = self.qports.iter().filter(|q| q.busy).count() as u64;
         if self.pool.live() as u64 != queued
-            || self.events.len() as u64 != self.packet_events + port_free
+            || self.events.len() as u64 != self.packet_events + port_free + self.credit_events
         {
             return Err(format!(
                 "net: {} packets queued ({queued} in port lists), {} events for {} packets in flight and {port_free} busy ports",
