@@ -411,6 +411,17 @@ pub struct Reactor {
     overflows: u64,
     peak_ingress: u64,
     ticks: u64,
+    /// Tests: every circuit send (src, dst, from, to) and every
+    /// configuration (period start, up, end, perm).
+    #[cfg(test)]
+    log: Option<TestLog>,
+}
+
+#[cfg(test)]
+#[derive(Default)]
+struct TestLog {
+    sends: Vec<(usize, usize, SimTime, SimTime)>,
+    configs: Vec<(SimTime, SimTime, SimTime, Vec<u32>)>,
 }
 
 impl Reactor {
@@ -453,6 +464,8 @@ impl Reactor {
             overflows: 0,
             peak_ingress: 0,
             ticks: 0,
+            #[cfg(test)]
+            log: None,
             p,
             d,
         }
@@ -545,7 +558,7 @@ impl Reactor {
         let r = self.d.r.0;
         for j in 0..n {
             let into: f64 = (0..n).map(|i| share[i][j]).sum();
-            let eps_bps = (into * 8.0 / w.as_secs_f64()) as u64;
+            let eps_bps = (into * 8.0 / w.as_secs_f64()).round() as u64;
             self.lim[j] = Rate(self.d.cap.0.min(r.saturating_sub(eps_bps)).max(1));
         }
         let ovh = (self.p.pfc_on_max + self.p.pfc_off_max).0 as f64;
@@ -601,6 +614,10 @@ impl Reactor {
                 stop.push(b);
             }
             self.circuit_time_ps += (end - up).0 as u128;
+            #[cfg(test)]
+            if let Some(l) = &mut self.log {
+                l.configs.push((start, up, end, perm.clone()));
+            }
             self.configs.push(Cfg {
                 up,
                 end,
@@ -647,6 +664,12 @@ impl Reactor {
                 }
                 let budget = self.lim[j].bytes_in(b - a);
                 let took = self.take(q, budget);
+                #[cfg(test)]
+                if let Some(l) = &mut self.log {
+                    if took > 0 {
+                        l.sends.push((i, j, a, b));
+                    }
+                }
                 self.circ_in[j] += took;
                 self.circuit_bytes += took;
                 for ci in 0..self.chunks.len() {
@@ -912,5 +935,235 @@ impl Fabric for Reactor {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::Topology;
+    use proptest::prelude::*;
+
+    fn topo(hosts: u32) -> Topology {
+        Topology {
+            racks: hosts,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(100),
+            server_rate: None,
+        }
+    }
+
+    fn build(p: ReactorParams, hybrid: bool, t: &Topology) -> Reactor {
+        let ctx = BuildContext {
+            topology: t,
+            seed: 1,
+            check_invariants: true,
+        };
+        let d = p.derive(hybrid, &ctx).unwrap();
+        Reactor::new(p, d, 1)
+    }
+
+    fn flow(id: u32, src: u32, dst: u32, bytes: u64, start: SimTime) -> Flow {
+        Flow {
+            id,
+            src,
+            dst,
+            bytes,
+            start,
+        }
+    }
+
+    /// Runs `flows` (sorted by start) to completion, checking invariants.
+    fn run(m: &mut Reactor, flows: &[Flow]) -> Recorder {
+        let mut rec = Recorder::new(None);
+        let mut k = 0;
+        loop {
+            let ta = flows.get(k).map(|f| f.start);
+            match (ta, m.next_event()) {
+                (None, None) => break,
+                (Some(a), Some(b)) if b <= a => m.advance(b, &mut rec),
+                (None, Some(b)) => m.advance(b, &mut rec),
+                (Some(a), _) => {
+                    rec.register(&flows[k]);
+                    m.add_flow(a, &flows[k], &mut rec);
+                    k += 1;
+                }
+            }
+            m.check_invariants().unwrap();
+        }
+        assert_eq!(rec.violation_count(), 0);
+        rec
+    }
+
+    #[test]
+    fn a_lone_flow_on_a_circuit_hand_worked() {
+        // 2 hosts at 100 Gbps, pure circuit ToR. 1.25 MB = 100 µs at R. The
+        // schedule (computed at the first tick) holds one configuration of
+        // 100 µs + the PFC overhead (1.3 + 2.188 µs), up at δ = 20 µs; the
+        // class sends from 20 µs + on (1.2–1.3 µs), so its last byte leaves
+        // during the tick [121, 122) µs and arrives at 122 µs + 0.5 µs.
+        let t = topo(2);
+        let mut m = build(ReactorParams::default(), false, &t);
+        let rec = run(&mut m, &[flow(0, 0, 1, 1_250_000, SimTime::ZERO)]);
+        assert_eq!(rec.finish(0), Some(SimTime::ns(122_500)));
+        assert_eq!(m.configs_total, 1);
+        assert_eq!(m.circuit_bytes, 1_250_000);
+    }
+
+    #[test]
+    fn a_small_flow_goes_to_the_eps_at_its_rate() {
+        // 100 kB fits the EPS budget (10 Gbps × 3 ms): no circuit, 1,250 B
+        // per 1 µs tick through the EPS → 80 ticks, + 0.5 µs.
+        let t = topo(4);
+        let mut m = build(ReactorParams::default(), true, &t);
+        let rec = run(&mut m, &[flow(0, 2, 1, 100_000, SimTime::us(3))]);
+        assert_eq!(rec.finish(0), Some(SimTime::us(83) + SimTime::ns(500)));
+        assert_eq!(m.circuit_bytes, 0);
+        assert_eq!(m.eps_delivered, 100_000);
+        assert_eq!(m.configs_total, 0);
+    }
+
+    #[test]
+    fn pfc_pauses_an_incast_into_the_eps_without_loss() {
+        // Hosts 1..7 each send 100 kB to host 0 through the EPS: 8,750 B
+        // arrive per tick at port 0, which drains 1,250; each ingress passes
+        // xoff (48 KiB) and is paused, never overflowing its 64 KiB. Port 0
+        // runs at 10 Gbps: the last byte arrives after ≥ 700 kB / 10 Gbps =
+        // 560 µs, and port 0 never idles while bytes wait, so by ~561 µs.
+        let t = topo(8);
+        let mut m = build(ReactorParams::default(), true, &t);
+        let flows: Vec<Flow> = (1..8)
+            .map(|i| flow(i - 1, i, 0, 100_000, SimTime::ZERO))
+            .collect();
+        let rec = run(&mut m, &flows);
+        let last = (0..7).map(|f| rec.finish(f).unwrap()).max().unwrap();
+        assert!(last >= SimTime::us(560) && last <= SimTime::us(562), "{last}");
+        assert!(m.pfc_pauses >= 7, "{}", m.pfc_pauses);
+        assert_eq!(m.overflows, 0);
+        assert!(m.peak_ingress > m.p.pfc_xoff.0 && m.peak_ingress <= m.p.eps_buffer.0);
+    }
+
+    #[test]
+    fn circuit_traffic_is_rate_limited_to_leave_room_for_the_eps() {
+        // Host 0 sends 30 MB to 1 (circuit) while hosts 2 and 3 send 1.5 MB
+        // each to 1 (EPS: 3 MB into host 1 over W = 8 Gbps of EPS share).
+        // The circuit to 1 is limited to 100 − 8 = 92 Gbps, so the EPS
+        // traffic is never starved at host 1's downlink.
+        let t = topo(4);
+        let mut m = build(ReactorParams::default(), true, &t);
+        let flows = [
+            flow(0, 0, 1, 30_000_000, SimTime::ZERO),
+            flow(1, 2, 1, 1_500_000, SimTime::ZERO),
+            flow(2, 3, 1, 1_500_000, SimTime::ZERO),
+        ];
+        let rec = run(&mut m, &flows);
+        assert_eq!(m.lim[1], Rate::gbps(92));
+        // The circuit flow runs at 92 Gbps from δ + on (≈ 21.3 µs): 30 MB in
+        // 2,608.7 µs. Meanwhile port 1 gives the EPS the 8 Gbps the circuit
+        // leaves (10 Gbps before and after): 3 MB by < 3 MB / 8 Gbps = 3 ms.
+        let c = rec.finish(0).unwrap();
+        assert!(c >= SimTime::us(2_629) && c <= SimTime::us(2_632), "{c}");
+        let eps_done = rec.finish(1).unwrap().max(rec.finish(2).unwrap());
+        assert!(eps_done <= SimTime::us(3_000), "{eps_done}");
+        assert_eq!(m.eps_delivered, 3_000_000);
+        assert_eq!(m.circuit_bytes, 30_000_000);
+    }
+
+    #[test]
+    fn bad_parameters_name_their_key() {
+        let t = topo(4);
+        let ctx = BuildContext {
+            topology: &t,
+            seed: 1,
+            check_invariants: false,
+        };
+        let cases = [
+            (
+                ReactorParams {
+                    reconfiguration: SimTime::us(40),
+                    ..ReactorParams::default()
+                },
+                "reactor.reconfiguration",
+            ),
+            (
+                ReactorParams {
+                    circuit_rate: Rate::gbps(120),
+                    ..ReactorParams::default()
+                },
+                "reactor.circuit_rate",
+            ),
+            (
+                ReactorParams {
+                    pfc_xoff: ByteSize(63 * 1024),
+                    ..ReactorParams::default()
+                },
+                "reactor.pfc_xoff",
+            ),
+            (
+                ReactorParams {
+                    eps_rate: Rate::gbps(100),
+                    ..ReactorParams::default()
+                },
+                "reactor.eps_rate",
+            ),
+            (
+                ReactorParams {
+                    period: SimTime::ns(3_000_500),
+                    ..ReactorParams::default()
+                },
+                "reactor.period",
+            ),
+        ];
+        for (p, key) in cases {
+            let e = ReactorModule::build(p, &VARIANTS[0], &ctx).err().unwrap();
+            assert_eq!(e.key, key, "{e}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// No circuit carries traffic outside an established configuration:
+        /// every send lies inside [up, end) of a configuration of its period
+        /// that connects its pair, configurations of a period are separated
+        /// by at least δ, and the first is up δ after the period starts.
+        #[test]
+        fn no_circuit_carries_traffic_during_a_night(
+            hosts in 3u32..7,
+            hybrid in any::<bool>(),
+            delta_us in 2u64..30,
+            extra_us in 8u64..40,
+            flows in prop::collection::vec((0u32..6, 1u32..6, 1u64..3_000_000, 0u64..4_000), 1..25),
+        ) {
+            let t = topo(hosts);
+            let p = ReactorParams {
+                reconfiguration: SimTime::us(delta_us),
+                min_config: SimTime::us(delta_us + extra_us),
+                period: SimTime::us(500),
+                ..ReactorParams::default()
+            };
+            let mut m = build(p, hybrid, &t);
+            m.log = Some(TestLog::default());
+            let mut fl: Vec<Flow> = flows.iter().map(|&(s, o, b, st)| {
+                let s = s % hosts;
+                flow(0, s, (s + 1 + o % (hosts - 1)) % hosts, b, SimTime::us(st))
+            }).collect();
+            fl.sort_by_key(|f| f.start);
+            for (k, f) in fl.iter_mut().enumerate() { f.id = k as u32; }
+            let rec = run(&mut m, &fl);
+            for f in &fl { prop_assert!(rec.finish(f.id).is_some()); }
+            let log = m.log.take().unwrap();
+            let delta = SimTime::us(delta_us);
+            for (k, c) in log.configs.iter().enumerate() {
+                let prev_end = if k > 0 && log.configs[k - 1].0 == c.0 { log.configs[k - 1].2 } else { c.0 };
+                prop_assert!(c.1 >= prev_end + delta, "configuration {k} up before its night ends");
+                prop_assert!(c.2 <= c.0 + SimTime::us(500));
+            }
+            for &(i, j, a, b) in &log.sends {
+                prop_assert!(a < b);
+                let ok = log.configs.iter().any(|c| c.3[i] as usize == j && c.1 <= a && b <= c.2);
+                prop_assert!(ok, "send {i}->{j} in [{a}, {b}) outside every configuration");
+            }
+        }
     }
 }
