@@ -86,6 +86,17 @@ pub enum HostNic {
     PerFlow,
 }
 
+/// What a ToR does with a packet that would not finish before the night.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Straddle {
+    /// Hold it for a later day (the link idles until the night).
+    Hold,
+    /// Send it anyway: the night cuts it and it is lost (counted, as on the
+    /// prototype, §6.2); its bytes stay queued and are sent again later.
+    Lose,
+}
+
 /// Parameters of the Mordia OCS (`fabric = "mordia"` or `"mordia_rr"`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -122,6 +133,9 @@ pub struct MordiaParams {
     /// "per_flow" (each flow reaches the ToR at R, as from the prototype's
     /// emulated ToRs).
     pub host_nic: HostNic,
+    /// A packet that would straddle the night: "hold" it for a later day or
+    /// "lose" it (sent, cut by the night, counted in `lost_packets`, resent).
+    pub straddle: Straddle,
     /// Rack whose VOQs `probe_day` samples (statistic `probe_voq_bytes`).
     pub probe_rack: u32,
     /// Day boundary (counted from t = 0) at which the probe samples the VOQs
@@ -144,6 +158,7 @@ impl Default for MordiaParams {
             nic_delay: SimTime::ZERO,
             latency: SimTime::ns(500),
             host_nic: HostNic::Fifo,
+            straddle: Straddle::Hold,
             probe_rack: 0,
             probe_day: 0,
         }
@@ -372,6 +387,8 @@ pub struct Mordia {
     days_run: u64,
     packets: u64,
     held: u64,
+    lost: u64,
+    lost_bytes: u64,
     sent_in_night: u64,
     circuit_bytes: u64,
     stable_time: u128,
@@ -412,6 +429,8 @@ impl Mordia {
             days_run: 0,
             packets: 0,
             held: 0,
+            lost: 0,
+            lost_bytes: 0,
             sent_in_night: 0,
             circuit_bytes: 0,
             stable_time: 0,
@@ -608,8 +627,15 @@ impl Mordia {
                 }
                 let end = start + self.link.tx_time(pkt);
                 if end > e {
-                    // Would straddle the night: held for a later day.
-                    self.held += 1;
+                    // Would straddle the night: held for a later day, or
+                    // sent and cut by the night (its bytes stay queued).
+                    match self.p.straddle {
+                        Straddle::Hold => self.held += 1,
+                        Straddle::Lose => {
+                            self.lost += 1;
+                            self.lost_bytes += self.link.bytes_in(e - start);
+                        }
+                    }
                     break;
                 }
                 if end > e || start < s {
@@ -744,6 +770,8 @@ impl Fabric for Mordia {
             ("days", self.days_run as f64),
             ("packets", self.packets as f64),
             ("held_packets", self.held as f64),
+            ("lost_packets", self.lost as f64),
+            ("lost_bytes_on_wire", self.lost_bytes as f64),
             ("circuit_bytes", self.circuit_bytes as f64),
             ("duty_cycle", duty),
             ("peak_voq_bytes", self.peak_voq_bytes as f64),
@@ -929,6 +957,114 @@ mod tests {
         // packet 3 4.5-5.5 µs.
         assert_eq!(rec.finish(0), Some(SimTime::ns(5_500)));
         assert_eq!(m.held, 1);
+    }
+
+    #[test]
+    fn a_straddling_packet_can_be_lost_instead() {
+        // The held-packet case above with straddle = "lose": packet 2 starts
+        // at 2 µs and is cut by the night at 2.5 µs (500 B on the wire,
+        // lost); it is sent again on day 1, so the flow still ends at 5.5 µs.
+        let topo = Topology {
+            racks: 2,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(8),
+            server_rate: None,
+        };
+        let p = MordiaParams {
+            night: SimTime::us(1),
+            latency: SimTime::ZERO,
+            day: SimTime::ns(2_500),
+            packet: ByteSize(1000),
+            straddle: Straddle::Lose,
+            ..MordiaParams::default()
+        };
+        let c = ctx(&topo);
+        let mut m = Mordia::new(&p, false, &c);
+        let mut rec = Recorder::new(None);
+        let f = flow(0, 0, 1, 3000, SimTime::ZERO);
+        rec.register(&f);
+        m.add_flow(SimTime::ZERO, &f, &mut rec);
+        while let Some(t) = m.next_event() {
+            m.advance(t, &mut rec);
+            m.check_invariants().unwrap();
+        }
+        assert_eq!(rec.finish(0), Some(SimTime::ns(5_500)));
+        assert_eq!((m.held, m.lost, m.lost_bytes), (0, 1, 500));
+        assert_eq!(rec.delivered(0), 3000);
+    }
+
+    /// Bytes 0 → 1 delivered in each of the first `weeks` TMS weeks, with
+    /// two long flows 0 → 1 and 2 → 3 (one per host) from t = 0.
+    fn per_week_0_to_1(p: &MordiaParams, weeks: u64) -> Vec<u64> {
+        let topo = Topology {
+            racks: 4,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(10),
+            server_rate: None,
+        };
+        let c = ctx(&topo);
+        let mut m = Mordia::new(p, true, &c);
+        let mut rec = Recorder::new(None);
+        for f in [
+            flow(0, 0, 1, 1 << 30, SimTime::ZERO),
+            flow(1, 2, 3, 1 << 30, SimTime::ZERO),
+        ] {
+            rec.register(&f);
+            m.add_flow(SimTime::ZERO, &f, &mut rec);
+        }
+        let week = m.week_len;
+        let mut per_week = Vec::new();
+        let mut last = 0;
+        for w in 1..=weeks {
+            while let Some(t) = m.next_event().filter(|&t| t <= week * w) {
+                m.advance(t, &mut rec);
+            }
+            m.check_invariants().unwrap();
+            per_week.push(rec.delivered(0) - last);
+            last = rec.delivered(0);
+        }
+        assert_eq!(rec.violation_count(), 0);
+        per_week
+    }
+
+    #[test]
+    fn measured_demand_lags_the_oracle_by_the_control_delay() {
+        // Only 0 → 1 and 2 → 3 carry traffic. At t = 0 nothing is at the
+        // ToRs yet, so week 0's demand is empty for everyone: Sinkhorn of
+        // the uniform fill, every pair at most a third of the week. From
+        // week 1 the oracle sees the two backlogged VOQs and gives 0 → 1 one
+        // day of nearly the whole week (the other BvN days fall below
+        // min_day). Measured demand with a control delay of k weeks uses the
+        // VOQs of k weeks earlier (nothing before week k): the skewed week
+        // comes k weeks later, at week k + 1.
+        let p = MordiaParams::default();
+        let week = p.week_len(4);
+        let full = Rate::gbps(10).bytes_in(week) as f64;
+        let third = full / 3.0 + 1500.0;
+        let o = per_week_0_to_1(&p, 6);
+        assert!((o[0] as f64) <= third, "oracle {o:?}");
+        for w in 1..6 {
+            assert!(o[w] as f64 > 0.9 * full, "oracle week {w}: {o:?}");
+        }
+        for k in [1u32, 2, 4] {
+            let m = per_week_0_to_1(
+                &MordiaParams {
+                    demand: Demand::Measured,
+                    control_delay: k,
+                    ..MordiaParams::default()
+                },
+                6,
+            );
+            for w in 0..6 {
+                if w <= k as usize {
+                    assert!((m[w] as f64) <= third, "k = {k}, week {w}: {m:?}");
+                } else {
+                    assert!(m[w] as f64 > 0.9 * full, "k = {k}, week {w}: {m:?}");
+                }
+            }
+        }
     }
 
     #[test]
