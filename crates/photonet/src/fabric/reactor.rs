@@ -369,6 +369,8 @@ pub struct Reactor {
     flows: Vec<FlowSt>,
     class: Vec<VecDeque<FlowId>>,
     class_bytes: Vec<u64>,
+    /// Bytes that arrived in each class since the last schedule.
+    arrived: Vec<u64>,
     /// Per host, its backlogged classes (destinations), and each class's
     /// position there (u32::MAX if absent).
     backlogged: Vec<Vec<u32>>,
@@ -432,6 +434,7 @@ impl Reactor {
             flows: Vec::new(),
             class: (0..n * n).map(|_| VecDeque::new()).collect(),
             class_bytes: vec![0; n * n],
+            arrived: vec![0; n * n],
             backlogged: vec![Vec::new(); n],
             pos: vec![u32::MAX; n * n],
             host_bytes: 0,
@@ -536,32 +539,40 @@ impl Reactor {
         self.configs.clear();
         self.cur_cfg = 0;
         self.periods += 1;
+        // Demand estimate per class: the bytes that arrived in it over the
+        // last period (its rate × W), capped by its backlog; its backlog if
+        // nothing arrived. The EPS mapping uses it; a class mapped to the
+        // EPS takes its whole backlog along.
         let demand: Vec<Vec<f64>> = (0..n)
             .map(|i| {
                 (0..n)
-                    .map(|j| self.class_bytes[i * n + j] as f64)
+                    .map(|j| {
+                        let q = i * n + j;
+                        let b = self.class_bytes[q];
+                        let v = match self.arrived[q] {
+                            0 => b,
+                            a => a.min(b),
+                        };
+                        v as f64
+                    })
                     .collect()
             })
             .collect();
         let share = if self.d.hybrid {
             let budget = self.p.eps_rate.bytes_in(w) as f64;
-            let rows: Vec<f64> = (0..n)
-                .map(|i| (budget - self.ingress[i] as f64).max(0.0))
-                .collect();
-            let cols: Vec<f64> = (0..n)
-                .map(|j| (budget - self.eps_q_bytes[j] as f64).max(0.0))
-                .collect();
-            solstice::eps_split(&demand, &rows, &cols)
+            solstice::eps_split(&demand, &vec![budget; n], &vec![budget; n])
         } else {
             vec![vec![0.0; n]; n]
         };
+        self.arrived.iter_mut().for_each(|a| *a = 0);
         let r = self.d.r.0;
         for j in 0..n {
             let into: f64 = (0..n).map(|i| share[i][j]).sum();
-            let eps_bps = (into * 8.0 / w.as_secs_f64()).round() as u64;
+            let eps_bps = ((into * 8.0 / w.as_secs_f64()).round() as u64).min(self.p.eps_rate.0);
             self.lim[j] = Rate(self.d.cap.0.min(r.saturating_sub(eps_bps)).max(1));
         }
         let ovh = (self.p.pfc_on_max + self.p.pfc_off_max).0 as f64;
+        let tick = self.p.tick.0 as f64;
         let mut any = false;
         let time: Vec<Vec<f64>> = (0..n)
             .map(|i| {
@@ -570,7 +581,11 @@ impl Reactor {
                         let b = demand[i][j] - share[i][j];
                         if b > 0.0 {
                             any = true;
-                            self.lim[j].tx_time(b as u64).0 as f64 + ovh
+                            // In whole ticks: pairs with nearly equal demand
+                            // get equal entries, so slicing does not leave
+                            // slivers that cost a minimum configuration each.
+                            let t = self.lim[j].tx_time(b as u64).0 as f64 + ovh;
+                            (t / tick).ceil() * tick
                         } else {
                             0.0
                         }
@@ -802,6 +817,7 @@ impl Fabric for Reactor {
         let q = flow.src as usize * n + flow.dst as usize;
         self.class[q].push_back(flow.id);
         self.class_bytes[q] += flow.bytes;
+        self.arrived[q] += flow.bytes;
         self.host_bytes += flow.bytes;
         if self.pos[q] == u32::MAX {
             let i = flow.src as usize;
@@ -852,7 +868,7 @@ impl Fabric for Reactor {
                 "circuit_utilisation",
                 if self.circuit_time_ps > 0 {
                     self.circuit_bytes as f64 * 8.0
-                        / (self.circuit_time_ps as f64 * 1e-12 * self.d.r.as_f64())
+                        / (self.circuit_time_ps as f64 * 1e-12 * self.d.r.as_f64() * self.d.n as f64)
                 } else {
                     0.0
                 },

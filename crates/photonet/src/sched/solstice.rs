@@ -248,16 +248,24 @@ pub fn schedule_compressed(
 /// Which classes the packet switch takes for a period (REACToR §3.2: a
 /// class is either on a circuit or on the EPS for the whole period). Whole
 /// entries of `demand` (bytes per pair) are given to the EPS smallest first
-/// (row-major among equals) while the source's row and the destination's
-/// column stay within `row_budget[i]` / `col_budget[j]`. Returns the EPS
-/// share: every entry is 0 or the whole demand.
+/// while the source's row and the destination's column stay within
+/// `row_budget[i]` / `col_budget[j]`. Equal demands are taken diagonal by
+/// diagonal (by `(j − i) mod n`, then by row), so that a demand made of
+/// permutations leaves the circuits whole permutations rather than a
+/// scatter that costs a configuration per sliver. Returns the EPS share:
+/// every entry is 0 or the whole demand.
 pub fn eps_split(demand: &Matrix, row_budget: &[f64], col_budget: &[f64]) -> Matrix {
     let n = demand.len();
     let mut order: Vec<(usize, usize)> = (0..n)
         .flat_map(|i| (0..n).map(move |j| (i, j)))
         .filter(|&(i, j)| demand[i][j] > 0.0)
         .collect();
-    order.sort_by(|a, b| demand[a.0][a.1].total_cmp(&demand[b.0][b.1]));
+    let diag = |(i, j): (usize, usize)| ((j + n - i) % n, i);
+    order.sort_by(|&a, &b| {
+        demand[a.0][a.1]
+            .total_cmp(&demand[b.0][b.1])
+            .then(diag(a).cmp(&diag(b)))
+    });
     let mut row = row_budget.to_vec();
     let mut col = col_budget.to_vec();
     let mut share = vec![vec![0.0; n]; n];
