@@ -15,15 +15,20 @@
 //!   `pfc_off_min..pfc_off_max` later (the measured 1.0–2.2 µs "off" delay),
 //!   so no circuit traffic is in flight during a reconfiguration. Draws are
 //!   uniform, from the seeded stream `reactor.pfc`.
-//! * Every `period` (W) the circuit scheduler reads the classes' backlog
+//! * Every `period` (W) the circuit scheduler estimates each class's demand
 //!   (a demand oracle, as on the prototype, read at the end of the period's
-//!   first tick) and (`reactor` only) gives whole classes to the EPS,
-//!   smallest first, while each source's and each destination's EPS share
-//!   stays within `eps_rate × W` (`sched::solstice::eps_split`); the rest,
-//!   in circuit time at the circuit rate limit plus the PFC on/off overhead,
-//!   is scheduled by `sched::solstice::schedule_compressed` (Σφ + δm ≤ W,
-//!   configurations of at least `min_config` including δ, every class with
-//!   demand keeps a circuit). Class constraints of §3.2: a class is on a
+//!   first tick): the bytes that arrived in the class over the last period
+//!   (its rate × W), capped by its backlog, or its backlog if nothing
+//!   arrived. `reactor` then gives whole classes to the EPS, smallest
+//!   estimate first, while each source's and each destination's EPS share
+//!   stays within `eps_rate × W` (`sched::solstice::eps_split`; a class
+//!   mapped to the EPS takes its whole backlog along); the other classes'
+//!   estimates, in circuit time at the circuit rate limit plus the PFC on/off
+//!   overhead and rounded up to whole ticks, are scheduled by
+//!   `sched::solstice::schedule_compressed` (Σφ + δm ≤ W, configurations of
+//!   at least `min_config` including δ, every class with demand keeps a
+//!   circuit, the time above the minimum shrunk by one factor when the
+//!   demand does not fit). Class constraints of §3.2: a class is on a
 //!   circuit or on the EPS for a whole period, never both; classes not on a
 //!   circuit this period (including classes that become backlogged after the
 //!   schedule was computed) are remapped to the EPS; a circuit class's bytes
