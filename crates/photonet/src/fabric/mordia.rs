@@ -17,7 +17,9 @@
 //!   only while the circuit to that rack is up, in packets of at most
 //!   `packet` bytes at R_link, starting `nic_delay` after the day begins (the
 //!   prototype's NIC delay, 23.5 µs, §6.2; 0 for an ideal ToR). A packet that
-//!   would not finish before the night is held for a later day (never cut).
+//!   would not finish before the night is held for a later day
+//!   (`straddle = "hold"`), or sent, cut by the night and counted lost
+//!   (`straddle = "lose"`, as on the prototype; its bytes stay queued).
 //!   A packet reaches its destination `latency` after its last bit left.
 //! * Intra-rack flows do not touch the OCS (they complete at the host rate
 //!   plus `latency`) unless `loopback = true`, in which case they queue in the
@@ -38,7 +40,10 @@
 //!   `weight × (week − days × night)`. Days shorter than `min_day` are dropped
 //!   (longest-time-slot-first truncation), and the kept days are stretched to
 //!   fill the week. Traffic of pairs left out waits: its demand grows relative
-//!   to the served pairs' until it is scheduled.
+//!   to the served pairs' until it is scheduled — or, with `packet_rate` >
+//!   0, it is carried meanwhile by an electrical packet switch (each rack's
+//!   uplink and downlink at `packet_rate`; fluid over each day and night,
+//!   delivered at the end of the night), the hybrid of §3.3.
 //!
 //! # Time stepping
 //! One internal event per day boundary while any VOQ holds traffic (plus one
@@ -133,6 +138,11 @@ pub struct MordiaParams {
     /// "per_flow" (each flow reaches the ToR at R, as from the prototype's
     /// emulated ToRs).
     pub host_nic: HostNic,
+    /// `mordia`: per-rack uplink to an electrical packet switch for the
+    /// traffic the truncated week leaves off the circuits (§3.3: the pairs
+    /// of the dropped slots); "0bps" = no packet switch (that traffic waits
+    /// for a week that schedules it).
+    pub packet_rate: Rate,
     /// A packet that would straddle the night: "hold" it for a later day or
     /// "lose" it (sent, cut by the night, counted in `lost_packets`, resent).
     pub straddle: Straddle,
@@ -159,6 +169,7 @@ impl Default for MordiaParams {
             latency: SimTime::ns(500),
             host_nic: HostNic::Fifo,
             straddle: Straddle::Hold,
+            packet_rate: Rate(0),
             probe_rack: 0,
             probe_day: 0,
         }
@@ -218,6 +229,16 @@ impl MordiaParams {
                 "topology.racks",
                 t.racks,
                 "an OCS needs at least two racks",
+            ));
+        }
+        if self.packet_rate > link {
+            return Err(err(
+                "packet_rate",
+                self.packet_rate,
+                format!(
+                    "the packet-switch uplink must not exceed the rack's OCS port ({} b/s)",
+                    link.0
+                ),
             ));
         }
         let Some(v) = v else { return Ok(()) };
@@ -386,6 +407,9 @@ pub struct Mordia {
     // Statistics.
     days_run: u64,
     packets: u64,
+    /// Pairs some day of the current week connects (n × n).
+    covered: Vec<bool>,
+    packet_bytes: u64,
     held: u64,
     lost: u64,
     lost_bytes: u64,
@@ -428,6 +452,8 @@ impl Mordia {
             measured: VecDeque::new(),
             days_run: 0,
             packets: 0,
+            covered: vec![true; n * n],
+            packet_bytes: 0,
             held: 0,
             lost: 0,
             lost_bytes: 0,
@@ -548,6 +574,7 @@ impl Mordia {
         if kept.is_empty() {
             // Every day would be shorter than min_day: the round-robin week.
             self.fallback_weeks += 1;
+            self.covered.iter_mut().for_each(|c| *c = true);
             let len = SimTime(self.week_len.0 / (n as u64 - 1) - self.p.night.0);
             return (1..n)
                 .map(|d| Day {
@@ -568,7 +595,74 @@ impl Mordia {
         // Rounding remainder to the first day: the week is exact.
         let used: u64 = days.iter().map(|d| d.len.0).sum();
         days[0].len = SimTime(days[0].len.0 + avail - used);
+        self.cover(&days);
         days
+    }
+
+    /// Marks the pairs `days` connect.
+    fn cover(&mut self, days: &[Day]) {
+        let n = self.n;
+        self.covered.iter_mut().for_each(|c| *c = false);
+        for d in days {
+            for (i, &j) in d.perm.iter().enumerate() {
+                if j != u32::MAX {
+                    self.covered[i * n + j as usize] = true;
+                }
+            }
+        }
+    }
+
+    /// The packet switch over [from, to): each rack's uplink at
+    /// `packet_rate`, shared equally by its backlogged pairs the week's days
+    /// leave out, and each destination's downlink at `packet_rate`
+    /// (sources in index order). Bytes arrive at `to + latency`.
+    fn run_packet(&mut self, from: SimTime, to: SimTime, rec: &mut Recorder) {
+        if self.p.packet_rate.0 == 0 || to <= from {
+            return;
+        }
+        let n = self.n;
+        let cap = self.p.packet_rate.bytes_in(to - from);
+        let mut down = vec![cap; n];
+        let at = to + self.p.latency;
+        for i in 0..n {
+            let pairs: Vec<usize> = (0..n)
+                .filter(|&j| j != i && !self.covered[i * n + j] && !self.voq[i * n + j].is_empty())
+                .collect();
+            if pairs.is_empty() {
+                continue;
+            }
+            let mut up = cap;
+            let mut left = pairs.len() as u64;
+            for j in pairs {
+                let mut give = (up / left).min(down[j]);
+                left -= 1;
+                let q = i * n + j;
+                let before = give;
+                while give > 0 {
+                    let Some(&f) = self.voq[q].front() else { break };
+                    let st = &self.flows[f as usize];
+                    let avail = self.at_tor(st, to).saturating_sub(st.sent);
+                    let b = avail.min(give);
+                    if b == 0 {
+                        break;
+                    }
+                    let st = &mut self.flows[f as usize];
+                    st.sent += b;
+                    give -= b;
+                    self.queued_bytes -= b;
+                    self.packet_bytes += b;
+                    rec.deliver(f, at, b);
+                    if st.sent == st.bytes {
+                        rec.complete(f, at);
+                        self.voq[q].pop_front();
+                        self.queued_flows -= 1;
+                    }
+                }
+                let used = before - give;
+                up -= used;
+                down[j] -= used;
+            }
+        }
     }
 
     /// Starts the clock at the day that contains `now` (or the next one).
@@ -738,6 +832,9 @@ impl Fabric for Mordia {
         }
         rec.count_internal_events(1);
         self.run_day(rec);
+        if self.tms {
+            self.run_packet(self.day_start, now, rec);
+        }
         // Next day.
         self.day_idx += 1;
         self.global_day += 1;
@@ -770,6 +867,7 @@ impl Fabric for Mordia {
             ("days", self.days_run as f64),
             ("packets", self.packets as f64),
             ("held_packets", self.held as f64),
+            ("packet_switch_bytes", self.packet_bytes as f64),
             ("lost_packets", self.lost as f64),
             ("lost_bytes_on_wire", self.lost_bytes as f64),
             ("circuit_bytes", self.circuit_bytes as f64),
@@ -1065,6 +1163,75 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Finish time of a small flow 0 → 2 that arrives (at 1.5 weeks) while
+    /// a large backlog 0 → 1 dominates the TMS demand, and the bytes the
+    /// packet switch carried.
+    fn small_flow_beside_a_hotspot(packet_rate: Rate) -> (Option<SimTime>, u64) {
+        // Hosts at 40 Gbps feed 10 Gbps OCS ports: the 0 → 1 VOQ grows by
+        // 30 Gbps, so 10 kB to rack 2 is far below a min_day's share and its
+        // BvN day is dropped: only a packet switch carries it.
+        let topo = Topology {
+            racks: 4,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(10),
+            server_rate: Some(Rate::gbps(40)),
+        };
+        let p = MordiaParams {
+            host_nic: HostNic::PerFlow,
+            packet_rate,
+            ..MordiaParams::default()
+        };
+        let c = ctx(&topo);
+        let mut m = Mordia::new(&p, true, &c);
+        let mut rec = Recorder::new(None);
+        let week = m.week_len;
+        let flows = [
+            flow(0, 0, 1, 1 << 30, SimTime::ZERO),
+            flow(1, 0, 2, 10_000, SimTime(week.0 * 3 / 2)),
+        ];
+        let mut k = 0;
+        loop {
+            let ta = flows.get(k).map(|f| f.start);
+            let tf = m.next_event().filter(|&t| t <= week * 6);
+            match (ta, tf) {
+                (None, None) => break,
+                (Some(a), Some(b)) if b <= a => m.advance(b, &mut rec),
+                (None, Some(b)) => m.advance(b, &mut rec),
+                (Some(a), _) => {
+                    rec.register(&flows[k]);
+                    m.add_flow(a, &flows[k], &mut rec);
+                    k += 1;
+                }
+            }
+            m.check_invariants().unwrap();
+        }
+        assert_eq!(rec.violation_count(), 0);
+        (rec.finish(1), m.packet_bytes)
+    }
+
+    #[test]
+    fn the_packet_switch_carries_what_the_truncated_week_leaves_out() {
+        let week = MordiaParams::default().week_len(4);
+        // Without a packet switch the small flow waits behind the hotspot
+        // for the whole run (6 weeks).
+        let (none, pb) = small_flow_beside_a_hotspot(Rate(0));
+        assert_eq!((none, pb), (None, 0));
+        // With a 1 Gbps packet switch: it arrives at 1.5 weeks, in a week
+        // whose days (scheduled at 1 week, before it existed, with 0 → 1
+        // dominating) leave 0 → 2 off the circuits, so the packet switch
+        // takes it at once: its 10 kB need 80 µs at 1 Gbps, delivered at the
+        // end of the slot they finish in, within the same week.
+        let (done, pb) = small_flow_beside_a_hotspot(Rate::gbps(1));
+        assert_eq!(pb, 10_000);
+        let t = done.expect("carried by the packet switch");
+        let arrival = SimTime(week.0 * 3 / 2);
+        assert!(
+            t >= arrival + SimTime::us(80) && t <= week * 2 + SimTime::ns(500),
+            "{t} vs week {week}"
+        );
     }
 
     #[test]
