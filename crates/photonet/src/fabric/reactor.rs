@@ -216,7 +216,7 @@ impl ReactorParams {
                 format!("longer than the period {}", self.period),
             ));
         }
-        if self.period.0 % self.tick.0 != 0 {
+        if !self.period.0.is_multiple_of(self.tick.0) {
             return Err(err(
                 "period",
                 self.period,
@@ -280,8 +280,7 @@ impl ReactorParams {
             let need = self
                 .eps_rate
                 .bytes_in(self.pfc_off_max + self.tick + self.tick);
-            if self.pfc_xoff.0 >= self.eps_buffer.0 || self.eps_buffer.0 - self.pfc_xoff.0 < need
-            {
+            if self.pfc_xoff.0 >= self.eps_buffer.0 || self.eps_buffer.0 - self.pfc_xoff.0 < need {
                 return Err(err(
                     "pfc_xoff",
                     self.pfc_xoff,
@@ -628,8 +627,8 @@ impl Reactor {
                     self.circ_list.push(q);
                 }
                 let a = up + self.draw(self.p.pfc_on_min, self.p.pfc_on_max);
-                let b = end - self.p.pfc_off_max
-                    + self.draw(self.p.pfc_off_min, self.p.pfc_off_max);
+                let b =
+                    end - self.p.pfc_off_max + self.draw(self.p.pfc_off_min, self.p.pfc_off_max);
                 on.push(a);
                 stop.push(b);
             }
@@ -873,7 +872,10 @@ impl Fabric for Reactor {
                 "circuit_utilisation",
                 if self.circuit_time_ps > 0 {
                     self.circuit_bytes as f64 * 8.0
-                        / (self.circuit_time_ps as f64 * 1e-12 * self.d.r.as_f64() * self.d.n as f64)
+                        / (self.circuit_time_ps as f64
+                            * 1e-12
+                            * self.d.r.as_f64()
+                            * self.d.n as f64)
                 } else {
                     0.0
                 },
@@ -1059,7 +1061,10 @@ mod tests {
             .collect();
         let rec = run(&mut m, &flows);
         let last = (0..7).map(|f| rec.finish(f).unwrap()).max().unwrap();
-        assert!(last >= SimTime::us(560) && last <= SimTime::us(562), "{last}");
+        assert!(
+            last >= SimTime::us(560) && last <= SimTime::us(562),
+            "{last}"
+        );
         assert!(m.pfc_pauses >= 7, "{}", m.pfc_pauses);
         assert_eq!(m.overflows, 0);
         assert!(m.peak_ingress > m.p.pfc_xoff.0 && m.peak_ingress <= m.p.eps_buffer.0);
