@@ -370,6 +370,14 @@ struct FlowSt {
     nic_start: SimTime,
 }
 
+/// Tests: days (start, end of stable part, perm) and circuit packets
+/// (src rack, dst rack, first bit, last bit).
+#[cfg(test)]
+type TestLog = (
+    Vec<(SimTime, SimTime, Vec<u32>)>,
+    Vec<(usize, usize, SimTime, SimTime)>,
+);
+
 struct Day {
     len: SimTime,
     /// perm[src rack] = dst rack, or u32::MAX for no circuit.
@@ -419,6 +427,10 @@ pub struct Mordia {
     night_time: u128,
     peak_voq_bytes: u64,
     probe: Option<u64>,
+    /// Tests: every day (start, end of its stable part, perm) and every
+    /// circuit packet (src rack, dst rack, first bit, last bit).
+    #[cfg(test)]
+    log: Option<TestLog>,
     weeks_scheduled: u64,
     days_dropped: u64,
     fallback_weeks: u64,
@@ -463,6 +475,8 @@ impl Mordia {
             night_time: 0,
             peak_voq_bytes: 0,
             probe: None,
+            #[cfg(test)]
+            log: None,
             weeks_scheduled: 0,
             days_dropped: 0,
             fallback_weeks: 0,
@@ -700,6 +714,10 @@ impl Mordia {
         let day = &self.week[self.day_idx];
         let s = self.day_start;
         let e = s + day.len;
+        #[cfg(test)]
+        if let Some(l) = &mut self.log {
+            l.0.push((s, e, day.perm.clone()));
+        }
         self.days_run += 1;
         self.stable_time += day.len.0 as u128;
         self.night_time += self.p.night.0 as u128;
@@ -741,6 +759,10 @@ impl Mordia {
                 self.circuit_bytes += pkt;
                 self.packets += 1;
                 rec.deliver(f, end + self.p.latency, pkt);
+                #[cfg(test)]
+                if let Some(l) = &mut self.log {
+                    l.1.push((i, j as usize, start, end));
+                }
                 t = end;
                 if st.sent == st.bytes {
                     rec.complete(f, end + self.p.latency);
@@ -1232,6 +1254,57 @@ mod tests {
             t >= arrival + SimTime::us(80) && t <= week * 2 + SimTime::ns(500),
             "{t} vs week {week}"
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// No OCS port carries traffic during a night: every packet lies in
+        /// the stable part of a day that connects its pair and overlaps no
+        /// night that follows a day (both variants, random flows).
+        #[test]
+        fn no_ocs_port_carries_traffic_during_a_night(
+            tms in proptest::bool::ANY,
+            flows in proptest::collection::vec((0u32..4, 1u32..4, 1u64..400_000, 0u64..2_000), 1..20),
+        ) {
+            let topo = Topology {
+                racks: 4,
+                servers_per_rack: 1,
+                uplinks: 1,
+                uplink_rate: Rate::gbps(10),
+                server_rate: None,
+            };
+            let p = MordiaParams { day: SimTime::us(30), min_day: SimTime::us(20), ..MordiaParams::default() };
+            let c = ctx(&topo);
+            let mut m = Mordia::new(&p, tms, &c);
+            m.log = Some((Vec::new(), Vec::new()));
+            let mut fl: Vec<Flow> = flows.iter().map(|&(s, o, b, st)| flow(0, s, (s + o) % 4, b, SimTime::us(st))).collect();
+            fl.sort_by_key(|f| f.start);
+            for (k, f) in fl.iter_mut().enumerate() { f.id = k as u32; }
+            let mut rec = Recorder::new(None);
+            let mut k = 0;
+            loop {
+                let ta = fl.get(k).map(|f| f.start);
+                match (ta, m.next_event()) {
+                    (None, None) => break,
+                    (Some(a), Some(b)) if b <= a => m.advance(b, &mut rec),
+                    (None, Some(b)) => m.advance(b, &mut rec),
+                    (Some(a), _) => { rec.register(&fl[k]); m.add_flow(a, &fl[k], &mut rec); k += 1; }
+                }
+            }
+            for f in &fl { proptest::prop_assert!(rec.finish(f.id).is_some()); }
+            let (days, sends) = m.log.take().unwrap();
+            // The night after every day that ran: no packet may overlap it.
+            for &(i, j, a, b) in &sends {
+                for d in &days {
+                    let (n0, n1) = (d.1, d.1 + p.night);
+                    proptest::prop_assert!(b <= n0 || a >= n1, "packet {i}->{j} in [{a}, {b}] overlaps the night [{n0}, {n1}]");
+                }
+            }
+            for &(i, j, a, b) in &sends {
+                let ok = days.iter().any(|d| d.2[i] as usize == j && d.0 <= a && b <= d.1);
+                proptest::prop_assert!(ok, "packet {i}->{j} in [{a}, {b}] outside every day");
+            }
+        }
     }
 
     #[test]
