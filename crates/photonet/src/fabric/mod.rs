@@ -14,6 +14,7 @@ pub mod fat_tree;
 pub mod ideal;
 pub mod mordia;
 pub mod negotiator;
+pub mod reactor;
 pub mod registry;
 pub mod sirius;
 
@@ -33,6 +34,7 @@ pub const REGISTRY: &[FabricSpec] = &[
     FabricSpec::of::<negotiator::NegotiatorModule>(),
     FabricSpec::of::<baldur::BaldurModule>(),
     FabricSpec::of::<mordia::MordiaModule>(),
+    FabricSpec::of::<reactor::ReactorModule>(),
 ];
 
 /// Per-architecture statistics, by name (e.g. `peak_queue_bytes`).

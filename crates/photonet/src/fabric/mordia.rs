@@ -17,7 +17,9 @@
 //!   only while the circuit to that rack is up, in packets of at most
 //!   `packet` bytes at R_link, starting `nic_delay` after the day begins (the
 //!   prototype's NIC delay, 23.5 µs, §6.2; 0 for an ideal ToR). A packet that
-//!   would not finish before the night is held for a later day (never cut).
+//!   would not finish before the night is held for a later day
+//!   (`straddle = "hold"`), or sent, cut by the night and counted lost
+//!   (`straddle = "lose"`, as on the prototype; its bytes stay queued).
 //!   A packet reaches its destination `latency` after its last bit left.
 //! * Intra-rack flows do not touch the OCS (they complete at the host rate
 //!   plus `latency`) unless `loopback = true`, in which case they queue in the
@@ -38,7 +40,10 @@
 //!   `weight × (week − days × night)`. Days shorter than `min_day` are dropped
 //!   (longest-time-slot-first truncation), and the kept days are stretched to
 //!   fill the week. Traffic of pairs left out waits: its demand grows relative
-//!   to the served pairs' until it is scheduled.
+//!   to the served pairs' until it is scheduled — or, with `packet_rate` >
+//!   0, it is carried meanwhile by an electrical packet switch (each rack's
+//!   uplink and downlink at `packet_rate`; fluid over each day and night,
+//!   delivered at the end of the night), the hybrid of §3.3.
 //!
 //! # Time stepping
 //! One internal event per day boundary while any VOQ holds traffic (plus one
@@ -86,6 +91,17 @@ pub enum HostNic {
     PerFlow,
 }
 
+/// What a ToR does with a packet that would not finish before the night.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Straddle {
+    /// Hold it for a later day (the link idles until the night).
+    Hold,
+    /// Send it anyway: the night cuts it and it is lost (counted, as on the
+    /// prototype, §6.2); its bytes stay queued and are sent again later.
+    Lose,
+}
+
 /// Parameters of the Mordia OCS (`fabric = "mordia"` or `"mordia_rr"`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -122,6 +138,14 @@ pub struct MordiaParams {
     /// "per_flow" (each flow reaches the ToR at R, as from the prototype's
     /// emulated ToRs).
     pub host_nic: HostNic,
+    /// `mordia`: per-rack uplink to an electrical packet switch for the
+    /// traffic the truncated week leaves off the circuits (§3.3: the pairs
+    /// of the dropped slots); "0bps" = no packet switch (that traffic waits
+    /// for a week that schedules it).
+    pub packet_rate: Rate,
+    /// A packet that would straddle the night: "hold" it for a later day or
+    /// "lose" it (sent, cut by the night, counted in `lost_packets`, resent).
+    pub straddle: Straddle,
     /// Rack whose VOQs `probe_day` samples (statistic `probe_voq_bytes`).
     pub probe_rack: u32,
     /// Day boundary (counted from t = 0) at which the probe samples the VOQs
@@ -144,6 +168,8 @@ impl Default for MordiaParams {
             nic_delay: SimTime::ZERO,
             latency: SimTime::ns(500),
             host_nic: HostNic::Fifo,
+            straddle: Straddle::Hold,
+            packet_rate: Rate(0),
             probe_rack: 0,
             probe_day: 0,
         }
@@ -203,6 +229,16 @@ impl MordiaParams {
                 "topology.racks",
                 t.racks,
                 "an OCS needs at least two racks",
+            ));
+        }
+        if self.packet_rate > link {
+            return Err(err(
+                "packet_rate",
+                self.packet_rate,
+                format!(
+                    "the packet-switch uplink must not exceed the rack's OCS port ({} b/s)",
+                    link.0
+                ),
             ));
         }
         let Some(v) = v else { return Ok(()) };
@@ -334,6 +370,14 @@ struct FlowSt {
     nic_start: SimTime,
 }
 
+/// Tests: days (start, end of stable part, perm) and circuit packets
+/// (src rack, dst rack, first bit, last bit).
+#[cfg(test)]
+type TestLog = (
+    Vec<(SimTime, SimTime, Vec<u32>)>,
+    Vec<(usize, usize, SimTime, SimTime)>,
+);
+
 struct Day {
     len: SimTime,
     /// perm[src rack] = dst rack, or u32::MAX for no circuit.
@@ -371,13 +415,22 @@ pub struct Mordia {
     // Statistics.
     days_run: u64,
     packets: u64,
+    /// Pairs some day of the current week connects (n × n).
+    covered: Vec<bool>,
+    packet_bytes: u64,
     held: u64,
+    lost: u64,
+    lost_bytes: u64,
     sent_in_night: u64,
     circuit_bytes: u64,
     stable_time: u128,
     night_time: u128,
     peak_voq_bytes: u64,
     probe: Option<u64>,
+    /// Tests: every day (start, end of its stable part, perm) and every
+    /// circuit packet (src rack, dst rack, first bit, last bit).
+    #[cfg(test)]
+    log: Option<TestLog>,
     weeks_scheduled: u64,
     days_dropped: u64,
     fallback_weeks: u64,
@@ -411,13 +464,19 @@ impl Mordia {
             measured: VecDeque::new(),
             days_run: 0,
             packets: 0,
+            covered: vec![true; n * n],
+            packet_bytes: 0,
             held: 0,
+            lost: 0,
+            lost_bytes: 0,
             sent_in_night: 0,
             circuit_bytes: 0,
             stable_time: 0,
             night_time: 0,
             peak_voq_bytes: 0,
             probe: None,
+            #[cfg(test)]
+            log: None,
             weeks_scheduled: 0,
             days_dropped: 0,
             fallback_weeks: 0,
@@ -529,6 +588,7 @@ impl Mordia {
         if kept.is_empty() {
             // Every day would be shorter than min_day: the round-robin week.
             self.fallback_weeks += 1;
+            self.covered.iter_mut().for_each(|c| *c = true);
             let len = SimTime(self.week_len.0 / (n as u64 - 1) - self.p.night.0);
             return (1..n)
                 .map(|d| Day {
@@ -549,7 +609,74 @@ impl Mordia {
         // Rounding remainder to the first day: the week is exact.
         let used: u64 = days.iter().map(|d| d.len.0).sum();
         days[0].len = SimTime(days[0].len.0 + avail - used);
+        self.cover(&days);
         days
+    }
+
+    /// Marks the pairs `days` connect.
+    fn cover(&mut self, days: &[Day]) {
+        let n = self.n;
+        self.covered.iter_mut().for_each(|c| *c = false);
+        for d in days {
+            for (i, &j) in d.perm.iter().enumerate() {
+                if j != u32::MAX {
+                    self.covered[i * n + j as usize] = true;
+                }
+            }
+        }
+    }
+
+    /// The packet switch over [from, to): each rack's uplink at
+    /// `packet_rate`, shared equally by its backlogged pairs the week's days
+    /// leave out, and each destination's downlink at `packet_rate`
+    /// (sources in index order). Bytes arrive at `to + latency`.
+    fn run_packet(&mut self, from: SimTime, to: SimTime, rec: &mut Recorder) {
+        if self.p.packet_rate.0 == 0 || to <= from {
+            return;
+        }
+        let n = self.n;
+        let cap = self.p.packet_rate.bytes_in(to - from);
+        let mut down = vec![cap; n];
+        let at = to + self.p.latency;
+        for i in 0..n {
+            let pairs: Vec<usize> = (0..n)
+                .filter(|&j| j != i && !self.covered[i * n + j] && !self.voq[i * n + j].is_empty())
+                .collect();
+            if pairs.is_empty() {
+                continue;
+            }
+            let mut up = cap;
+            let mut left = pairs.len() as u64;
+            for j in pairs {
+                let mut give = (up / left).min(down[j]);
+                left -= 1;
+                let q = i * n + j;
+                let before = give;
+                while give > 0 {
+                    let Some(&f) = self.voq[q].front() else { break };
+                    let st = &self.flows[f as usize];
+                    let avail = self.at_tor(st, to).saturating_sub(st.sent);
+                    let b = avail.min(give);
+                    if b == 0 {
+                        break;
+                    }
+                    let st = &mut self.flows[f as usize];
+                    st.sent += b;
+                    give -= b;
+                    self.queued_bytes -= b;
+                    self.packet_bytes += b;
+                    rec.deliver(f, at, b);
+                    if st.sent == st.bytes {
+                        rec.complete(f, at);
+                        self.voq[q].pop_front();
+                        self.queued_flows -= 1;
+                    }
+                }
+                let used = before - give;
+                up -= used;
+                down[j] -= used;
+            }
+        }
     }
 
     /// Starts the clock at the day that contains `now` (or the next one).
@@ -587,6 +714,10 @@ impl Mordia {
         let day = &self.week[self.day_idx];
         let s = self.day_start;
         let e = s + day.len;
+        #[cfg(test)]
+        if let Some(l) = &mut self.log {
+            l.0.push((s, e, day.perm.clone()));
+        }
         self.days_run += 1;
         self.stable_time += day.len.0 as u128;
         self.night_time += self.p.night.0 as u128;
@@ -608,8 +739,15 @@ impl Mordia {
                 }
                 let end = start + self.link.tx_time(pkt);
                 if end > e {
-                    // Would straddle the night: held for a later day.
-                    self.held += 1;
+                    // Would straddle the night: held for a later day, or
+                    // sent and cut by the night (its bytes stay queued).
+                    match self.p.straddle {
+                        Straddle::Hold => self.held += 1,
+                        Straddle::Lose => {
+                            self.lost += 1;
+                            self.lost_bytes += self.link.bytes_in(e - start);
+                        }
+                    }
                     break;
                 }
                 if end > e || start < s {
@@ -621,6 +759,10 @@ impl Mordia {
                 self.circuit_bytes += pkt;
                 self.packets += 1;
                 rec.deliver(f, end + self.p.latency, pkt);
+                #[cfg(test)]
+                if let Some(l) = &mut self.log {
+                    l.1.push((i, j as usize, start, end));
+                }
                 t = end;
                 if st.sent == st.bytes {
                     rec.complete(f, end + self.p.latency);
@@ -712,6 +854,9 @@ impl Fabric for Mordia {
         }
         rec.count_internal_events(1);
         self.run_day(rec);
+        if self.tms {
+            self.run_packet(self.day_start, now, rec);
+        }
         // Next day.
         self.day_idx += 1;
         self.global_day += 1;
@@ -744,6 +889,9 @@ impl Fabric for Mordia {
             ("days", self.days_run as f64),
             ("packets", self.packets as f64),
             ("held_packets", self.held as f64),
+            ("packet_switch_bytes", self.packet_bytes as f64),
+            ("lost_packets", self.lost as f64),
+            ("lost_bytes_on_wire", self.lost_bytes as f64),
             ("circuit_bytes", self.circuit_bytes as f64),
             ("duty_cycle", duty),
             ("peak_voq_bytes", self.peak_voq_bytes as f64),
@@ -929,6 +1077,234 @@ mod tests {
         // packet 3 4.5-5.5 µs.
         assert_eq!(rec.finish(0), Some(SimTime::ns(5_500)));
         assert_eq!(m.held, 1);
+    }
+
+    #[test]
+    fn a_straddling_packet_can_be_lost_instead() {
+        // The held-packet case above with straddle = "lose": packet 2 starts
+        // at 2 µs and is cut by the night at 2.5 µs (500 B on the wire,
+        // lost); it is sent again on day 1, so the flow still ends at 5.5 µs.
+        let topo = Topology {
+            racks: 2,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(8),
+            server_rate: None,
+        };
+        let p = MordiaParams {
+            night: SimTime::us(1),
+            latency: SimTime::ZERO,
+            day: SimTime::ns(2_500),
+            packet: ByteSize(1000),
+            straddle: Straddle::Lose,
+            ..MordiaParams::default()
+        };
+        let c = ctx(&topo);
+        let mut m = Mordia::new(&p, false, &c);
+        let mut rec = Recorder::new(None);
+        let f = flow(0, 0, 1, 3000, SimTime::ZERO);
+        rec.register(&f);
+        m.add_flow(SimTime::ZERO, &f, &mut rec);
+        while let Some(t) = m.next_event() {
+            m.advance(t, &mut rec);
+            m.check_invariants().unwrap();
+        }
+        assert_eq!(rec.finish(0), Some(SimTime::ns(5_500)));
+        assert_eq!((m.held, m.lost, m.lost_bytes), (0, 1, 500));
+        assert_eq!(rec.delivered(0), 3000);
+    }
+
+    /// Bytes 0 → 1 delivered in each of the first `weeks` TMS weeks, with
+    /// two long flows 0 → 1 and 2 → 3 (one per host) from t = 0.
+    fn per_week_0_to_1(p: &MordiaParams, weeks: u64) -> Vec<u64> {
+        let topo = Topology {
+            racks: 4,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(10),
+            server_rate: None,
+        };
+        let c = ctx(&topo);
+        let mut m = Mordia::new(p, true, &c);
+        let mut rec = Recorder::new(None);
+        for f in [
+            flow(0, 0, 1, 1 << 30, SimTime::ZERO),
+            flow(1, 2, 3, 1 << 30, SimTime::ZERO),
+        ] {
+            rec.register(&f);
+            m.add_flow(SimTime::ZERO, &f, &mut rec);
+        }
+        let week = m.week_len;
+        let mut per_week = Vec::new();
+        let mut last = 0;
+        for w in 1..=weeks {
+            while let Some(t) = m.next_event().filter(|&t| t <= week * w) {
+                m.advance(t, &mut rec);
+            }
+            m.check_invariants().unwrap();
+            per_week.push(rec.delivered(0) - last);
+            last = rec.delivered(0);
+        }
+        assert_eq!(rec.violation_count(), 0);
+        per_week
+    }
+
+    #[test]
+    fn measured_demand_lags_the_oracle_by_the_control_delay() {
+        // Only 0 → 1 and 2 → 3 carry traffic. At t = 0 nothing is at the
+        // ToRs yet, so week 0's demand is empty for everyone: Sinkhorn of
+        // the uniform fill, every pair at most a third of the week. From
+        // week 1 the oracle sees the two backlogged VOQs and gives 0 → 1 one
+        // day of nearly the whole week (the other BvN days fall below
+        // min_day). Measured demand with a control delay of k weeks uses the
+        // VOQs of k weeks earlier (nothing before week k): the skewed week
+        // comes k weeks later, at week k + 1.
+        let p = MordiaParams::default();
+        let week = p.week_len(4);
+        let full = Rate::gbps(10).bytes_in(week) as f64;
+        let third = full / 3.0 + 1500.0;
+        let o = per_week_0_to_1(&p, 6);
+        assert!((o[0] as f64) <= third, "oracle {o:?}");
+        for w in 1..6 {
+            assert!(o[w] as f64 > 0.9 * full, "oracle week {w}: {o:?}");
+        }
+        for k in [1u32, 2, 4] {
+            let m = per_week_0_to_1(
+                &MordiaParams {
+                    demand: Demand::Measured,
+                    control_delay: k,
+                    ..MordiaParams::default()
+                },
+                6,
+            );
+            for w in 0..6 {
+                if w <= k as usize {
+                    assert!((m[w] as f64) <= third, "k = {k}, week {w}: {m:?}");
+                } else {
+                    assert!(m[w] as f64 > 0.9 * full, "k = {k}, week {w}: {m:?}");
+                }
+            }
+        }
+    }
+
+    /// Finish time of a small flow 0 → 2 that arrives (at 1.5 weeks) while
+    /// a large backlog 0 → 1 dominates the TMS demand, and the bytes the
+    /// packet switch carried.
+    fn small_flow_beside_a_hotspot(packet_rate: Rate) -> (Option<SimTime>, u64) {
+        // Hosts at 40 Gbps feed 10 Gbps OCS ports: the 0 → 1 VOQ grows by
+        // 30 Gbps, so 10 kB to rack 2 is far below a min_day's share and its
+        // BvN day is dropped: only a packet switch carries it.
+        let topo = Topology {
+            racks: 4,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(10),
+            server_rate: Some(Rate::gbps(40)),
+        };
+        let p = MordiaParams {
+            host_nic: HostNic::PerFlow,
+            packet_rate,
+            ..MordiaParams::default()
+        };
+        let c = ctx(&topo);
+        let mut m = Mordia::new(&p, true, &c);
+        let mut rec = Recorder::new(None);
+        let week = m.week_len;
+        let flows = [
+            flow(0, 0, 1, 1 << 30, SimTime::ZERO),
+            flow(1, 0, 2, 10_000, SimTime(week.0 * 3 / 2)),
+        ];
+        let mut k = 0;
+        loop {
+            let ta = flows.get(k).map(|f| f.start);
+            let tf = m.next_event().filter(|&t| t <= week * 6);
+            match (ta, tf) {
+                (None, None) => break,
+                (Some(a), Some(b)) if b <= a => m.advance(b, &mut rec),
+                (None, Some(b)) => m.advance(b, &mut rec),
+                (Some(a), _) => {
+                    rec.register(&flows[k]);
+                    m.add_flow(a, &flows[k], &mut rec);
+                    k += 1;
+                }
+            }
+            m.check_invariants().unwrap();
+        }
+        assert_eq!(rec.violation_count(), 0);
+        (rec.finish(1), m.packet_bytes)
+    }
+
+    #[test]
+    fn the_packet_switch_carries_what_the_truncated_week_leaves_out() {
+        let week = MordiaParams::default().week_len(4);
+        // Without a packet switch the small flow waits behind the hotspot
+        // for the whole run (6 weeks).
+        let (none, pb) = small_flow_beside_a_hotspot(Rate(0));
+        assert_eq!((none, pb), (None, 0));
+        // With a 1 Gbps packet switch: it arrives at 1.5 weeks, in a week
+        // whose days (scheduled at 1 week, before it existed, with 0 → 1
+        // dominating) leave 0 → 2 off the circuits, so the packet switch
+        // takes it at once: its 10 kB need 80 µs at 1 Gbps, delivered at the
+        // end of the slot they finish in, within the same week.
+        let (done, pb) = small_flow_beside_a_hotspot(Rate::gbps(1));
+        assert_eq!(pb, 10_000);
+        let t = done.expect("carried by the packet switch");
+        let arrival = SimTime(week.0 * 3 / 2);
+        assert!(
+            t >= arrival + SimTime::us(80) && t <= week * 2 + SimTime::ns(500),
+            "{t} vs week {week}"
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// No OCS port carries traffic during a night: every packet lies in
+        /// the stable part of a day that connects its pair and overlaps no
+        /// night that follows a day (both variants, random flows).
+        #[test]
+        fn no_ocs_port_carries_traffic_during_a_night(
+            tms in proptest::bool::ANY,
+            flows in proptest::collection::vec((0u32..4, 1u32..4, 1u64..400_000, 0u64..2_000), 1..20),
+        ) {
+            let topo = Topology {
+                racks: 4,
+                servers_per_rack: 1,
+                uplinks: 1,
+                uplink_rate: Rate::gbps(10),
+                server_rate: None,
+            };
+            let p = MordiaParams { day: SimTime::us(30), min_day: SimTime::us(20), ..MordiaParams::default() };
+            let c = ctx(&topo);
+            let mut m = Mordia::new(&p, tms, &c);
+            m.log = Some((Vec::new(), Vec::new()));
+            let mut fl: Vec<Flow> = flows.iter().map(|&(s, o, b, st)| flow(0, s, (s + o) % 4, b, SimTime::us(st))).collect();
+            fl.sort_by_key(|f| f.start);
+            for (k, f) in fl.iter_mut().enumerate() { f.id = k as u32; }
+            let mut rec = Recorder::new(None);
+            let mut k = 0;
+            loop {
+                let ta = fl.get(k).map(|f| f.start);
+                match (ta, m.next_event()) {
+                    (None, None) => break,
+                    (Some(a), Some(b)) if b <= a => m.advance(b, &mut rec),
+                    (None, Some(b)) => m.advance(b, &mut rec),
+                    (Some(a), _) => { rec.register(&fl[k]); m.add_flow(a, &fl[k], &mut rec); k += 1; }
+                }
+            }
+            for f in &fl { proptest::prop_assert!(rec.finish(f.id).is_some()); }
+            let (days, sends) = m.log.take().unwrap();
+            // The night after every day that ran: no packet may overlap it.
+            for &(i, j, a, b) in &sends {
+                for d in &days {
+                    let (n0, n1) = (d.1, d.1 + p.night);
+                    proptest::prop_assert!(b <= n0 || a >= n1, "packet {i}->{j} in [{a}, {b}] overlaps the night [{n0}, {n1}]");
+                }
+            }
+            for &(i, j, a, b) in &sends {
+                let ok = days.iter().any(|d| d.2[i] as usize == j && d.0 <= a && b <= d.1);
+                proptest::prop_assert!(ok, "packet {i}->{j} in [{a}, {b}] outside every day");
+            }
+        }
     }
 
     #[test]

@@ -3,9 +3,12 @@
 //!
 //! Input: a demand matrix `D` in units of circuit time (bytes / circuit rate)
 //! accumulated over one period, the period `W`, the reconfiguration time `δ`
-//! and the minimum configuration length `φ_min`. Output: configurations
-//! `(φ_k, P_k)` with `Σ φ_k + δ·m ≤ W` and every `φ_k ≥ φ_min`, and the
-//! demand the circuits do not carry (for the packet switch).
+//! and the minimum configuration length `L_min`, which *includes* δ (REACToR
+//! §5.4: "each configuration has a duration of at least 40 µs (including
+//! reconfiguration delay)"), so every configuration is held for
+//! `φ_k ≥ φ_min = L_min − δ`. Output: configurations `(φ_k, P_k)` with
+//! `Σ φ_k + δ·m ≤ W`, and the demand the circuits do not carry (for the
+//! packet switch).
 //!
 //! 1. **Stuff**: raise entries until every row and column sums to the largest
 //!    line sum `L` (existing positive entries first, then any entry), so the
@@ -17,9 +20,15 @@
 //!    there is none, halve `r`. A matching becomes a configuration of length
 //!    `φ = max(min entry on it, φ_min)`, its entries are reduced by `φ`
 //!    (clamped at 0).
-//! 3. **Budget**: configurations are accepted in the order slicing produces
-//!    them (longest first, as the threshold only falls) while
-//!    `Σφ + δ·m ≤ W`; the first that does not fit ends the schedule.
+//! 3. **Budget** ([`schedule`]): configurations are accepted in the order
+//!    slicing produces them (longest first, as the threshold only falls)
+//!    while `Σφ + δ·m ≤ W`; the first that does not fit ends the schedule.
+//!    Or ([`schedule_compressed`], the REACToR §5.4 behaviour): slice
+//!    everything, then if `Σφ + δ·m > W` drop the shortest configurations
+//!    until `m·L_min ≤ W` and shrink the part of every `φ_k` above `φ_min` by
+//!    one common factor so that `Σφ + δ·m = W`: every pair with demand keeps
+//!    its circuit, and a pair whose demand is below `φ_min` still costs a
+//!    whole minimum configuration (the pure circuit switch's cliff).
 //!
 //! The circuit service of pair (i, j) is `Σ φ_k [P_k(i) = j]`; the packet
 //! switch gets `max(D_ij − service_ij, 0)`.
@@ -63,14 +72,14 @@ pub fn validate(period: f64, delta: f64, min_config: f64) -> Result<(), (&'stati
         return Err((
             "reconfiguration",
             format!(
-                "δ = {delta} must be shorter than the minimum configuration length {min_config}"
+                "δ = {delta} must be shorter than the minimum configuration length {min_config} (which includes δ)"
             ),
         ));
     }
-    if min_config + delta > period {
+    if min_config > period {
         return Err((
             "period",
-            format!("{period} cannot hold even one configuration ({min_config} + δ {delta})"),
+            format!("{period} cannot hold even one configuration of {min_config}"),
         ));
     }
     Ok(())
@@ -104,7 +113,7 @@ pub fn stuff(d: &Matrix) -> Matrix {
 
 /// Schedules `demand` (circuit time per pair) into a period of `period` with
 /// reconfiguration `delta` per configuration and configurations of at least
-/// `min_config`.
+/// `min_config` (δ included).
 pub fn schedule(
     demand: &Matrix,
     period: f64,
@@ -113,6 +122,12 @@ pub fn schedule(
 ) -> Result<Schedule, String> {
     validate_demand(demand)?;
     validate(period, delta, min_config).map_err(|(k, why)| format!("{k}: {why}"))?;
+    Ok(slice(demand, period, delta, min_config - delta))
+}
+
+/// Stuff and slice with configurations held at least `phi_min`, accepting
+/// configurations while they fit in `period`.
+fn slice(demand: &Matrix, period: f64, delta: f64, phi_min: f64) -> Schedule {
     let n = demand.len();
     let mut m = stuff(demand);
     let mut real = demand.clone(); // demand not yet served
@@ -145,7 +160,7 @@ pub fn schedule(
             let t = (0..n)
                 .map(|i| m[i][row_to[i]])
                 .fold(f64::INFINITY, f64::min);
-            let phi = t.max(min_config);
+            let phi = t.max(phi_min);
             if used + phi + delta > period * (1.0 + 1e-12) {
                 break 'slice;
             }
@@ -165,12 +180,104 @@ pub fn schedule(
             });
         }
     }
-    Ok(Schedule {
+    Schedule {
         configs,
         circuit,
         packet: real,
         used,
+    }
+}
+
+/// Like [`schedule`], but every configuration slicing produces is kept if
+/// it can be (see step 3 of the module docs): when the whole decomposition
+/// does not fit, the shortest configurations are dropped until `m` minimum
+/// configurations fit, and the time above `φ_min` of the rest is scaled by
+/// one factor so that `Σφ + δ·m = W`.
+pub fn schedule_compressed(
+    demand: &Matrix,
+    period: f64,
+    delta: f64,
+    min_config: f64,
+) -> Result<Schedule, String> {
+    validate_demand(demand)?;
+    validate(period, delta, min_config).map_err(|(k, why)| format!("{k}: {why}"))?;
+    let phi_min = min_config - delta;
+    let full = slice(demand, f64::MAX, delta, phi_min);
+    if full.used <= period {
+        return Ok(full);
+    }
+    let mut configs = full.configs;
+    // Longest first: slicing's order is not strictly monotone, so sort
+    // (stably) before dropping the shortest.
+    configs.sort_by(|a, b| b.duration.total_cmp(&a.duration));
+    let fit = (period / min_config).floor() as usize;
+    configs.truncate(fit.max(1));
+    let m = configs.len() as f64;
+    let extra: f64 = configs.iter().map(|c| c.duration - phi_min).sum();
+    let room = period - m * min_config;
+    let s = if extra > 0.0 {
+        (room / extra).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let n = demand.len();
+    let mut circuit = vec![vec![0.0; n]; n];
+    let mut used = 0.0;
+    for c in &mut configs {
+        c.duration = phi_min + s * (c.duration - phi_min);
+        used += c.duration + delta;
+        for (i, &j) in c.perm.iter().enumerate() {
+            circuit[i][j] += c.duration;
+        }
+    }
+    let packet = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| (demand[i][j] - circuit[i][j]).max(0.0))
+                .collect()
+        })
+        .collect();
+    Ok(Schedule {
+        configs,
+        circuit,
+        packet,
+        used,
     })
+}
+
+/// Which classes the packet switch takes for a period (REACToR §3.2: a
+/// class is either on a circuit or on the EPS for the whole period). Whole
+/// entries of `demand` (bytes per pair) are given to the EPS smallest first
+/// while the source's row and the destination's column stay within
+/// `row_budget[i]` / `col_budget[j]`. Equal demands are taken diagonal by
+/// diagonal (by `(j − i) mod n`, then by row), so that a demand made of
+/// permutations leaves the circuits whole permutations rather than a
+/// scatter that costs a configuration per sliver. Returns the EPS share:
+/// every entry is 0 or the whole demand.
+pub fn eps_split(demand: &Matrix, row_budget: &[f64], col_budget: &[f64]) -> Matrix {
+    let n = demand.len();
+    let mut order: Vec<(usize, usize)> = (0..n)
+        .flat_map(|i| (0..n).map(move |j| (i, j)))
+        .filter(|&(i, j)| demand[i][j] > 0.0)
+        .collect();
+    let diag = |(i, j): (usize, usize)| ((j + n - i) % n, i);
+    order.sort_by(|&a, &b| {
+        demand[a.0][a.1]
+            .total_cmp(&demand[b.0][b.1])
+            .then(diag(a).cmp(&diag(b)))
+    });
+    let mut row = row_budget.to_vec();
+    let mut col = col_budget.to_vec();
+    let mut share = vec![vec![0.0; n]; n];
+    for (i, j) in order {
+        let d = demand[i][j];
+        if d <= row[i] && d <= col[j] {
+            share[i][j] = d;
+            row[i] -= d;
+            col[j] -= d;
+        }
+    }
+    share
 }
 
 #[cfg(test)]
@@ -199,7 +306,7 @@ mod tests {
 
     #[test]
     fn hand_worked_one_big_flow_and_a_ring() {
-        // 3 ports in a period of 100 with δ = 2, φ_min = 4. Demand: a
+        // 3 ports in a period of 100 with δ = 2, L_min = 4 (φ_min = 2). Demand: a
         // permutation of 60 (i → i+1) and one of 20 (i → i+2). Already
         // balanced (line sums 80). r = 32: the 60s match → φ = 60; then r
         // halves to 16: the 20s match → φ = 20. Used 60 + 20 + 2·2 = 84.
@@ -239,7 +346,7 @@ mod tests {
         let d = vec![vec![0.0, 1.0], vec![1.0, 0.0]];
         let s = schedule(&d, 100.0, 5.0, 40.0).unwrap();
         assert_eq!(s.configs.len(), 1);
-        assert_eq!(s.configs[0].duration, 40.0);
+        assert_eq!(s.configs[0].duration, 35.0);
     }
 
     #[test]
@@ -249,7 +356,59 @@ mod tests {
             .1
             .contains("shorter"));
         assert_eq!(validate(30.0, 5.0, 40.0).unwrap_err().0, "period");
+        assert!(validate(40.0, 5.0, 40.0).is_ok());
         assert!(schedule(&vec![vec![0.0, -1.0], vec![0.0, 0.0]], 1.0, 0.1, 0.2).is_err());
+    }
+
+    #[test]
+    fn compressed_hand_worked_large_flow_and_tiny_flows() {
+        // REACToR §5.4 in miniature: W = 3000, δ = 20, L_min = 40 (φ_min =
+        // 20). Host i sends 2970 to i+1 and 15 to each of i+2, i+3 (rows sum
+        // to W). Slicing: the large permutation (2970), then the two shift
+        // permutations of 15, stretched to φ_min = 20: Σφ + 3δ = 3070 > W.
+        // Compressed: room above φ_min = 3000 − 3·40 = 2880, all of it the
+        // large configuration's (2950 above φ_min) → 20 + 2880 = 2900.
+        let n = 4;
+        let mut d = vec![vec![0.0; n]; n];
+        for i in 0..n {
+            d[i][(i + 1) % n] = 2970.0;
+            d[i][(i + 2) % n] = 15.0;
+            d[i][(i + 3) % n] = 15.0;
+        }
+        let s = schedule_compressed(&d, 3000.0, 20.0, 40.0).unwrap();
+        let durs: Vec<f64> = s.configs.iter().map(|c| c.duration).collect();
+        assert_eq!(durs.len(), 3);
+        assert!((durs[0] - 2900.0).abs() < 1e-9, "{durs:?}");
+        assert!((durs[1] - 20.0).abs() < 1e-9 && (durs[2] - 20.0).abs() < 1e-9);
+        assert!((s.used - 3000.0).abs() < 1e-9);
+        for i in 0..n {
+            assert!((s.circuit[i][(i + 1) % n] - 2900.0).abs() < 1e-9);
+            assert!((s.packet[i][(i + 1) % n] - 70.0).abs() < 1e-9);
+            assert_eq!(s.packet[i][(i + 2) % n], 0.0);
+        }
+        // The greedy budget instead serves the large flow alone (2970 + 20
+        // leaves 10 < L_min): the tiny flows get nothing this period.
+        let g = schedule(&d, 3000.0, 20.0, 40.0).unwrap();
+        assert_eq!(g.configs.len(), 1);
+        assert_eq!(g.packet[0][2], 15.0);
+    }
+
+    #[test]
+    fn eps_split_hand_worked() {
+        // Budgets of 10 per row and column. Row 0: 1, 4, 6 → 1 and 4 fit
+        // (6 would make 11). Row 1: 9 → column 2 already has 4 from (0, 2)?
+        // No: (0, 2) = 6 was refused, so column 2 takes the 9.
+        let d = vec![
+            vec![0.0, 1.0, 6.0, 4.0],
+            vec![0.0, 0.0, 9.0, 0.0],
+            vec![0.0, 0.0, 0.0, 7.0],
+            vec![0.0, 0.0, 0.0, 0.0],
+        ];
+        let s = eps_split(&d, &[10.0; 4], &[10.0; 4]);
+        assert_eq!(s[0], vec![0.0, 1.0, 0.0, 4.0]);
+        assert_eq!(s[1][2], 9.0);
+        // (2, 3) = 7: column 3 has 4 of 10 left 6 < 7: refused.
+        assert_eq!(s[2][3], 0.0);
     }
 
     fn arb_demand() -> impl Strategy<Value = Matrix> {
@@ -267,14 +426,14 @@ mod tests {
             d in arb_demand(), period in 50.0f64..3000.0, delta in 0.0f64..30.0, extra in 0.1f64..50.0,
         ) {
             let min_config = delta + extra;
-            prop_assume!(min_config + delta <= period);
+            prop_assume!(min_config <= period);
             let n = d.len();
             let s = schedule(&d, period, delta, min_config).unwrap();
             let sum: f64 = s.configs.iter().map(|c| c.duration).sum();
             prop_assert!(sum + delta * s.configs.len() as f64 <= period * (1.0 + 1e-9));
             let mut service = vec![vec![0.0; n]; n];
             for c in &s.configs {
-                prop_assert!(c.duration >= min_config);
+                prop_assert!(c.duration >= min_config - delta - 1e-9);
                 let mut seen = vec![false; n];
                 for (i, &j) in c.perm.iter().enumerate() {
                     prop_assert!(j < n && !seen[j]);
@@ -289,6 +448,84 @@ mod tests {
                 prop_assert!(s.packet[i][j] >= 0.0 && s.packet[i][j] <= d[i][j]);
                 prop_assert!(s.circuit[i][j] + s.packet[i][j] >= d[i][j] - 1e-9);
                 prop_assert!((s.packet[i][j] - (d[i][j] - s.circuit[i][j]).max(0.0)).abs() < 1e-9);
+            }}
+        }
+
+        #[test]
+        fn compressed_schedules_fit_keep_every_pair_and_cover_demand(
+            d in arb_demand(), period in 50.0f64..3000.0, delta in 0.0f64..30.0, extra in 0.1f64..50.0,
+        ) {
+            let min_config = delta + extra;
+            prop_assume!(min_config <= period);
+            let n = d.len();
+            let s = schedule_compressed(&d, period, delta, min_config).unwrap();
+            let full = schedule(&d, f64::MAX / 4.0, delta, min_config).unwrap();
+            let sum: f64 = s.configs.iter().map(|c| c.duration).sum();
+            prop_assert!(sum + delta * s.configs.len() as f64 <= period * (1.0 + 1e-9) + 1e-9);
+            prop_assert!((s.used - sum - delta * s.configs.len() as f64).abs() < 1e-6);
+            let mut service = vec![vec![0.0; n]; n];
+            for c in &s.configs {
+                prop_assert!(c.duration >= min_config - delta - 1e-9);
+                let mut seen = vec![false; n];
+                for (i, &j) in c.perm.iter().enumerate() {
+                    prop_assert!(j < n && !seen[j]);
+                    seen[j] = true;
+                    service[i][j] += c.duration;
+                }
+            }
+            let all_kept = full.configs.len() as f64 * min_config <= period;
+            for i in 0..n { for j in 0..n {
+                prop_assert!((service[i][j] - s.circuit[i][j]).abs() < 1e-9);
+                prop_assert!((s.packet[i][j] - (d[i][j] - s.circuit[i][j]).max(0.0)).abs() < 1e-9);
+                if all_kept && full.circuit[i][j] > 0.0 {
+                    // Every pair the full decomposition serves keeps (part
+                    // of) its circuit. (Slicing itself may leave a pair out:
+                    // clamping at 0 unbalances the stuffed matrix.)
+                    prop_assert!(s.circuit[i][j] > 0.0, "({i}, {j}) lost its circuit");
+                }
+            }}
+            if full.used <= period {
+                prop_assert_eq!(s.configs.len(), full.configs.len());
+            }
+        }
+
+        #[test]
+        fn eps_split_respects_budgets_and_is_maximal(
+            d in arb_demand(), rb in 0.0f64..1500.0, cb in 0.0f64..1500.0,
+        ) {
+            let n = d.len();
+            let share = eps_split(&d, &vec![rb; n], &vec![cb; n]);
+            let (r, c) = crate::sched::tms::line_sums(&share);
+            for i in 0..n {
+                prop_assert!(r[i] <= rb + 1e-9 && c[i] <= cb + 1e-9);
+            }
+            for i in 0..n { for j in 0..n {
+                prop_assert!(share[i][j] == 0.0 || share[i][j] == d[i][j]);
+                if d[i][j] > 0.0 && share[i][j] == 0.0 {
+                    // Refused only because it did not fit what was left.
+                    prop_assert!(d[i][j] > rb - r[i] + 1e-12 || d[i][j] > cb - c[j] + 1e-12);
+                }
+            }}
+        }
+
+        #[test]
+        fn circuits_plus_eps_cover_demand(
+            d in arb_demand(), budget in 0.0f64..1500.0, period in 50.0f64..3000.0,
+            delta in 0.0f64..30.0, extra in 0.1f64..50.0,
+        ) {
+            // The REACToR pipeline: the EPS takes whole classes, the rest is
+            // scheduled on circuits; EPS share + circuit service + what is
+            // left for later covers the demand, and the circuits serve
+            // exactly the demand minus the EPS share where they can.
+            let min_config = delta + extra;
+            prop_assume!(min_config <= period);
+            let n = d.len();
+            let share = eps_split(&d, &vec![budget; n], &vec![budget; n]);
+            let cd: Matrix = (0..n).map(|i| (0..n).map(|j| d[i][j] - share[i][j]).collect()).collect();
+            let s = schedule_compressed(&cd, period, delta, min_config).unwrap();
+            for i in 0..n { for j in 0..n {
+                prop_assert!(share[i][j] + s.circuit[i][j] + s.packet[i][j] >= d[i][j] - 1e-9);
+                prop_assert!((s.packet[i][j] - (cd[i][j] - s.circuit[i][j]).max(0.0)).abs() < 1e-9);
             }}
         }
 
