@@ -37,8 +37,8 @@ use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable,
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::Flow;
 use crate::net::{
-    Candidates, DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec, Router,
-    Routing, Transport,
+    Candidates, CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig,
+    PortSpec, Router, Routing, Transport,
 };
 use crate::recorder::Recorder;
 use crate::units::{ByteSize, Rate, SimTime};
@@ -51,7 +51,7 @@ use serde::{Deserialize, Serialize};
 pub enum TransportKind {
     /// Reliable window transport with DCTCP congestion control.
     Dctcp,
-    /// Window-free line-rate sending (lossless networks only: `flow_control = "pfc"`).
+    /// Window-free line-rate sending (lossless networks only: `flow_control = "pfc"` or `"credit"`).
     Paced,
 }
 
@@ -63,6 +63,10 @@ pub enum FlowControlKind {
     None,
     /// Priority flow control: pause the upstream port above `pfc_xoff`.
     Pfc,
+    /// Credit-based flow control per virtual channel (HPC style): `buffer`
+    /// bytes per ingress link, split equally among `vcs` VCs; a port sends
+    /// a packet only when it holds credits for all its bytes on its VC.
+    Credit,
 }
 
 /// Parameters of the packet-level fat-tree and leaf-spine (`fabric =
@@ -93,7 +97,7 @@ pub struct FatTreeParams {
     pub header: ByteSize,
     /// Bytes of an ACK on the wire.
     pub ack_size: ByteSize,
-    /// Buffer per switch output port (per ingress link with PFC), bytes.
+    /// Buffer per switch output port (per ingress link with PFC or credits), bytes.
     pub buffer: ByteSize,
     /// ECN marking threshold K: a data packet is marked if the output queue
     /// holds more than K bytes with it. "0B" = no marking.
@@ -101,7 +105,7 @@ pub struct FatTreeParams {
     /// "ecmp" (per-flow hash), "spray" (per-packet random) or "adaptive"
     /// (least-occupied minimal port).
     pub routing: Routing,
-    /// "dctcp" (window, ECN, retransmission) or "paced" (window-free; needs PFC).
+    /// "dctcp" (window, ECN, retransmission) or "paced" (window-free; needs PFC or credits).
     pub transport: TransportKind,
     /// DCTCP initial window, packets.
     pub init_cwnd: u32,
@@ -113,8 +117,14 @@ pub struct FatTreeParams {
     pub rto_min: SimTime,
     /// Duplicate ACKs that trigger a fast retransmit.
     pub dupack_threshold: u32,
-    /// "none" (lossy, drop-tail) or "pfc" (lossless).
+    /// "none" (lossy, drop-tail), "pfc" or "credit" (both lossless).
     pub flow_control: FlowControlKind,
+    /// Credit: virtual channels per link (1..=16); each gets buffer/vcs
+    /// bytes of credit. Packets take VC min(links crossed, vcs − 1).
+    pub vcs: u32,
+    /// Credit: from the downstream buffer freeing to the credit leaving
+    /// (besides propagation).
+    pub credit_delay: SimTime,
     /// PFC: an ingress link holding more than this many bytes is paused.
     pub pfc_xoff: ByteSize,
     /// PFC: the pause is lifted when the ingress link holds at most this.
@@ -151,6 +161,8 @@ impl Default for FatTreeParams {
             rto_min: SimTime::us(200),
             dupack_threshold: 3,
             flow_control: FlowControlKind::None,
+            vcs: 1,
+            credit_delay: SimTime::ZERO,
             pfc_xoff: ByteSize(100_000),
             pfc_xon: ByteSize(50_000),
             pfc_pause_delay: SimTime::ns(1_000),
@@ -582,13 +594,46 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
             "a retransmission timeout must be > 0",
         ));
     }
+    if p.vcs != 1 && p.flow_control != FlowControlKind::Credit {
+        return Err(err(
+            "vcs",
+            p.vcs,
+            "virtual channels need flow_control = \"credit\"",
+        ));
+    }
     match p.flow_control {
+        FlowControlKind::Credit => {
+            if p.vcs == 0 || p.vcs > crate::net::MAX_VCS as u32 {
+                return Err(err(
+                    "vcs",
+                    p.vcs,
+                    format!("needs 1 to {} virtual channels", crate::net::MAX_VCS),
+                ));
+            }
+            if p.buffer.0 / (p.vcs as u64) < frame {
+                return Err(err(
+                    "vcs",
+                    p.vcs,
+                    format!(
+                        "buffer / vcs = {} B of credit per VC is less than one frame (mtu + header = {frame} B)",
+                        p.buffer.0 / p.vcs as u64
+                    ),
+                ));
+            }
+            if p.cut_through {
+                return Err(err(
+                    "cut_through",
+                    true,
+                    "is implemented for lossy ports only (flow_control = \"none\")",
+                ));
+            }
+        }
         FlowControlKind::None => {
             if p.transport == TransportKind::Paced {
                 return Err(err(
                     "transport",
                     "\"paced\"",
-                    "the window-free transport cannot recover losses: it needs flow_control = \"pfc\"",
+                    "the window-free transport cannot recover losses: it needs flow_control = \"pfc\" or \"credit\"",
                 ));
             }
         }
@@ -644,6 +689,11 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
                 xon: p.pfc_xon.0,
                 pause_delay: p.pfc_pause_delay,
                 resume_delay: p.pfc_resume_delay,
+            }),
+            FlowControlKind::Credit => FlowControl::Credit(CreditConfig {
+                vcs: p.vcs as u8,
+                vc_buffer: p.buffer.0 / p.vcs as u64,
+                credit_delay: p.credit_delay,
             }),
         },
         transport: match p.transport {
@@ -771,6 +821,8 @@ impl PacketFabric {
         let transport = match (p.transport, p.flow_control) {
             (TransportKind::Dctcp, FlowControlKind::None) => "DCTCP",
             (TransportKind::Dctcp, FlowControlKind::Pfc) => "DCTCP+PFC",
+            (TransportKind::Dctcp, FlowControlKind::Credit) => "DCTCP+credit",
+            (TransportKind::Paced, FlowControlKind::Credit) => "paced+credit",
             (TransportKind::Paced, _) => "paced+PFC",
         };
         let shape = if v.name == LEAF_SPINE_VARIANT.name {
@@ -1013,6 +1065,38 @@ mod tests {
             },
             "transport",
             "pfc",
+        );
+        check(FatTreeParams { vcs: 2, ..d() }, "vcs", "credit");
+        let credit = || FatTreeParams {
+            flow_control: FlowControlKind::Credit,
+            ..d()
+        };
+        check(FatTreeParams { vcs: 0, ..credit() }, "vcs", "1 to 16");
+        check(
+            FatTreeParams {
+                vcs: 17,
+                ..credit()
+            },
+            "vcs",
+            "1 to 16",
+        );
+        check(
+            FatTreeParams {
+                vcs: 3,
+                buffer: ByteSize(12_000),
+                ecn_threshold: ByteSize(0),
+                ..credit()
+            },
+            "vcs",
+            "less than one frame",
+        );
+        check(
+            FatTreeParams {
+                cut_through: true,
+                ..credit()
+            },
+            "cut_through",
+            "lossy",
         );
         check(
             FatTreeParams {

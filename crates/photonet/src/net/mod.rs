@@ -13,7 +13,31 @@
 //!   [`radix`], a monotone radix heap, and the core binary heap);
 //! - [`route`]: ECMP hashing, spraying, adaptive choice, the `Router` hook;
 //! - [`dctcp`]: DCTCP window arithmetic;
-//! - [`sim`]: the network itself (ports, hosts, transports, PFC).
+//! - [`sim`]: the network itself (ports, hosts, transports, PFC, credits).
+//!
+//! # Building a topology on it (API)
+//! 1. Number nodes: hosts `0..hosts` first (host `h`'s NIC is port `h`),
+//!    then switches. Describe every directed link as a [`PortSpec`] (far
+//!    node, rate, a tier index for statistics) in a [`Graph`], with
+//!    `reverse[p]` = the port of the far node that points back.
+//! 2. Implement [`Router`] for the topology: `candidates(node, dst)` returns
+//!    a contiguous range of output ports of switch `node` (the policy
+//!    [`Routing`] — ECMP / spray / adaptive — picks one); optionally
+//!    override `route(&mut Hop, load, rng)` to choose the port yourself
+//!    (UGAL/Valiant: `load(p)` gives a port's queued bytes, `hop.tag` is a
+//!    per-packet u32 that travels with the packet, 0 at injection), and
+//!    `vc(&Hop, out_port)` to choose the virtual channel on the output link
+//!    (called at the source NIC with `hop.in_port == u32::MAX` and at every
+//!    switch; must be `< hop.vcs`; default [`hop_count_vc`]).
+//! 3. Fill a [`NetConfig`]: `flow_control: FlowControl::Credit(CreditConfig
+//!    { vcs, vc_buffer, credit_delay })` for credit-based flow control
+//!    (credits in bytes per (link, VC); `vc_buffer` ≥ payload + header);
+//!    `FlowControl::Pfc(..)` or `None` otherwise; `Transport::Paced` for
+//!    window-free line-rate sending or `Transport::Dctcp(..)`.
+//! 4. `Network::new(cfg, graph, router)`, then drive it like a fabric:
+//!    `add_flow(now, &flow, rec)`, `next_event()`, `advance(now, rec)`;
+//!    `stats()` (incl. `credit_stalls`, `peak_vc_buffer_bytes`),
+//!    `check_invariants()`, `completed_flows()`.
 
 pub mod calendar;
 pub mod dctcp;
@@ -23,7 +47,8 @@ pub mod radix;
 pub mod route;
 pub mod sim;
 
-pub use route::{Candidates, Router, Routing};
+pub use route::{hop_count_vc, Candidates, Hop, Router, Routing};
 pub use sim::{
-    DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec, Transport,
+    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec,
+    Transport, MAX_VCS,
 };

@@ -35,10 +35,72 @@ pub struct Candidates {
     pub count: u32,
 }
 
-/// The routing hook of a topology: the minimal next hops of a packet for
-/// `dst` at switch `node` (a node index as the topology numbers them).
+/// What a routing hook sees of a packet at a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    /// The node it is at: a switch, or the source host when it is injected
+    /// at its NIC ([`Router::vc`] only).
+    pub node: u32,
+    pub flow: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// The port (link) it arrived by; `u32::MAX` at injection.
+    pub in_port: u32,
+    /// The virtual channel it arrived on (0 at injection).
+    pub vc: u8,
+    /// Virtual channels per link (1 unless `FlowControl::Credit`).
+    pub vcs: u8,
+    /// Router scratch carried by the packet from hop to hop (0 at
+    /// injection; ACKs start again at 0), e.g. a Valiant/UGAL intermediate
+    /// group. Written back from [`Router::route`].
+    pub tag: u32,
+    /// An ACK (they travel the reverse direction as separate packets).
+    pub ack: bool,
+}
+
+/// The routing hook of a topology.
+///
+/// - [`candidates`](Router::candidates): the minimal next hops of a packet
+///   for `dst` at switch `node` (a node index as the topology numbers them),
+///   among which the configured [`Routing`] policy picks. Required.
+/// - [`route`](Router::route): full control (non-minimal, UGAL, Valiant):
+///   return `Some(port)` to bypass `candidates` and the policy. `load(p)` is
+///   the bytes queued at port `p` (lossy: unsent backlog; lossless: bytes
+///   queued or on the wire, +1 if busy); `hop.tag` may be updated and
+///   travels with the packet. Default: `None`.
+/// - [`vc`](Router::vc): with credit flow control, the virtual channel the
+///   packet takes on output port `out` (called at every switch and at the
+///   source NIC, after the port is chosen); must be `< hop.vcs`. Default:
+///   by hop count, `min(links already crossed, vcs − 1)` — 0 on the NIC
+///   link, the arrival VC + 1 afterwards.
 pub trait Router {
     fn candidates(&self, node: u32, dst: u32) -> Candidates;
+
+    #[inline]
+    fn route(
+        &self,
+        _hop: &mut Hop,
+        _load: &dyn Fn(u32) -> u64,
+        _rng: &mut crate::rng::SimRng,
+    ) -> Option<u32> {
+        None
+    }
+
+    #[inline]
+    fn vc(&self, hop: &Hop, _out: u32) -> u8 {
+        hop_count_vc(hop)
+    }
+}
+
+/// The default VC assignment: by hop count, capped at the last VC (0 on the
+/// source NIC's link, then arrival VC + 1).
+#[inline]
+pub fn hop_count_vc(hop: &Hop) -> u8 {
+    if hop.in_port == u32::MAX {
+        0
+    } else {
+        (hop.vc + 1).min(hop.vcs - 1)
+    }
 }
 
 /// A 64-bit finaliser (splitmix64): a good mix of all input bits.
@@ -120,6 +182,31 @@ mod tests {
             seen[reduce(mix64(i), 7) as usize] = true;
         }
         assert!(seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn hop_count_vcs_count_links_and_stop_at_the_last_vc() {
+        let hop = |in_port, vc, vcs| Hop {
+            node: 9,
+            flow: 0,
+            dst: 1,
+            in_port,
+            vc,
+            vcs,
+            tag: 0,
+            ack: false,
+        };
+        // Injection: VC 0 whatever the count.
+        assert_eq!(hop_count_vc(&hop(u32::MAX, 0, 3)), 0);
+        // A packet that has crossed i links takes VC i, capped at vcs - 1.
+        let mut vc = 0;
+        let mut seen = vec![];
+        for _ in 0..5 {
+            vc = hop_count_vc(&hop(4, vc, 3));
+            seen.push(vc);
+        }
+        assert_eq!(seen, [1, 2, 2, 2, 2]);
+        assert_eq!(hop_count_vc(&hop(4, 0, 1)), 0);
     }
 
     #[test]

@@ -26,6 +26,23 @@
 //! `buffer` bytes; `layout` checks that `xoff` plus the bytes one link round
 //! trip can still deliver after it fits, so nothing is ever dropped.
 //!
+//! Credit-based flow control (`FlowControl::Credit`, HPC style) uses the
+//! same lossless machinery with per-(port, VC) FIFOs. Credits are counted
+//! in **bytes**: the receiving node has `vc_buffer` bytes of input buffer
+//! per (incoming link, VC), and the link's sender starts with that many
+//! bytes of credit per VC. A port sends a packet only when it holds credits
+//! for all the packet's wire bytes on the packet's VC, and takes them at
+//! the start of transmission; ports serve their VCs round-robin, skipping
+//! VCs whose head packet lacks credits (no head-of-line blocking across
+//! VCs). A switch holds a packet in the buffer of the (link, VC) it arrived
+//! by until its last byte has left on the output port; then the credit
+//! travels back, arriving `propagation + credit_delay` later. Hosts consume
+//! what they receive at once (credit returned on arrival). Nothing is ever
+//! dropped. The [`Router`] chooses a packet's VC on each link
+//! ([`Router::vc`]; default by hop count) and may override the output port
+//! ([`Router::route`]) — the hooks a dragonfly (UGAL, VCs for deadlock
+//! freedom) or a multi-butterfly needs.
+//!
 //! A packet in flight lives *in its arrival event*, by value (the calendar
 //! stores payloads inline): popping the event brings the packet with it, so
 //! a hop costs one cache miss, not two (measured: the pooled layout spent
@@ -53,7 +70,7 @@ use crate::delivery::{Receipt, ReorderBuffer};
 use crate::flow::Flow;
 use crate::net::calendar::CalendarQueue;
 use crate::net::dctcp::Dctcp;
-use crate::net::route::{ecmp_choice, least_loaded, reduce, Router, Routing};
+use crate::net::route::{ecmp_choice, least_loaded, reduce, Hop, Router, Routing};
 use crate::pool::{List, Pool};
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
@@ -96,12 +113,29 @@ pub struct PfcConfig {
     pub resume_delay: SimTime,
 }
 
+/// Credit-based flow control settings (per link and virtual channel).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CreditConfig {
+    /// Virtual channels per link, `1..=MAX_VCS`.
+    pub vcs: u8,
+    /// Input buffer per (link, VC) at the receiving node, bytes: the
+    /// credits a sender starts with. At least one frame (payload + header).
+    pub vc_buffer: u64,
+    /// From the buffer freeing to the credit leaving, besides propagation.
+    pub credit_delay: SimTime,
+}
+
+/// The most virtual channels per link.
+pub const MAX_VCS: u8 = 16;
+
 /// Link-level flow control.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FlowControl {
     /// Lossy: drop-tail.
     None,
     Pfc(PfcConfig),
+    /// Credit-based, per virtual channel (lossless by construction).
+    Credit(CreditConfig),
 }
 
 /// Everything the substrate needs besides the graph.
@@ -175,14 +209,23 @@ struct Packet {
     port: u32,
     node: u32,
     dst: u32,
-    /// PFC: the link it entered the current switch by.
+    /// Lossless: the ingress buffer it occupies at the current switch (PFC:
+    /// the link it entered by; credits: `link · vcs + vc`).
     inp: u32,
-    wire: u32,
+    /// Router scratch ([`Hop::tag`]), 0 at injection.
+    tag: u32,
+    wire: u16,
     flags: u8,
+    /// Credits: the virtual channel of the link it was last sent on.
+    vc: u8,
 }
 
-/// An event that is not a packet arrival: port `port` finished sending (PFC).
+/// An event that is not a packet arrival: port `port` finished sending
+/// (lossless modes).
 const FLAG_PORT_FREE: u8 = 8;
+/// An event that is not a packet arrival: `wire` bytes of credit for VC `vc`
+/// reach port `port`.
+const FLAG_CREDIT: u8 = 16;
 
 #[derive(Clone, Copy, Debug)]
 enum Timer {
@@ -255,6 +298,8 @@ struct QPort {
     /// The packet on the wire: its ingress link and bytes.
     tx_inp: u32,
     tx_wire: u32,
+    /// Credits: the VC to serve first (round-robin).
+    rr: u8,
     /// This port as an ingress link of its far node: bytes buffered there,
     /// whether a PAUSE is outstanding, and PFC frame sequence numbers.
     ingress: u64,
@@ -302,6 +347,9 @@ struct Counters {
     early: u64,
     lost: u64,
     lost_data: u64,
+    credit_stalls: u64,
+    /// Credits: the most bytes any (link, VC) input buffer held.
+    peak_vc_bytes: u64,
 }
 
 /// A packet-level network over a graph and a router.
@@ -323,6 +371,13 @@ pub struct Network<R: Router> {
     salt: u64,
     /// Packet events pending (for the conservation check).
     packet_events: u64,
+    /// Credits: VCs per link (1 otherwise), and per (port, VC): its queue,
+    /// the credits it holds, and the bytes buffered at the far end.
+    vcs: u32,
+    vq: Vec<List>,
+    credits: Vec<u64>,
+    vc_in: Vec<u64>,
+    credit_events: u64,
     n: Counters,
     active: u64,
     last_advance: u64,
@@ -353,7 +408,31 @@ impl<R: Router> Network<R> {
                 }
             })
             .collect();
-        let lossless = matches!(cfg.flow_control, FlowControl::Pfc(_));
+        assert!(
+            cfg.payload as u64 + cfg.header as u64 <= u16::MAX as u64,
+            "net: frames above 64 KiB"
+        );
+        let lossless = !matches!(cfg.flow_control, FlowControl::None);
+        let (vcs, vc_buffer) = match cfg.flow_control {
+            FlowControl::Credit(c) => {
+                assert!(
+                    (1..=MAX_VCS).contains(&c.vcs),
+                    "net: {} virtual channels",
+                    c.vcs
+                );
+                assert!(
+                    c.vc_buffer >= (cfg.payload + cfg.header) as u64,
+                    "net: VC buffer below one frame"
+                );
+                (c.vcs as u32, c.vc_buffer)
+            }
+            _ => (1, 0),
+        };
+        let nvq = if vc_buffer > 0 {
+            ports.len() * vcs as usize
+        } else {
+            0
+        };
         let streams = RngStreams::new(cfg.seed);
         let salt = streams.stream("net.ecmp").next_u64();
         Network {
@@ -372,6 +451,11 @@ impl<R: Router> Network<R> {
             loss_rng: streams.stream("net.loss"),
             salt,
             packet_events: 0,
+            vcs,
+            vq: vec![List::default(); nvq],
+            credits: vec![vc_buffer; nvq],
+            vc_in: vec![0; nvq],
+            credit_events: 0,
             n: Counters::default(),
             active: 0,
             last_advance: 0,
@@ -386,13 +470,67 @@ impl<R: Router> Network<R> {
         self.graph.hosts as usize
     }
 
+    /// The routing hook it was built with.
+    pub fn router(&self) -> &R {
+        &self.router
+    }
+
     fn lossless(&self) -> bool {
         !self.qports.is_empty()
     }
 
-    fn wire_of(&self, f: &FlowState, seq: u32) -> u32 {
+    fn credit(&self) -> bool {
+        !self.vq.is_empty()
+    }
+
+    /// Lossless: whether port `p` has packets waiting.
+    fn has_queue(&self, p: u32) -> bool {
+        if self.credit() {
+            let b = (p * self.vcs) as usize;
+            self.vq[b..b + self.vcs as usize]
+                .iter()
+                .any(|l| !l.is_empty())
+        } else {
+            !self.qports[p as usize].queue.is_empty()
+        }
+    }
+
+    fn wire_of(&self, f: &FlowState, seq: u32) -> u16 {
         let p = self.cfg.payload as u64;
-        (p.min(f.bytes - seq as u64 * p)) as u32 + self.cfg.header
+        ((p.min(f.bytes - seq as u64 * p)) as u32 + self.cfg.header) as u16
+    }
+
+    /// Credits: `bytes` of VC buffer `b` (= link · vcs + vc) at the far end of
+    /// `link` free at `now`; the credit reaches the link's sender one
+    /// propagation plus `credit_delay` later.
+    fn return_credit(&mut self, b: u32, bytes: u64, now: u64) {
+        let FlowControl::Credit(c) = self.cfg.flow_control else {
+            unreachable!()
+        };
+        let at = now + self.cfg.propagation.0 + c.credit_delay.0;
+        self.events.push(
+            at,
+            Packet {
+                port: b / self.vcs,
+                vc: (b % self.vcs) as u8,
+                wire: bytes as u16,
+                flags: FLAG_CREDIT,
+                ..Packet::default()
+            },
+        );
+        self.credit_events += 1;
+    }
+
+    /// Credits: a credit for `bytes` of VC `vc` reaches port `p`.
+    fn credit_arrives(&mut self, p: u32, vc: u8, bytes: u64, now: u64) {
+        self.credit_events -= 1;
+        let b = (p * self.vcs + vc as u32) as usize;
+        self.credits[b] = self.credits[b]
+            .checked_add(bytes)
+            .expect("net: credit overflow");
+        if !self.qports[p as usize].busy {
+            self.start_tx(p, now);
+        }
     }
 
     /// A flow arrives at `now`.
@@ -435,7 +573,7 @@ impl<R: Router> Network<R> {
             Transport::Paced => {
                 self.paced[flow.src as usize].push_back(flow.id);
                 let q = &self.qports[flow.src as usize];
-                if !q.busy && !q.paused && q.queue.is_empty() {
+                if !q.busy && !q.paused && !self.has_queue(flow.src) {
                     self.pace(flow.src, now.0);
                 }
             }
@@ -461,6 +599,8 @@ impl<R: Router> Network<R> {
                 processed += 1;
                 if ev.flags & FLAG_PORT_FREE != 0 {
                     self.port_free(ev.port, t);
+                } else if ev.flags & FLAG_CREDIT != 0 {
+                    self.credit_arrives(ev.port, ev.vc, ev.wire as u64, t);
                 } else {
                     self.packet_events -= 1;
                     self.arrive(ev, t, rec);
@@ -483,10 +623,14 @@ impl<R: Router> Network<R> {
 
     /// Packet `pi` arrives at the far end of the port it was sent on.
     #[inline]
-    fn arrive(&mut self, pkt: Packet, now: u64, rec: &mut Recorder) {
+    fn arrive(&mut self, mut pkt: Packet, now: u64, rec: &mut Recorder) {
         self.n.hops += 1;
         let node = pkt.node;
         if node < self.graph.hosts {
+            if self.credit() {
+                // A host consumes what it receives at once.
+                self.return_credit(pkt.port * self.vcs + pkt.vc as u32, pkt.wire as u64, now);
+            }
             if pkt.flags & FLAG_ACK != 0 {
                 self.on_ack(pkt, now);
             } else {
@@ -500,7 +644,35 @@ impl<R: Router> Network<R> {
             self.n.drops += 1;
             self.n.lost += 1;
             self.n.lost_data += (pkt.flags & FLAG_ACK == 0) as u64;
+            if self.credit() {
+                self.return_credit(pkt.port * self.vcs + pkt.vc as u32, pkt.wire as u64, now);
+            }
             return;
+        }
+        let mut hop = Hop {
+            node,
+            flow: pkt.flow,
+            dst: pkt.dst,
+            in_port: pkt.port,
+            vc: pkt.vc,
+            vcs: self.vcs as u8,
+            tag: pkt.tag,
+            ack: pkt.flags & FLAG_ACK != 0,
+        };
+        let routed = {
+            let (ports, qports, lossless) = (&self.ports, &self.qports, !self.qports.is_empty());
+            let load = |p: u32| {
+                if lossless {
+                    ports[p as usize].occ + qports[p as usize].busy as u64
+                } else {
+                    ports[p as usize].backlog(now)
+                }
+            };
+            self.router.route(&mut hop, &load, &mut self.rng)
+        };
+        if let Some(out) = routed {
+            pkt.tag = hop.tag;
+            return self.enqueue(out, pkt, now);
         }
         let c = self.router.candidates(node, pkt.dst);
         let out = if c.count == 1 {
@@ -599,9 +771,42 @@ impl<R: Router> Network<R> {
         if p >= hosts {
             let inp = pkt.port;
             pkt.inp = inp;
-            let FlowControl::Pfc(pfc) = self.cfg.flow_control else {
-                unreachable!()
+            if let FlowControl::Credit(c) = self.cfg.flow_control {
+                // The sender held credits for these bytes: they fit.
+                let b = inp * self.vcs + pkt.vc as u32;
+                pkt.inp = b;
+                self.vc_in[b as usize] += wire;
+                self.n.peak_vc_bytes = self.n.peak_vc_bytes.max(self.vc_in[b as usize]);
+                assert!(
+                    self.vc_in[b as usize] <= c.vc_buffer,
+                    "net: VC buffer {b} overrun"
+                );
+                let qi = &mut self.qports[inp as usize];
+                qi.ingress += wire;
+                qi.peak_ingress = qi.peak_ingress.max(qi.ingress);
+            }
+        }
+        if self.credit() {
+            let hop = Hop {
+                node: if p < hosts { p } else { pkt.node },
+                flow: pkt.flow,
+                dst: pkt.dst,
+                in_port: if p < hosts { u32::MAX } else { pkt.port },
+                vc: pkt.vc,
+                vcs: self.vcs as u8,
+                tag: pkt.tag,
+                ack: pkt.flags & FLAG_ACK != 0,
             };
+            let vc = self.router.vc(&hop, p);
+            assert!(
+                (vc as u32) < self.vcs,
+                "net: the router put a packet on VC {vc} of {}",
+                self.vcs
+            );
+            pkt.vc = vc;
+        }
+        if let (true, FlowControl::Pfc(pfc)) = (p >= hosts, self.cfg.flow_control) {
+            let inp = pkt.inp;
             let qi = &mut self.qports[inp as usize];
             if qi.ingress + wire > self.cfg.buffer {
                 self.ports[p as usize].drops += 1;
@@ -624,6 +829,8 @@ impl<R: Router> Network<R> {
                     },
                 );
             }
+        }
+        if p >= hosts {
             let port = &mut self.ports[p as usize];
             if let Some(k) = self.cfg.ecn_k {
                 if port.occ + wire > k && pkt.flags & FLAG_ACK == 0 {
@@ -635,24 +842,69 @@ impl<R: Router> Network<R> {
         let port = &mut self.ports[p as usize];
         port.occ += wire;
         port.peak = port.peak.max(port.occ);
-        let q = &mut self.qports[p as usize];
-        let mut list = q.queue;
         let pi = self.pool.alloc(pkt);
-        self.pool.push_back(&mut list, pi);
-        q.queue = list;
+        if self.credit() {
+            let b = (p * self.vcs + pkt.vc as u32) as usize;
+            let mut list = self.vq[b];
+            self.pool.push_back(&mut list, pi);
+            self.vq[b] = list;
+        } else {
+            let q = &mut self.qports[p as usize];
+            let mut list = q.queue;
+            self.pool.push_back(&mut list, pi);
+            q.queue = list;
+        }
+        let q = &self.qports[p as usize];
         if !q.busy && !q.paused {
             self.start_tx(p, now);
         }
     }
 
+    /// Credits: pops the packet port `p` sends next — round-robin over its
+    /// VCs whose head packet fits the credits held for that VC — and takes
+    /// its credits. `None` if nothing may go.
+    fn pop_credited(&mut self, p: u32) -> Option<u32> {
+        let vcs = self.vcs;
+        let base = p * vcs;
+        let rr = self.qports[p as usize].rr as u32;
+        let mut waiting = false;
+        for k in 0..vcs {
+            let v = (rr + k) % vcs;
+            let b = (base + v) as usize;
+            let Some(head) = self.vq[b].front() else {
+                continue;
+            };
+            let wire = self.pool[head].wire as u64;
+            if self.credits[b] < wire {
+                waiting = true;
+                continue;
+            }
+            self.credits[b] -= wire;
+            let mut list = self.vq[b];
+            let pi = self.pool.pop_front(&mut list);
+            self.vq[b] = list;
+            self.qports[p as usize].rr = ((v + 1) % vcs) as u8;
+            return pi;
+        }
+        self.n.credit_stalls += waiting as u64;
+        None
+    }
+
     /// Lossless: starts sending the head of port `p`'s queue.
     fn start_tx(&mut self, p: u32, now: u64) {
-        let q = &mut self.qports[p as usize];
-        let mut list = q.queue;
-        let Some(pi) = self.pool.pop_front(&mut list) else {
+        let popped = if self.credit() {
+            self.pop_credited(p)
+        } else {
+            let q = &mut self.qports[p as usize];
+            let mut list = q.queue;
+            let pi = self.pool.pop_front(&mut list);
+            q.queue = list;
+            pi
+        };
+        let Some(pi) = popped else {
             return;
         };
-        q.queue = list;
+        let q = &mut self.qports[p as usize];
         let mut pkt = self.pool[pi];
         self.pool.release(pi);
         let port = &mut self.ports[p as usize];
@@ -660,7 +912,7 @@ impl<R: Router> Network<R> {
         port.busy_until = end;
         q.busy = true;
         q.tx_inp = pkt.inp;
-        q.tx_wire = pkt.wire;
+        q.tx_wire = pkt.wire as u32;
         pkt.port = p;
         pkt.node = port.to;
         self.events.push(
@@ -682,7 +934,18 @@ impl<R: Router> Network<R> {
         q.busy = false;
         let (inp, wire) = (q.tx_inp, q.tx_wire as u64);
         self.ports[p as usize].occ -= wire;
-        if p >= hosts {
+        if p >= hosts && self.credit() {
+            // The packet's bytes leave this switch's ingress buffer `inp`
+            // (link · vcs + vc); the credit goes back upstream.
+            let b = &mut self.vc_in[inp as usize];
+            *b = b.checked_sub(wire).expect("net: VC buffer underflow");
+            let qi = &mut self.qports[(inp / self.vcs) as usize];
+            qi.ingress = qi
+                .ingress
+                .checked_sub(wire)
+                .expect("net: ingress underflow");
+            self.return_credit(inp, wire, now);
+        } else if p >= hosts {
             let FlowControl::Pfc(pfc) = self.cfg.flow_control else {
                 unreachable!()
             };
@@ -703,13 +966,13 @@ impl<R: Router> Network<R> {
                 );
             }
         }
-        let q = &self.qports[p as usize];
-        if q.paused {
+        if self.qports[p as usize].paused {
             return;
         }
-        if q.queue.is_empty() && p < hosts && matches!(self.cfg.transport, Transport::Paced) {
+        let queued = self.has_queue(p);
+        if !queued && p < hosts && matches!(self.cfg.transport, Transport::Paced) {
             self.pace(p, now);
-        } else if !q.queue.is_empty() {
+        } else if queued {
             self.start_tx(p, now);
         }
     }
@@ -731,7 +994,7 @@ impl<R: Router> Network<R> {
                     q.paused = false;
                     q.pause_time += now - q.paused_since;
                     if !q.busy {
-                        if !q.queue.is_empty() {
+                        if self.has_queue(port) {
                             self.start_tx(port, now);
                         } else if port < self.graph.hosts
                             && matches!(self.cfg.transport, Transport::Paced)
@@ -759,8 +1022,10 @@ impl<R: Router> Network<R> {
             node: 0,
             dst: fl.dst,
             inp: 0,
+            tag: 0,
             wire: self.wire_of(fl, seq),
             flags: 0,
+            vc: 0,
         };
         let src = fl.src;
         self.n.data_sent += 1;
@@ -873,7 +1138,9 @@ impl<R: Router> Network<R> {
         a.dst = src;
         a.port = dst;
         a.tail = 0;
-        a.wire = self.cfg.ack_bytes;
+        a.tag = 0;
+        a.vc = 0;
+        a.wire = self.cfg.ack_bytes as u16;
         self.n.acks += 1;
         self.enqueue(dst, a, now);
     }
@@ -986,15 +1253,19 @@ impl<R: Router> Network<R> {
             "peak_queue_bytes".into(),
             peak.iter().copied().max().unwrap_or(0) as f64,
         ));
-        if self.lossless() {
+        if matches!(self.cfg.flow_control, FlowControl::Pfc(_)) {
             out.push(("pfc_pauses".into(), total(&pauses)));
             out.push(("pfc_pause_time_us".into(), total(&pause) / 1e6));
+        }
+        if self.credit() {
+            out.push(("credit_stalls".into(), self.n.credit_stalls as f64));
+            out.push(("peak_vc_buffer_bytes".into(), self.n.peak_vc_bytes as f64));
         }
         for (t, name) in tiers.iter().enumerate() {
             out.push((format!("peak_queue_bytes.{name}"), peak[t] as f64));
             out.push((format!("drops.{name}"), drops[t] as f64));
             out.push((format!("ecn_marks.{name}"), marks[t] as f64));
-            if self.lossless() {
+            if matches!(self.cfg.flow_control, FlowControl::Pfc(_)) {
                 out.push((format!("pfc_pause_time_us.{name}"), pause[t] as f64 / 1e6));
             }
         }
@@ -1048,15 +1319,21 @@ impl<R: Router> Network<R> {
         for (i, p) in self.ports.iter().enumerate() {
             if self.lossless() {
                 let q = &self.qports[i];
-                if q.ingress > self.cfg.buffer {
+                if !self.credit() && q.ingress > self.cfg.buffer {
                     return Err(format!(
                         "net: link {i} holds {} B at its far end, above the {} B buffer",
                         q.ingress, self.cfg.buffer
                     ));
                 }
-                let bytes: u64 = self
-                    .pool
-                    .iter(&q.queue)
+                let lists: &[List] = if self.credit() {
+                    let b = i * self.vcs as usize;
+                    &self.vq[b..b + self.vcs as usize]
+                } else {
+                    std::slice::from_ref(&q.queue)
+                };
+                let bytes: u64 = lists
+                    .iter()
+                    .flat_map(|l| self.pool.iter(l))
                     .map(|k| self.pool[k].wire as u64)
                     .sum();
                 let on_wire = if q.busy { q.tx_wire as u64 } else { 0 };
@@ -1067,7 +1344,18 @@ impl<R: Router> Network<R> {
                         bytes + on_wire
                     ));
                 }
-                queued += q.queue.len() as u64;
+                queued += lists.iter().map(|l| l.len() as u64).sum::<u64>();
+                if let FlowControl::Credit(c) = self.cfg.flow_control {
+                    for v in 0..self.vcs as usize {
+                        let b = i * self.vcs as usize + v;
+                        if self.vc_in[b] > c.vc_buffer || self.credits[b] > c.vc_buffer {
+                            return Err(format!(
+                                "net: link {i} VC {v}: {} B buffered at the far end, {} B of credit, with {} B per VC",
+                                self.vc_in[b], self.credits[b], c.vc_buffer
+                            ));
+                        }
+                    }
+                }
             } else if i >= hosts {
                 // The unsent backlog never exceeds the buffer: the latest
                 // departure is at most one buffer's serialisation away.
@@ -1088,7 +1376,7 @@ impl<R: Router> Network<R> {
         }
         let port_free = self.qports.iter().filter(|q| q.busy).count() as u64;
         if self.pool.live() as u64 != queued
-            || self.events.len() as u64 != self.packet_events + port_free
+            || self.events.len() as u64 != self.packet_events + port_free + self.credit_events
         {
             return Err(format!(
                 "net: {} packets queued ({queued} in port lists), {} events for {} packets in flight and {port_free} busy ports",
