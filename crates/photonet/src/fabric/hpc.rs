@@ -15,10 +15,16 @@
 //! (one-packet) flow's completion time: from generation, through the NIC
 //! queue, to delivery.
 //!
-//! Flow control is PFC per ingress link (pause above `buffer` minus the
-//! bytes one link round trip still delivers, resume at half of that): the
-//! substrate's lossless mode. Table VI's credit-based flow control with 3
-//! virtual channels comes with `net/`'s credits.
+//! Flow control (Table VI) is credit-based per virtual channel: `vcs` = 3
+//! VCs share a port's `buffer` equally, a packet is sent only with credits
+//! for all its bytes on its VC (`net/`'s credits). The dragonfly puts a
+//! packet on the VC of its global hops so far (deadlock-free with UGAL);
+//! the multi-butterfly, feed-forward, spreads packets over VCs by flow.
+//! `flow_control = "pfc"` instead pauses an ingress link above `buffer`
+//! minus the bytes one link round trip still delivers.
+//!
+//! The dragonfly routes by UGAL-L (`dragonfly_routing = "ugal"`, Table VI's
+//! "adaptive" [16]) or minimally.
 //!
 //! # Delays
 //! Table VI gives a switch latency (90 ns) and link delays per link kind
@@ -39,7 +45,10 @@ use crate::fabric::{Fabric, FabricStats};
 use crate::flow::Flow;
 use crate::net::dragonfly::Dragonfly;
 use crate::net::multibutterfly::MultiButterfly;
-use crate::net::{FlowControl, Graph, NetConfig, Network, PfcConfig, Router, Routing, Transport};
+use crate::net::{
+    CreditConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, Router, Routing, Transport,
+    MAX_VCS,
+};
 use crate::recorder::Recorder;
 use crate::rng::RngStreams;
 use crate::units::{ByteSize, Rate, SimTime};
@@ -48,6 +57,26 @@ use serde::{Deserialize, Serialize};
 
 /// Largest multiplicity of the electrical multi-butterfly.
 pub const MAX_MULTIPLICITY: u32 = 64;
+
+/// Link-level flow control of the HPC baselines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HpcFlowControl {
+    /// Credits per virtual channel (Table VI).
+    Credit,
+    /// Priority flow control per ingress link (one class).
+    Pfc,
+}
+
+/// Dragonfly routing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DragonflyRouting {
+    /// UGAL-L: minimal or Valiant, chosen at the source router by queue x hops.
+    Ugal,
+    /// Minimal only.
+    Minimal,
+}
 
 /// Parameters of Baldur's electrical baselines (`fabric = "multibutterfly"`
 /// or `"dragonfly"`). Defaults are Table VI's.
@@ -68,6 +97,8 @@ pub struct HpcParams {
     pub dragonfly_a: u32,
     /// Dragonfly: global links per router h (0 = p).
     pub dragonfly_h: u32,
+    /// Dragonfly: "ugal" (UGAL-L, Table VI's adaptive routing) or "minimal".
+    pub dragonfly_routing: DragonflyRouting,
     /// Latency of a switch, header to header (Table VI: 90 ns).
     pub switch_latency: SimTime,
     /// Multi-butterfly: every link; dragonfly: links between groups
@@ -80,8 +111,15 @@ pub struct HpcParams {
     pub packet: ByteSize,
     /// Header bytes added to every packet on the wire (the paper gives none).
     pub header: ByteSize,
-    /// Input buffer per switch port, bytes (Table VI: 24 KB).
+    /// Input buffer per switch port, bytes (Table VI: 24 KB); with credits
+    /// split equally among the VCs.
     pub buffer: ByteSize,
+    /// "credit" (per virtual channel, Table VI) or "pfc".
+    pub flow_control: HpcFlowControl,
+    /// Credit: virtual channels per link, 1..16 (Table VI: 3; the dragonfly
+    /// needs 3 for deadlock freedom with UGAL, 2 with minimal routing).
+    /// Ignored with PFC (one class).
+    pub vcs: u32,
     /// How a switch picks among equal next hops (the multi-butterfly's m
     /// ports of a direction): "adaptive" (least backlog), "spray", "ecmp".
     pub routing: Routing,
@@ -95,12 +133,15 @@ impl Default for HpcParams {
             dragonfly_p: 0,
             dragonfly_a: 0,
             dragonfly_h: 0,
+            dragonfly_routing: DragonflyRouting::Ugal,
             switch_latency: SimTime::ns(90),
             link_delay: SimTime::ns(100),
             local_link_delay: SimTime::ns(10),
             packet: ByteSize(512),
             header: ByteSize(0),
             buffer: ByteSize(24_000),
+            flow_control: HpcFlowControl::Credit,
+            vcs: 3,
             routing: Routing::Adaptive,
         }
     }
@@ -118,13 +159,13 @@ fn err(key: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> C
 pub const MULTIBUTTERFLY: Variant = Variant {
     name: "multibutterfly",
     label: "Electrical multi-butterfly",
-    description: "Electrical multi-butterfly (Baldur's Table VI baseline): radix-2 buffered switches with path multiplicity m, adaptive choice among the m ports, lossless input buffers, 90 ns switches",
+    description: "Electrical multi-butterfly (Baldur's Table VI baseline): radix-2 buffered switches with path multiplicity m, adaptive choice among the m ports, credits on 3 VCs, 90 ns switches",
 };
 /// The `dragonfly` variant.
 pub const DRAGONFLY: Variant = Variant {
     name: "dragonfly",
     label: "Dragonfly",
-    description: "Dragonfly (Baldur's Table VI baseline): balanced a = 2p = 2h groups, one global link per group pair, minimal routing, lossless input buffers, 90 ns switches",
+    description: "Dragonfly (Baldur's Table VI baseline): balanced a = 2p = 2h groups, one global link per group pair, UGAL-L adaptive routing, credits on 3 VCs, 90 ns switches",
 };
 
 /// A checked topology: which network, its delay per link, its hosts.
@@ -191,7 +232,9 @@ impl Shape {
                     )
                 })?
             };
-            Ok(Shape::Df(d))
+            Ok(Shape::Df(
+                d.with_ugal(p.dragonfly_routing == DragonflyRouting::Ugal),
+            ))
         }
     }
 
@@ -239,6 +282,34 @@ fn pfc(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<PfcConfig, ConfigErro
     })
 }
 
+/// The link-level flow control the table asks for.
+fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl, ConfigError> {
+    let frame = p.packet.0 + p.header.0;
+    match p.flow_control {
+        HpcFlowControl::Pfc => {
+            Ok(FlowControl::Pfc(pfc(p, rate, prop)?))
+        }
+        HpcFlowControl::Credit => {
+            if p.vcs == 0 || p.vcs > MAX_VCS as u32 {
+                return Err(err("vcs", p.vcs, format!("must be 1..{MAX_VCS}")));
+            }
+            let per_vc = p.buffer.0 / p.vcs as u64;
+            if per_vc < frame {
+                return Err(err(
+                    "buffer",
+                    format!("\"{}\"", p.buffer),
+                    format!("buffer / vcs = {per_vc} B of credit per VC is less than one packet ({frame} B)"),
+                ));
+            }
+            Ok(FlowControl::Credit(CreditConfig {
+                vcs: p.vcs as u8,
+                vc_buffer: per_vc,
+                credit_delay: SimTime::ZERO,
+            }))
+        }
+    }
+}
+
 fn check(p: &HpcParams) -> Result<(), ConfigError> {
     if p.packet.0 == 0 || p.packet.0 + p.header.0 > 9_216 {
         return Err(err(
@@ -266,7 +337,7 @@ impl FabricModule for HpcModule {
         // at build time.
         let s = Shape::new(p, &MULTIBUTTERFLY, ctx)
             .or_else(|e| Shape::new(p, &DRAGONFLY, ctx).map_err(|_| e))?;
-        pfc(p, ctx.topology.host_rate(), s.propagation(p)).map(|_| ())
+        flow_control(p, ctx.topology.host_rate(), s.propagation(p)).map(|_| ())
     }
 
     fn build(
@@ -285,7 +356,7 @@ impl FabricModule for HpcModule {
             propagation: prop,
             buffer: p.buffer.0,
             ecn_k: None,
-            flow_control: FlowControl::Pfc(pfc(&p, rate, prop)?),
+            flow_control: flow_control(&p, rate, prop)?,
             transport: Transport::Paced,
             routing: p.routing,
             cut_through: false,
@@ -299,7 +370,14 @@ impl FabricModule for HpcModule {
                 Box::new(HpcFabric::new(label, rate, cfg, g, mb))
             }
             Shape::Df(d) => {
-                let label = format!("Dragonfly (p = {}, a = {}, h = {}, g = {})", d.p, d.a, d.h, d.g);
+                let label = format!(
+                    "Dragonfly (p = {}, a = {}, h = {}, g = {}, {})",
+                    d.p,
+                    d.a,
+                    d.h,
+                    d.g,
+                    if d.ugal { "UGAL" } else { "minimal" }
+                );
                 let g = d.graph(rate);
                 Box::new(HpcFabric::new(label, rate, cfg, g, d))
             }
@@ -449,6 +527,7 @@ mod tests {
         bad(
             HpcParams {
                 buffer: ByteSize(2_000),
+                flow_control: HpcFlowControl::Pfc,
                 ..d()
             },
             &MULTIBUTTERFLY,
@@ -456,6 +535,18 @@ mod tests {
             "hpc.buffer",
             "round trip",
         );
+        bad(
+            HpcParams {
+                buffer: ByteSize(1_200),
+                ..d()
+            },
+            &MULTIBUTTERFLY,
+            &t,
+            "hpc.buffer",
+            "per VC",
+        );
+        bad(HpcParams { vcs: 0, ..d() }, &DRAGONFLY, &t, "hpc.vcs", "1..16");
+
         bad(
             HpcParams {
                 packet: ByteSize(0),

@@ -17,10 +17,31 @@
 //! the host, or across the group to the router owning the global link to
 //! the destination's group, over it, and across that group: at most one
 //! local, one global and one local hop.
+//!
+//! # UGAL (`ugal = true`)
+//! Universal Globally-Adaptive Load-balanced routing with local information
+//! (UGAL-L, Kim et al. §4.2): at the source router, a packet bound for
+//! another group compares its minimal output port with the port toward a
+//! random intermediate group I (≠ source, destination): it goes minimally
+//! if q_min·H_min ≤ q_val·H_val, where q is the output port's queued bytes
+//! (the substrate's `load`) and H the links left on each path; otherwise it
+//! is routed (Valiant) minimally to group I and from there minimally to its
+//! destination. I travels with the packet in `Hop::tag` (I + 1; 0 once the
+//! packet is in I).
+//!
+//! # Virtual channels (credits)
+//! A packet's VC on every link is the number of global links it has crossed
+//! so far (0 on the NIC link and in the source group, 1 after its first
+//! global hop, 2 after a Valiant packet's second), capped at vcs − 1. Every
+//! hop of a route either crosses a global link or stays within a group at
+//! most once per VC class, so with 3 VCs (2 for minimal routing only) the
+//! channel dependency graph is acyclic: deadlock-free (Kim et al. §4.2).
 
-use crate::net::route::{Candidates, Router};
+use crate::net::route::{Candidates, Hop, Router};
 use crate::net::sim::{Graph, PortSpec};
+use crate::rng::SimRng;
 use crate::units::Rate;
+use rand::Rng;
 
 /// The checked shape of a dragonfly.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +57,10 @@ pub struct Dragonfly {
     hosts: u32,
     /// First port of each router.
     port0: Vec<u32>,
+    /// Per port: a global link.
+    global: Vec<bool>,
+    /// UGAL-L at source routers (else minimal routing only).
+    pub ugal: bool,
 }
 
 /// Why a dragonfly cannot be built.
@@ -97,14 +122,45 @@ impl Dragonfly {
                 next += p + a - 1 + Self::wired(g, h, r);
             }
         }
-        Ok(Dragonfly {
+        let mut d = Dragonfly {
             p,
             a,
             h,
             g,
             hosts,
             port0,
-        })
+            global: Vec::new(),
+            ugal: false,
+        };
+        d.global = d.graph(Rate(1)).ports.iter().map(|s| s.tier == 3).collect();
+        Ok(d)
+    }
+
+    /// The same network with UGAL-L routing.
+    pub fn with_ugal(mut self, on: bool) -> Dragonfly {
+        self.ugal = on;
+        self
+    }
+
+    /// Links from router `router` (global index) to host `dst` on the
+    /// minimal path, the final down link included.
+    pub fn router_links(&self, router: u32, dst: u32) -> u32 {
+        let dr = self.router_of(dst);
+        if dr == router {
+            return 1;
+        }
+        let (gs, gd) = (router / self.a, dr / self.a);
+        if gs == gd {
+            return 2;
+        }
+        let (o, _) = self.global_slot(gs, gd);
+        let (o2, _) = self.global_slot(gd, gs);
+        2 + (o != router % self.a) as u32 + (o2 != dr % self.a) as u32
+    }
+
+    /// The router of group `gd` where the global link from group `gs` lands.
+    fn entry(&self, gs: u32, gd: u32) -> u32 {
+        gd * self.a + self.global_slot(gd, gs).0
     }
 
     /// The smallest balanced dragonfly (a = 2p = 2h) with exactly `hosts`
@@ -196,14 +252,7 @@ impl Dragonfly {
 
     /// Whether port `port` (of a router) is a global link.
     pub fn is_global(&self, port: u32) -> bool {
-        if port < self.hosts {
-            return false;
-        }
-        let r = match self.port0.binary_search(&port) {
-            Ok(i) => i,
-            Err(i) => i - 1,
-        };
-        port - self.port0[r] >= self.p + self.a - 1
+        self.global.get(port as usize).copied().unwrap_or(false)
     }
 
     /// The nodes and links, every link at `rate`. Tiers: `nic`, `down`
@@ -270,6 +319,51 @@ impl Router for Dragonfly {
             first: self.minimal_port(node - self.hosts, dst),
             count: 1,
         }
+    }
+
+    fn route(&self, hop: &mut Hop, load: &dyn Fn(u32) -> u64, rng: &mut SimRng) -> Option<u32> {
+        let router = hop.node - self.hosts;
+        let gs = router / self.a;
+        if hop.tag != 0 {
+            let via = hop.tag - 1;
+            if via != gs {
+                return Some(self.toward_group(router, via));
+            }
+            hop.tag = 0;
+        }
+        let gd = self.router_of(hop.dst) / self.a;
+        let min = self.minimal_port(router, hop.dst);
+        // UGAL-L: only where the packet enters the network.
+        if !self.ugal || gs == gd || self.g < 3 || hop.in_port >= self.hosts {
+            return Some(min);
+        }
+        let mut via = rng.random_range(0..self.g - 2);
+        for skip in [gs.min(gd), gs.max(gd)] {
+            if via >= skip {
+                via += 1;
+            }
+        }
+        let val = self.toward_group(router, via);
+        let h_min = self.router_links(router, hop.dst) as u64;
+        let (owner, _) = self.global_slot(gs, via);
+        let h_val = (owner != router % self.a) as u64
+            + 1
+            + self.router_links(self.entry(gs, via), hop.dst) as u64;
+        if load(min) * h_min <= load(val) * h_val {
+            Some(min)
+        } else {
+            hop.tag = via + 1;
+            Some(val)
+        }
+    }
+
+    #[inline]
+    fn vc(&self, hop: &Hop, _out: u32) -> u8 {
+        if hop.in_port == u32::MAX {
+            return 0;
+        }
+        let globals = hop.vc + self.is_global(hop.in_port) as u8;
+        globals.min(hop.vcs - 1)
     }
 }
 
@@ -374,6 +468,62 @@ mod tests {
                     assert_eq!(globals, cross as u32);
                 }
             }
+        }
+    }
+
+    /// Under UGAL every route still reaches its destination, crosses at
+    /// most two global links, and its VCs (global hops so far) never
+    /// decrease along the path; with an idle network (all loads 0) UGAL
+    /// routes minimally, with the minimal port loaded it detours.
+    #[test]
+    fn ugal_routes_arrive_with_nondecreasing_vcs() {
+        let d = Dragonfly::new(60, 2, 3, 3).unwrap().with_ugal(true);
+        let gr = d.graph(Rate::gbps(25));
+        let n = d.hosts();
+        let mut rng = crate::rng::RngStreams::new(4).stream("r");
+        for busy_min in [false, true] {
+            let mut detours = 0;
+            for src in 0..n {
+                for dst in 0..n {
+                    if d.router_of(src) == d.router_of(dst) {
+                        continue;
+                    }
+                    let first = d.minimal_port(d.router_of(src), dst);
+                    let load = |p: u32| if busy_min && p == first { 10_000 } else { 0 };
+                    let mut hop = Hop {
+                        node: gr.ports[src as usize].to,
+                        flow: 0,
+                        dst,
+                        in_port: src,
+                        vc: d.vc(&Hop { node: src, flow: 0, dst, in_port: u32::MAX, vc: 0, vcs: 3, tag: 0, ack: false }, src),
+                        vcs: 3,
+                        tag: 0,
+                        ack: false,
+                    };
+                    let (mut links, mut globals, mut last_vc) = (1, 0, 0u8);
+                    while hop.node >= n {
+                        let out = d.route(&mut hop, &load, &mut rng).unwrap();
+                        let vc = d.vc(&hop, out);
+                        assert!(vc >= last_vc && vc < 3);
+                        last_vc = vc;
+                        globals += d.is_global(out) as u32;
+                        hop.in_port = out;
+                        hop.vc = vc;
+                        hop.node = gr.ports[out as usize].to;
+                        links += 1;
+                        assert!(links <= 8, "{src}->{dst}");
+                    }
+                    assert_eq!(hop.node, dst);
+                    assert!(globals <= 2);
+                    if globals == 2 {
+                        detours += 1;
+                    }
+                    if !busy_min {
+                        assert_eq!(links, d.minimal_links(src, dst));
+                    }
+                }
+            }
+            assert_eq!(detours > 0, busy_min);
         }
     }
 }

@@ -14,11 +14,12 @@
 //! stage s; port `h < N` is host h's NIC, and switch i of stage s owns ports
 //! `N + ((s·N/2 + i)·2 + b)·m + j` (direction b, j-th of m). The
 //! [`Router`] offers the m ports of the packet's direction; the routing
-//! policy (adaptive: least backlog) picks one. Links are one-way: there is
+//! policy (adaptive: least backlog) picks one; with credits a packet keeps
+//! one virtual channel, by flow. Links are one-way: there is
 //! no reverse link, so `Graph::reverse` maps each port to itself (flow
 //! control frames travel out of band).
 
-use crate::net::route::{Candidates, Router};
+use crate::net::route::{Candidates, Hop, Router};
 use crate::net::sim::{Graph, PortSpec};
 use crate::rng::SimRng;
 use crate::units::Rate;
@@ -175,6 +176,14 @@ impl Router for MultiButterfly {
             first: self.port(s, idx % half, b),
             count: self.m,
         }
+    }
+
+    /// Credits: packets spread over the VCs by flow. The network is
+    /// feed-forward (every link leads to a later stage), so no VC
+    /// assignment can deadlock; VCs only let packets pass a blocked one.
+    #[inline]
+    fn vc(&self, hop: &Hop, _out: u32) -> u8 {
+        (hop.flow % hop.vcs as u32) as u8
     }
 }
 
