@@ -123,6 +123,10 @@ pub struct HpcParams {
     /// How a switch picks among equal next hops (the multi-butterfly's m
     /// ports of a direction): "adaptive" (least backlog), "spray", "ecmp".
     pub routing: Routing,
+    /// Multi-butterfly: when racks x servers_per_rack is not a power of two,
+    /// build the next larger one and leave its extra hosts idle (true), or
+    /// refuse the topology (false). `photonet compare`'s 192 servers set it.
+    pub round_up_nodes: bool,
 }
 
 impl Default for HpcParams {
@@ -143,6 +147,7 @@ impl Default for HpcParams {
             flow_control: HpcFlowControl::Credit,
             vcs: 3,
             routing: Routing::Adaptive,
+            round_up_nodes: false,
         }
     }
 }
@@ -188,9 +193,9 @@ impl Shape {
             )
         };
         if v.name == MULTIBUTTERFLY.name {
-            if n < 2 || !n.is_power_of_two() || n > 1 << 30 {
+            if n < 2 || (!n.is_power_of_two() && !p.round_up_nodes) || n > 1 << 30 {
                 return Err(topo_err(format!(
-                    "a multi-butterfly of radix-2 switches has 2^k hosts; racks x servers_per_rack = {n}"
+                    "a multi-butterfly of radix-2 switches has 2^k hosts; racks x servers_per_rack = {n} (hpc.round_up_nodes = true leaves the extra hosts of the next larger one idle)"
                 )));
             }
             if p.multiplicity == 0 || p.multiplicity > MAX_MULTIPLICITY {
@@ -200,7 +205,7 @@ impl Shape {
                     format!("ports per direction of a switch must be 1..{MAX_MULTIPLICITY}"),
                 ));
             }
-            let k = n.trailing_zeros();
+            let k = n.next_power_of_two().trailing_zeros();
             let mut rng = RngStreams::new(ctx.seed).stream("baldur.wiring");
             Ok(Shape::Mb(MultiButterfly::new(
                 k,
@@ -348,6 +353,7 @@ impl FabricModule for HpcModule {
         check(&p)?;
         let shape = Shape::new(&p, v, ctx)?;
         let rate = ctx.topology.host_rate();
+        let n = ctx.topology.hosts();
         let prop = shape.propagation(&p);
         let cfg = NetConfig {
             payload: p.packet.0 as u32,
@@ -367,7 +373,7 @@ impl FabricModule for HpcModule {
             Shape::Mb(mb) => {
                 let label = format!("Electrical multi-butterfly (m = {})", mb.multiplicity());
                 let g = mb.graph(rate);
-                Box::new(HpcFabric::new(label, rate, cfg, g, mb))
+                Box::new(HpcFabric::new(label, n, rate, cfg, g, mb))
             }
             Shape::Df(d) => {
                 let label = format!(
@@ -379,7 +385,7 @@ impl FabricModule for HpcModule {
                     if d.ugal { "UGAL" } else { "minimal" }
                 );
                 let g = d.graph(rate);
-                Box::new(HpcFabric::new(label, rate, cfg, g, d))
+                Box::new(HpcFabric::new(label, n, rate, cfg, g, d))
             }
         })
     }
@@ -414,14 +420,24 @@ impl FabricModule for HpcModule {
 /// A packet network over topology `R` as a [`Fabric`].
 pub struct HpcFabric<R: Router> {
     label: String,
+    /// The topology's hosts (the network may have more, idle).
+    hosts: usize,
     rate: Rate,
     net: Network<R>,
 }
 
 impl<R: Router> HpcFabric<R> {
-    pub fn new(label: String, rate: Rate, cfg: NetConfig, g: Graph, router: R) -> Self {
+    pub fn new(
+        label: String,
+        hosts: usize,
+        rate: Rate,
+        cfg: NetConfig,
+        g: Graph,
+        router: R,
+    ) -> Self {
         HpcFabric {
             label,
+            hosts,
             rate,
             net: Network::new(cfg, g, router),
         }
@@ -436,7 +452,7 @@ impl<R: Router> Fabric for HpcFabric<R> {
         self.label.clone()
     }
     fn hosts(&self) -> usize {
-        self.net.hosts()
+        self.hosts
     }
     fn host_rate(&self) -> Rate {
         self.rate
