@@ -223,12 +223,22 @@ impl Shape {
                     ));
                 }
                 Dragonfly::balanced(hosts).map_err(|e| {
-                    topo_err(format!("no balanced dragonfly (a = 2p = 2h) has exactly {hosts} hosts: {e}"))
+                    topo_err(format!(
+                        "no balanced dragonfly (a = 2p = 2h) has exactly {hosts} hosts: {e}"
+                    ))
                 })?
             } else {
                 let pp = p.dragonfly_p;
-                let a = if p.dragonfly_a == 0 { 2 * pp } else { p.dragonfly_a };
-                let h = if p.dragonfly_h == 0 { pp } else { p.dragonfly_h };
+                let a = if p.dragonfly_a == 0 {
+                    2 * pp
+                } else {
+                    p.dragonfly_a
+                };
+                let h = if p.dragonfly_h == 0 {
+                    pp
+                } else {
+                    p.dragonfly_h
+                };
                 Dragonfly::new(hosts, pp, a, h).map_err(|e| {
                     err(
                         "dragonfly_p",
@@ -250,9 +260,9 @@ impl Shape {
                 let k = mb.stages() as u64;
                 SimTime((p.link_delay.0 * (k + 1) + p.switch_latency.0 * k) / (k + 1))
             }
-            Shape::Df(_) => SimTime(
-                (4 * p.switch_latency.0 + 4 * p.local_link_delay.0 + p.link_delay.0) / 5,
-            ),
+            Shape::Df(_) => {
+                SimTime((4 * p.switch_latency.0 + 4 * p.local_link_delay.0 + p.link_delay.0) / 5)
+            }
         }
     }
 
@@ -291,9 +301,7 @@ fn pfc(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<PfcConfig, ConfigErro
 fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl, ConfigError> {
     let frame = p.packet.0 + p.header.0;
     match p.flow_control {
-        HpcFlowControl::Pfc => {
-            Ok(FlowControl::Pfc(pfc(p, rate, prop)?))
-        }
+        HpcFlowControl::Pfc => Ok(FlowControl::Pfc(pfc(p, rate, prop)?)),
         HpcFlowControl::Credit => {
             if p.vcs == 0 || p.vcs > MAX_VCS as u32 {
                 return Err(err("vcs", p.vcs, format!("must be 1..{MAX_VCS}")));
@@ -561,7 +569,13 @@ mod tests {
             "hpc.buffer",
             "per VC",
         );
-        bad(HpcParams { vcs: 0, ..d() }, &DRAGONFLY, &t, "hpc.vcs", "1..16");
+        bad(
+            HpcParams { vcs: 0, ..d() },
+            &DRAGONFLY,
+            &t,
+            "hpc.vcs",
+            "1..16",
+        );
 
         bad(
             HpcParams {

@@ -177,7 +177,8 @@ pub fn cost(p: &BaldurModelParams, k: u32, m: u32, x: f64) -> Option<CostRow> {
     let rfecs = ((p.fibres_per_node * n as f64).ceil() as u64).div_ceil(p.rfec_ports.max(1) as u64);
     let area = p.interposer_mm[0] * p.interposer_mm[1];
     let nf = n as f64;
-    let interposer = interposers as f64 * area * p.cmos_usd_per_mm2 * p.interposer_cmos_multiplier * x / nf;
+    let interposer =
+        interposers as f64 * area * p.cmos_usd_per_mm2 * p.interposer_cmos_multiplier * x / nf;
     let fau = faus as f64 * p.fau_usd * x / nf;
     let rfec = rfecs as f64 * p.rfec_usd * x / nf;
     let fibre = p.fibres_per_node * p.fibre_usd * x;
@@ -250,7 +251,10 @@ impl BaldurModelParams {
                 "an FAU and an RFEC need at least one channel / port",
             ));
         }
-        if p.cost_multipliers.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+        if p.cost_multipliers
+            .iter()
+            .any(|x| !(x.is_finite() && *x > 0.0))
+        {
             return Err(bad(
                 "cost_multipliers",
                 format!("{:?}", p.cost_multipliers),
@@ -565,10 +569,17 @@ mod tests {
         let p = BaldurModelParams::default();
         let c = cost(&p, 10, 4, 1.0).unwrap();
         assert_eq!(
-            (c.fibres_per_edge, c.switches_per_interposer, c.interposers, c.faus, c.rfecs),
+            (
+                c.fibres_per_edge,
+                c.switches_per_interposer,
+                c.interposers,
+                c.faus,
+                c.rfecs
+            ),
             (251, 31, 170, 748, 8)
         );
-        let total = 170.0 * 320.0 * 0.5 * 5.0 + 748.0 * 150.0 + 8.0 * 2000.0 + 1024.0 * (20.0 + 40.0);
+        let total =
+            170.0 * 320.0 * 0.5 * 5.0 + 748.0 * 150.0 + 8.0 * 2000.0 + 1024.0 * (20.0 + 40.0);
         assert!((c.usd_per_node - total / 1024.0).abs() < 1e-9);
         // Every price x2 doubles the cost.
         let d = cost(&p, 10, 4, 2.0).unwrap();

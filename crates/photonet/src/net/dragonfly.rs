@@ -410,7 +410,13 @@ mod tests {
     /// links with at most one global hop.
     #[test]
     fn wiring_and_minimal_routes() {
-        for (hosts, p, a, h) in [(1024, 4, 8, 4), (8, 2, 4, 2), (14, 1, 2, 3), (60, 2, 3, 3), (40, 2, 4, 3)] {
+        for (hosts, p, a, h) in [
+            (1024, 4, 8, 4),
+            (8, 2, 4, 2),
+            (14, 1, 2, 3),
+            (60, 2, 3, 3),
+            (40, 2, 4, 3),
+        ] {
             let d = Dragonfly::new(hosts, p, a, h).unwrap();
             let gr = d.graph(Rate::gbps(25));
             let n = d.hosts();
@@ -495,7 +501,19 @@ mod tests {
                         flow: 0,
                         dst,
                         in_port: src,
-                        vc: d.vc(&Hop { node: src, flow: 0, dst, in_port: u32::MAX, vc: 0, vcs: 3, tag: 0, ack: false }, src),
+                        vc: d.vc(
+                            &Hop {
+                                node: src,
+                                flow: 0,
+                                dst,
+                                in_port: u32::MAX,
+                                vc: 0,
+                                vcs: 3,
+                                tag: 0,
+                                ack: false,
+                            },
+                            src,
+                        ),
                         vcs: 3,
                         tag: 0,
                         ack: false,
