@@ -233,8 +233,8 @@ mod tests {
         for p in &g.ports {
             fan_in[p.to as usize] += 1;
         }
-        for h in 0..mb.hosts() as usize {
-            assert_eq!(fan_in[h], m);
+        for &f in fan_in.iter().take(mb.hosts() as usize) {
+            assert_eq!(f, m);
         }
         for s in 0..k {
             for i in 0..mb.hosts() / 2 {
