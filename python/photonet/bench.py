@@ -80,6 +80,27 @@ PAPER_SCENARIOS: dict[str, dict] = {
             "stop": {"duration": "2ms"},
         },
     },
+    # Issue 12: Baldur and its Table VI baselines at the paper's scale
+    # (1,024 nodes at 25 Gbps, 512 B packets, 10,000 per node, random
+    # permutation at load 0.7, drained).
+    **{
+        f"{name}-baldur-paper": {
+            "about": f"{label}, Baldur §V-A paper scale: 1,024 nodes, 10,000 x 512 B packets per node, permutation, load 0.7",
+            "config": {
+                "fabric": fabric,
+                "topology": {"racks": 1024, "servers_per_rack": 1, "uplinks": 1, "uplink_rate": "25Gbps"},
+                "workload": {"load": 0.7, "pattern": {"kind": "permutation"}, "sizes": {"dist": "fixed", "size": "512B"}},
+                "stop": {"flows": 10_240_000, "drain": True},
+                **extra,
+            },
+        }
+        for name, fabric, label, extra in [
+            ("baldur", "baldur", "Baldur (m = 4)", {"baldur": {"multiplicity": 4}}),
+            ("multibutterfly", "multibutterfly", "electrical multi-butterfly (m = 4, credits, 3 VCs)", {}),
+            ("dragonfly", "dragonfly", "dragonfly (p = 4, a = 8, h = 4, UGAL, credits, 3 VCs)", {}),
+            ("fat-tree", "fat_tree", "fat-tree k = 16 (adaptive, credits, 3 VCs)", {"fat_tree": {"k": 16, "routing": "adaptive", "transport": "paced", "flow_control": "credit", "vcs": 3, "mtu": "512B", "header": "0B", "buffer": "24KB", "ecn_threshold": "0B", "propagation": "128ns"}}),
+        ]
+    },
     "sirius-paper": {
         "about": "SIRIUS, 128 racks, 12 uplinks (1.5x), Pareto(1.05, 100KB), 200,000 flows, load 1.0",
         "config": {"fabric": "sirius", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}},

@@ -10,6 +10,12 @@
 //! not slowed down at the receiver), and there are no queues inside the
 //! network. Event-driven: two events per packet (the NIC becomes free; the
 //! packet arrives), from one deterministic event queue.
+//!
+//! `infinite_bandwidth = true` is Baldur's ideal network as the paper defines
+//! it (§V-A, Table VI: "infinite bandwidth; packet latency = 200 ns"): no NIC
+//! serialisation and no queueing anywhere, every flow arrives whole exactly
+//! `latency` after it starts (one event per flow). Off by default: the
+//! default ideal network is limited by its NIC at R.
 
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
@@ -32,6 +38,10 @@ pub struct IdealParams {
     /// Largest packet: a NIC sends its flows' bytes in packets of at most this
     /// size, one flow after another (round-robin).
     pub packet: ByteSize,
+    /// Infinite bandwidth (Baldur's Table VI ideal): no NIC serialisation or
+    /// queueing; every flow arrives whole `latency` after it starts. Its FCT
+    /// is then below bytes/R: it is a reference, not a realisable network.
+    pub infinite_bandwidth: bool,
 }
 
 impl Default for IdealParams {
@@ -39,6 +49,7 @@ impl Default for IdealParams {
         IdealParams {
             latency: SimTime::ns(200),
             packet: ByteSize(512),
+            infinite_bandwidth: false,
         }
     }
 }
@@ -89,6 +100,12 @@ impl FabricModule for IdealFlat {
         _: u32,
         bytes: u64,
     ) -> Result<FctBounds, ConfigError> {
+        if p.infinite_bandwidth {
+            return Ok(FctBounds {
+                min: p.latency,
+                max: p.latency,
+            });
+        }
         let r = ctx.topology.host_rate();
         let at_r = r.tx_time(bytes);
         let packets = bytes.div_ceil(p.packet.0);
@@ -105,6 +122,8 @@ enum Event {
     NicFree(HostId),
     /// A packet of `bytes` bytes of a flow reached its destination.
     Arrive(FlowId, u32),
+    /// Infinite bandwidth: the whole flow reached its destination.
+    ArriveAll(FlowId),
 }
 
 struct FlowState {
@@ -116,6 +135,7 @@ struct FlowState {
 /// The ideal flat network.
 pub struct IdealNetwork {
     rate: Rate,
+    infinite: bool,
     latency: SimTime,
     packet: u64,
     /// Per host: its flows with bytes left to send, served round-robin.
@@ -134,6 +154,7 @@ impl IdealNetwork {
     pub fn new(hosts: usize, rate: Rate, p: &IdealParams) -> IdealNetwork {
         IdealNetwork {
             rate,
+            infinite: p.infinite_bandwidth,
             latency: p.latency,
             packet: p.packet.0,
             backlog: vec![VecDeque::new(); hosts],
@@ -171,7 +192,11 @@ impl IdealNetwork {
 
 impl Fabric for IdealNetwork {
     fn name(&self) -> String {
-        "Ideal flat network".into()
+        if self.infinite {
+            "Ideal flat network (infinite bandwidth)".into()
+        } else {
+            "Ideal flat network".into()
+        }
     }
     fn hosts(&self) -> usize {
         self.backlog.len()
@@ -189,6 +214,13 @@ impl Fabric for IdealNetwork {
         });
         self.active += 1;
         self.peak_active = self.peak_active.max(self.active);
+        if self.infinite {
+            self.flows[flow.id as usize].sent = flow.bytes;
+            self.events
+                .push(now + self.latency, Event::ArriveAll(flow.id));
+            self.packets += 1;
+            return;
+        }
         self.backlog[flow.src as usize].push_back(flow.id);
         if !self.nic_busy[flow.src as usize] {
             self.send_next(flow.src, now);
@@ -215,6 +247,16 @@ impl Fabric for IdealNetwork {
                         rec.complete(f, now);
                         self.active -= 1;
                     }
+                }
+                Event::ArriveAll(f) => {
+                    let st = &mut self.flows[f as usize];
+                    let bytes = st.bytes - st.arrived;
+                    st.arrived = st.bytes;
+                    if bytes > 0 {
+                        rec.deliver(f, now, bytes);
+                    }
+                    rec.complete(f, now);
+                    self.active -= 1;
                 }
             }
         }
@@ -296,6 +338,7 @@ mod tests {
         let p = IdealParams {
             latency: SimTime::ns(200),
             packet: ByteSize(1000),
+            ..Default::default()
         };
         let mut net = IdealNetwork::new(3, Rate::gbps(8), &p);
         let rec = drain(&mut net, &[flow(0, 0, 1, 2000, 0), flow(1, 0, 2, 2000, 0)]);
@@ -324,6 +367,7 @@ mod tests {
         let p = IdealParams {
             latency: SimTime::ZERO,
             packet: ByteSize(1000),
+            ..Default::default()
         };
         let mut net = IdealNetwork::new(2, Rate::gbps(8), &p);
         let rec = drain(
@@ -332,5 +376,32 @@ mod tests {
         );
         assert_eq!(rec.finish(1), Some(SimTime::ns(5_000)));
         assert_eq!(rec.finish(0), Some(SimTime::ns(11_000)));
+    }
+
+    #[test]
+    fn infinite_bandwidth_delivers_every_flow_exactly_latency_after_it_starts() {
+        // Paper's ideal (Table VI): whatever the size and however many flows
+        // share a source or a destination, FCT = latency.
+        let p = IdealParams {
+            latency: SimTime::ns(200),
+            infinite_bandwidth: true,
+            ..Default::default()
+        };
+        let mut net = IdealNetwork::new(3, Rate::gbps(25), &p);
+        let flows = [
+            flow(0, 0, 2, 512, 0),
+            flow(1, 0, 2, 10_000_000, 0),
+            flow(2, 1, 2, 512, 50),
+            flow(3, 2, 0, 1, 300),
+        ];
+        let rec = drain(&mut net, &flows);
+        for f in &flows {
+            assert_eq!(rec.finish(f.id), Some(f.start + SimTime::ns(200)), "{f:?}");
+        }
+        assert_eq!(rec.violation_count(), 0);
+        // The default (NIC-limited) network takes 10 MB / 25 Gbps = 3.2 ms.
+        let mut slow = IdealNetwork::new(3, Rate::gbps(25), &IdealParams::default());
+        let rec = drain(&mut slow, &[flow(0, 0, 2, 10_000_000, 0)]);
+        assert!(rec.finish(0).unwrap() > SimTime::ms(3));
     }
 }

@@ -11,6 +11,7 @@
 pub mod baldur;
 pub mod esn;
 pub mod fat_tree;
+pub mod hpc;
 pub mod ideal;
 pub mod mordia;
 pub mod negotiator;
@@ -33,6 +34,7 @@ pub const REGISTRY: &[FabricSpec] = &[
     FabricSpec::of::<fat_tree::FatTreeModule>(),
     FabricSpec::of::<negotiator::NegotiatorModule>(),
     FabricSpec::of::<baldur::BaldurModule>(),
+    FabricSpec::of::<hpc::HpcModule>(),
     FabricSpec::of::<mordia::MordiaModule>(),
     FabricSpec::of::<reactor::ReactorModule>(),
 ];

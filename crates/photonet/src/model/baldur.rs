@@ -23,9 +23,24 @@
 //! transceivers (1.5 W, SFP28), `serdes_per_node` SerDes (0.693 W) and one
 //! 1 MB retransmission buffer (0.741 W). Switch power is scaled by each of
 //! `switch_power_multipliers` for the sensitivity analysis (Fig. 9). The
-//! electrical networks' power (ORION 3.0 / CACTI 6.5 in the paper) and the cost
-//! model (§VI-B: fibre, FAU, RFEC and interposer prices, not given in the
-//! paper) are not modelled.
+//! electrical networks' power (ORION 3.0 / CACTI 6.5 in the paper) is not
+//! modelled.
+//!
+//! # Cost (§VI-B, Fig. 10)
+//! The paper counts fibres, FAUs, RFECs, optical interposers and optical
+//! transceivers and prices an interposer at 5x a CMOS chip of the same area,
+//! but gives no unit prices: every price here is a stated assumption (the
+//! parameters `*_usd`), and the result is a function of them. The component
+//! counts follow §IV-G: one stage per interposer column; an interposer
+//! (`interposer_mm` = 32 x 10 mm) takes fibres along its long edges at
+//! `fiber_pitch_um` (127 µm), so an edge carries ⌊32 mm / 127 µm⌋ = 251
+//! fibres and an interposer holds ⌊251 / 2m⌋ switches (2m inputs on one
+//! edge, 2m outputs on the other); a stage needs ⌈(N/2) / that⌉
+//! interposers. Each interposer edge of the k + 1 column boundaries (between
+//! stages, and to the node fibres at both ends) has ⌈fibres / fau_channels⌉
+//! FAUs; the nodes' 2N fibres end in RFECs of `rfec_ports` ports; each node
+//! has `transceivers_per_node` transceivers. Cost per node is the total over
+//! N, and `cost_multipliers` scales every price (the 0.5x/2x sensitivity).
 
 use crate::error::{from_toml_text, ConfigError};
 use crate::fabric::baldur::{wire_stage, TABLE_V_GATES};
@@ -62,6 +77,31 @@ pub struct BaldurModelParams {
     pub seed: u64,
     /// Switch-power factors of the sensitivity analysis (Fig. 9: 0.5, 2).
     pub switch_power_multipliers: Vec<f64>,
+    /// Cost: interposer edges, mm (§IV-G: 32 x 10 mm); fibres enter and
+    /// leave along the long edges.
+    pub interposer_mm: [f64; 2],
+    /// Cost: fibre pitch at an interposer edge, µm (§IV-G: 127).
+    pub fiber_pitch_um: f64,
+    /// Cost: CMOS die cost per mm², USD (ASSUMED: the paper gives none).
+    pub cmos_usd_per_mm2: f64,
+    /// Cost: interposer price / CMOS price of the same area (§VI-B: 5).
+    pub interposer_cmos_multiplier: f64,
+    /// Cost: channels of one fibre array unit (ASSUMED).
+    pub fau_channels: u32,
+    /// Cost: one FAU, USD (ASSUMED).
+    pub fau_usd: f64,
+    /// Cost: LC ports of one rack-mount fibre enclosure with cassettes (ASSUMED).
+    pub rfec_ports: u32,
+    /// Cost: one RFEC, USD (ASSUMED).
+    pub rfec_usd: f64,
+    /// Cost: fibres per node (one to the network, one back) and their price
+    /// with LC connectors, USD each (ASSUMED).
+    pub fibres_per_node: f64,
+    pub fibre_usd: f64,
+    /// Cost: one 25 Gbps optical transceiver, USD (ASSUMED).
+    pub transceiver_usd: f64,
+    /// Cost: factors applied to every price (the 0.5x / 2x sensitivity).
+    pub cost_multipliers: Vec<f64>,
 }
 
 impl Default for BaldurModelParams {
@@ -85,8 +125,80 @@ impl Default for BaldurModelParams {
             packets_per_point: 1 << 20,
             seed: 1,
             switch_power_multipliers: vec![0.5, 1.0, 2.0],
+            interposer_mm: [32.0, 10.0],
+            fiber_pitch_um: 127.0,
+            cmos_usd_per_mm2: 0.5,
+            interposer_cmos_multiplier: 5.0,
+            fau_channels: 64,
+            fau_usd: 150.0,
+            rfec_ports: 288,
+            rfec_usd: 2_000.0,
+            fibres_per_node: 2.0,
+            fibre_usd: 10.0,
+            transceiver_usd: 40.0,
+            cost_multipliers: vec![0.5, 1.0, 2.0],
         }
     }
+}
+
+/// Component counts and cost of one Baldur network (see the module docs).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CostRow {
+    pub log2_nodes: u32,
+    pub nodes: u64,
+    pub multiplicity: u32,
+    pub fibres_per_edge: u64,
+    pub switches_per_interposer: u64,
+    pub interposers: u64,
+    pub faus: u64,
+    pub rfecs: u64,
+    pub interposer_usd_per_node: f64,
+    pub fau_usd_per_node: f64,
+    pub rfec_usd_per_node: f64,
+    pub fibre_usd_per_node: f64,
+    pub transceiver_usd_per_node: f64,
+    pub usd_per_node: f64,
+}
+
+/// The cost of a 2^k-node Baldur of multiplicity m with every price times `x`.
+pub fn cost(p: &BaldurModelParams, k: u32, m: u32, x: f64) -> Option<CostRow> {
+    let n = 1u64 << k;
+    let edge = p.interposer_mm[0].max(p.interposer_mm[1]);
+    let fibres_per_edge = (edge * 1000.0 / p.fiber_pitch_um).floor() as u64;
+    let per_interposer = fibres_per_edge / (2 * m as u64);
+    if per_interposer == 0 {
+        return None;
+    }
+    let per_stage = (n / 2).div_ceil(per_interposer);
+    let interposers = per_stage * k as u64;
+    // Fibres on one edge of one interposer: its switches' 2m ports.
+    let edge_fibres = (n / 2).min(per_interposer) * 2 * m as u64;
+    let faus = (k as u64 + 1) * per_stage * edge_fibres.div_ceil(p.fau_channels.max(1) as u64);
+    let rfecs = ((p.fibres_per_node * n as f64).ceil() as u64).div_ceil(p.rfec_ports.max(1) as u64);
+    let area = p.interposer_mm[0] * p.interposer_mm[1];
+    let nf = n as f64;
+    let interposer =
+        interposers as f64 * area * p.cmos_usd_per_mm2 * p.interposer_cmos_multiplier * x / nf;
+    let fau = faus as f64 * p.fau_usd * x / nf;
+    let rfec = rfecs as f64 * p.rfec_usd * x / nf;
+    let fibre = p.fibres_per_node * p.fibre_usd * x;
+    let trx = p.transceivers_per_node * p.transceiver_usd * x;
+    Some(CostRow {
+        log2_nodes: k,
+        nodes: n,
+        multiplicity: m,
+        fibres_per_edge,
+        switches_per_interposer: per_interposer,
+        interposers,
+        faus,
+        rfecs,
+        interposer_usd_per_node: interposer,
+        fau_usd_per_node: fau,
+        rfec_usd_per_node: rfec,
+        fibre_usd_per_node: fibre,
+        transceiver_usd_per_node: trx,
+        usd_per_node: interposer + fau + rfec + fibre + trx,
+    })
 }
 
 fn bad(key: &str, v: impl std::fmt::Display, why: impl Into<String>) -> ConfigError {
@@ -122,6 +234,33 @@ impl BaldurModelParams {
                 ));
             }
         }
+        if !(p.interposer_mm.iter().all(|&v| v.is_finite() && v > 0.0)
+            && p.fiber_pitch_um.is_finite()
+            && p.fiber_pitch_um > 0.0)
+        {
+            return Err(bad(
+                "fiber_pitch_um",
+                p.fiber_pitch_um,
+                "interposer edges and the fibre pitch must be positive",
+            ));
+        }
+        if p.fau_channels == 0 || p.rfec_ports == 0 {
+            return Err(bad(
+                "fau_channels",
+                format!("{} / rfec_ports {}", p.fau_channels, p.rfec_ports),
+                "an FAU and an RFEC need at least one channel / port",
+            ));
+        }
+        if p.cost_multipliers
+            .iter()
+            .any(|x| !(x.is_finite() && *x > 0.0))
+        {
+            return Err(bad(
+                "cost_multipliers",
+                format!("{:?}", p.cost_multipliers),
+                "price factors must be positive",
+            ));
+        }
         if p.patterns.is_empty() {
             return Err(bad("patterns", "[]", "give at least one pattern"));
         }
@@ -132,6 +271,13 @@ impl BaldurModelParams {
             ("serdes_power_w", p.serdes_power_w),
             ("serdes_per_node", p.serdes_per_node),
             ("retx_buffer_power_w", p.retx_buffer_power_w),
+            ("cmos_usd_per_mm2", p.cmos_usd_per_mm2),
+            ("interposer_cmos_multiplier", p.interposer_cmos_multiplier),
+            ("fau_usd", p.fau_usd),
+            ("rfec_usd", p.rfec_usd),
+            ("fibres_per_node", p.fibres_per_node),
+            ("fibre_usd", p.fibre_usd),
+            ("transceiver_usd", p.transceiver_usd),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(bad(k, v, "must be a finite number >= 0"));
@@ -230,6 +376,8 @@ fn evaluate(
     let mut chosen = Vec::new();
     let mut power = Vec::new();
     let mut sensitivity = Vec::new();
+    let mut costs: Vec<CostRow> = Vec::new();
+    let mut cost_sensitivity = Vec::new();
     for k in p.min_log2_nodes..=p.max_log2_nodes {
         let n = 1u64 << k;
         let samples = (p.packets_per_point / n).max(1) as usize;
@@ -278,6 +426,17 @@ fn evaluate(
             "multiplicity": pick.map(|x| x.0), "worst_drop_rate": pick.map(|x| x.1),
         }));
         if let Some((m, _)) = pick {
+            if let Some(c) = cost(&p, k, m, 1.0) {
+                costs.push(c);
+            }
+            for &x in &p.cost_multipliers {
+                if let Some(c) = cost(&p, k, m, x) {
+                    cost_sensitivity.push(json!({
+                        "log2_nodes": k, "nodes": c.nodes, "cost_multiplier": x,
+                        "usd_per_node": c.usd_per_node,
+                    }));
+                }
+            }
             let gates = p.gates_per_switch[m as usize - 1] as f64;
             let switches_per_node = k as f64 / 2.0;
             let switch_w = switches_per_node * gates * p.gate_power_mw / 1000.0;
@@ -316,6 +475,9 @@ fn evaluate(
         "power_growth_max_vs_min": match (first_w, last_w) { (Some(a), Some(b)) => Some(b / a), _ => None },
         "w_per_node_min_scale": first_w,
         "w_per_node_max_scale": last_w,
+        "cost_usd_per_node_1k": costs.iter().find(|c| c.log2_nodes == 10).map(|c| c.usd_per_node),
+        "cost_growth_max_vs_min": match (costs.first(), costs.last()) { (Some(a), Some(b)) => Some(b.usd_per_node / a.usd_per_node), _ => None },
+        "interposer_share_1k": costs.iter().find(|c| c.log2_nodes == 10).map(|c| c.interposer_usd_per_node / c.usd_per_node),
         "one_shot_transpose_1k": (1..=5).map(|m| rows.iter().find(|r| r.log2_nodes == 10 && r.multiplicity == m && r.pattern == "transpose").map(|r| r.drop_rate)).collect::<Vec<_>>(),
     });
     Ok(json!({
@@ -324,13 +486,15 @@ fn evaluate(
         "chosen": chosen,
         "power": power,
         "sensitivity": sensitivity,
+        "cost": costs,
+        "cost_sensitivity": cost_sensitivity,
         "paper_points": paper_points,
     }))
 }
 
 pub const MODEL: super::Model = super::Model {
     name: "baldur",
-    description: "Baldur §IV-E one-shot worst-case injection (multiplicity for 1K..1M nodes) and §VI-A power per node, with the 0.5x/2x switch-power sensitivity",
+    description: "Baldur §IV-E one-shot worst-case injection (multiplicity for 1K..1M nodes), §VI-A power per node with the 0.5x/2x switch-power sensitivity, and §VI-B cost per node from the paper's component counts with assumed prices (0.5x/2x)",
     evaluate,
 };
 
@@ -395,5 +559,36 @@ mod tests {
         assert_eq!(e.key, "min_log2_nodes");
         let e = BaldurModelParams::from_toml("gate_power = 1.0").unwrap_err();
         assert!(e.reason.contains("gate_power"), "{e}");
+    }
+
+    /// Hand-worked 1K, m = 4: 251 fibres per 32 mm edge, 31 switches per
+    /// interposer, 17 per stage, 170 interposers; 248 fibres per edge = 4
+    /// FAUs of 64, x 17 x 11 boundaries = 748; 2,048 fibres / 288 = 8 RFECs.
+    #[test]
+    fn cost_counts_by_hand_at_1k() {
+        let p = BaldurModelParams::default();
+        let c = cost(&p, 10, 4, 1.0).unwrap();
+        assert_eq!(
+            (
+                c.fibres_per_edge,
+                c.switches_per_interposer,
+                c.interposers,
+                c.faus,
+                c.rfecs
+            ),
+            (251, 31, 170, 748, 8)
+        );
+        let total =
+            170.0 * 320.0 * 0.5 * 5.0 + 748.0 * 150.0 + 8.0 * 2000.0 + 1024.0 * (20.0 + 40.0);
+        assert!((c.usd_per_node - total / 1024.0).abs() < 1e-9);
+        // Every price x2 doubles the cost.
+        let d = cost(&p, 10, 4, 2.0).unwrap();
+        assert!((d.usd_per_node - 2.0 * c.usd_per_node).abs() < 1e-9);
+        // More multiplicity, fewer switches per interposer, never cheaper.
+        for k in 4..=20 {
+            let a = cost(&p, k, 4, 1.0).unwrap().usd_per_node;
+            let b = cost(&p, k, 5, 1.0).unwrap().usd_per_node;
+            assert!(b >= a, "k={k}");
+        }
     }
 }

@@ -41,6 +41,8 @@
 
 pub mod calendar;
 pub mod dctcp;
+pub mod dragonfly;
+pub mod multibutterfly;
 pub mod radix;
 pub mod route;
 pub mod sim;

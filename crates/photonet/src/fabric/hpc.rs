@@ -1,0 +1,603 @@
+//! Baldur's buffered electrical baselines (seed `baldur-all-optical.txt`
+//! §V-A, Table VI) on the packet substrate `net/`: the electrical
+//! multi-butterfly (`fabric = "multibutterfly"`, topology
+//! [`net::multibutterfly`](crate::net::multibutterfly)) and the dragonfly
+//! (`fabric = "dragonfly"`, [`net::dragonfly`](crate::net::dragonfly)). One
+//! table, `[hpc]`, configures both. The third baseline, the 3-level fat-tree
+//! with adaptive routing, is `fabric = "fat_tree"` with `routing =
+//! "adaptive"` (see `experiments/baldur`).
+//!
+//! # Model
+//! HPC networks are lossless: hosts send window-free at line rate (the
+//! substrate's paced transport, no ACKs) and switches hold packets in
+//! finite input buffers (`buffer`, Table VI: 24 KB per port) under
+//! link-level flow control, store-and-forward. A packet's latency is its
+//! (one-packet) flow's completion time: from generation, through the NIC
+//! queue, to delivery.
+//!
+//! Flow control (Table VI) is credit-based per virtual channel: `vcs` = 3
+//! VCs share a port's `buffer` equally, a packet is sent only with credits
+//! for all its bytes on its VC (`net/`'s credits). The dragonfly puts a
+//! packet on the VC of its global hops so far (deadlock-free with UGAL);
+//! the multi-butterfly, feed-forward, spreads packets over VCs by flow.
+//! `flow_control = "pfc"` instead pauses an ingress link above `buffer`
+//! minus the bytes one link round trip still delivers.
+//!
+//! The dragonfly routes by UGAL-L (`dragonfly_routing = "ugal"`, Table VI's
+//! "adaptive" [16]) or minimally.
+//!
+//! # Delays
+//! Table VI gives a switch latency (90 ns) and link delays per link kind
+//! (multi-butterfly 100 ns; dragonfly 10 ns within a group, 100 ns between
+//! groups). The substrate has one propagation delay for every link, so each
+//! link here carries one uniform delay that makes the stated paths exact:
+//! - multi-butterfly: every path has k + 1 links and k switches, so the
+//!   delay per link is (link·(k+1) + switch·k)/(k+1) and every path's total
+//!   is exact (to k + 1 ps);
+//! - dragonfly: the delay per link is that of the longest minimal path
+//!   (NIC, local, global, local, down links; 4 routers), (4·switch +
+//!   4·local + global)/5, exact for it; shorter paths are then charged
+//!   up to 90 ns more than Table VI (a path within one router: 2 links).
+
+use crate::error::ConfigError;
+use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::{Fabric, FabricStats};
+use crate::flow::Flow;
+use crate::net::dragonfly::Dragonfly;
+use crate::net::multibutterfly::MultiButterfly;
+use crate::net::{
+    CreditConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, Router, Routing, Transport,
+    MAX_VCS,
+};
+use crate::recorder::Recorder;
+use crate::rng::RngStreams;
+use crate::units::{ByteSize, Rate, SimTime};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Largest multiplicity of the electrical multi-butterfly.
+pub const MAX_MULTIPLICITY: u32 = 64;
+
+/// Link-level flow control of the HPC baselines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HpcFlowControl {
+    /// Credits per virtual channel (Table VI).
+    Credit,
+    /// Priority flow control per ingress link (one class).
+    Pfc,
+}
+
+/// Dragonfly routing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DragonflyRouting {
+    /// UGAL-L: minimal or Valiant, chosen at the source router by queue x hops.
+    Ugal,
+    /// Minimal only.
+    Minimal,
+}
+
+/// Parameters of Baldur's electrical baselines (`fabric = "multibutterfly"`
+/// or `"dragonfly"`). Defaults are Table VI's.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct HpcParams {
+    /// Multi-butterfly: path multiplicity m, ports per direction of every
+    /// radix-2 switch (Table VI: 4).
+    pub multiplicity: u32,
+    /// Multi-butterfly: wire each sorting group's outputs by a seeded random
+    /// permutation (the same wiring as `fabric = "baldur"` for a seed);
+    /// false: in order.
+    pub random_wiring: bool,
+    /// Dragonfly: hosts per router p (0 = the smallest balanced dragonfly,
+    /// a = 2p = 2h, that has exactly the topology's hosts).
+    pub dragonfly_p: u32,
+    /// Dragonfly: routers per group a (0 = 2p).
+    pub dragonfly_a: u32,
+    /// Dragonfly: global links per router h (0 = p).
+    pub dragonfly_h: u32,
+    /// Dragonfly: "ugal" (UGAL-L, Table VI's adaptive routing) or "minimal".
+    pub dragonfly_routing: DragonflyRouting,
+    /// Latency of a switch, header to header (Table VI: 90 ns).
+    pub switch_latency: SimTime,
+    /// Multi-butterfly: every link; dragonfly: links between groups
+    /// (Table VI: 100 ns).
+    pub link_delay: SimTime,
+    /// Dragonfly: links within a group and to hosts (Table VI: 10 ns).
+    pub local_link_delay: SimTime,
+    /// Payload of a packet: flows are cut into packets of at most this
+    /// (§V-A: 512 B).
+    pub packet: ByteSize,
+    /// Header bytes added to every packet on the wire (the paper gives none).
+    pub header: ByteSize,
+    /// Input buffer per switch port, bytes (Table VI: 24 KB); with credits
+    /// split equally among the VCs.
+    pub buffer: ByteSize,
+    /// "credit" (per virtual channel, Table VI) or "pfc".
+    pub flow_control: HpcFlowControl,
+    /// Credit: virtual channels per link, 1..16 (Table VI: 3; the dragonfly
+    /// needs 3 for deadlock freedom with UGAL, 2 with minimal routing).
+    /// Ignored with PFC (one class).
+    pub vcs: u32,
+    /// How a switch picks among equal next hops (the multi-butterfly's m
+    /// ports of a direction): "adaptive" (least backlog), "spray", "ecmp".
+    pub routing: Routing,
+    /// Multi-butterfly: when racks x servers_per_rack is not a power of two,
+    /// build the next larger one and leave its extra hosts idle (true), or
+    /// refuse the topology (false). `photonet compare`'s 192 servers set it.
+    pub round_up_nodes: bool,
+}
+
+impl Default for HpcParams {
+    fn default() -> Self {
+        HpcParams {
+            multiplicity: 4,
+            random_wiring: true,
+            dragonfly_p: 0,
+            dragonfly_a: 0,
+            dragonfly_h: 0,
+            dragonfly_routing: DragonflyRouting::Ugal,
+            switch_latency: SimTime::ns(90),
+            link_delay: SimTime::ns(100),
+            local_link_delay: SimTime::ns(10),
+            packet: ByteSize(512),
+            header: ByteSize(0),
+            buffer: ByteSize(24_000),
+            flow_control: HpcFlowControl::Credit,
+            vcs: 3,
+            routing: Routing::Adaptive,
+            round_up_nodes: false,
+        }
+    }
+}
+
+impl ParamTable for HpcParams {
+    const TABLE: &'static str = "hpc";
+}
+
+fn err(key: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> ConfigError {
+    ConfigError::new(format!("hpc.{key}"), value, reason)
+}
+
+/// The `multibutterfly` variant.
+pub const MULTIBUTTERFLY: Variant = Variant {
+    name: "multibutterfly",
+    label: "Electrical multi-butterfly",
+    description: "Electrical multi-butterfly (Baldur's Table VI baseline): radix-2 buffered switches with path multiplicity m, adaptive choice among the m ports, credits on 3 VCs, 90 ns switches",
+};
+/// The `dragonfly` variant.
+pub const DRAGONFLY: Variant = Variant {
+    name: "dragonfly",
+    label: "Dragonfly",
+    description: "Dragonfly (Baldur's Table VI baseline): balanced a = 2p = 2h groups, one global link per group pair, UGAL-L adaptive routing, credits on 3 VCs, 90 ns switches",
+};
+
+/// A checked topology: which network, its delay per link, its hosts.
+enum Shape {
+    Mb(MultiButterfly),
+    Df(Dragonfly),
+}
+
+impl Shape {
+    fn new(p: &HpcParams, v: &Variant, ctx: &BuildContext) -> Result<Shape, ConfigError> {
+        let n = ctx.topology.hosts();
+        let topo_err = |why: String| {
+            ConfigError::new(
+                "topology.racks",
+                format!(
+                    "{} racks x {} servers",
+                    ctx.topology.racks, ctx.topology.servers_per_rack
+                ),
+                why,
+            )
+        };
+        if v.name == MULTIBUTTERFLY.name {
+            if n < 2 || (!n.is_power_of_two() && !p.round_up_nodes) || n > 1 << 30 {
+                return Err(topo_err(format!(
+                    "a multi-butterfly of radix-2 switches has 2^k hosts; racks x servers_per_rack = {n} (hpc.round_up_nodes = true leaves the extra hosts of the next larger one idle)"
+                )));
+            }
+            if p.multiplicity == 0 || p.multiplicity > MAX_MULTIPLICITY {
+                return Err(err(
+                    "multiplicity",
+                    p.multiplicity,
+                    format!("ports per direction of a switch must be 1..{MAX_MULTIPLICITY}"),
+                ));
+            }
+            let k = n.next_power_of_two().trailing_zeros();
+            let mut rng = RngStreams::new(ctx.seed).stream("baldur.wiring");
+            Ok(Shape::Mb(MultiButterfly::new(
+                k,
+                p.multiplicity,
+                p.random_wiring.then_some(&mut rng),
+            )))
+        } else {
+            let hosts = u32::try_from(n).map_err(|_| topo_err(format!("{n} hosts")))?;
+            let d = if p.dragonfly_p == 0 {
+                if p.dragonfly_a != 0 || p.dragonfly_h != 0 {
+                    return Err(err(
+                        "dragonfly_p",
+                        0,
+                        "set dragonfly_p when setting dragonfly_a or dragonfly_h (0 = the balanced shape)",
+                    ));
+                }
+                Dragonfly::balanced(hosts).map_err(|e| {
+                    topo_err(format!(
+                        "no balanced dragonfly (a = 2p = 2h) has exactly {hosts} hosts: {e}"
+                    ))
+                })?
+            } else {
+                let pp = p.dragonfly_p;
+                let a = if p.dragonfly_a == 0 {
+                    2 * pp
+                } else {
+                    p.dragonfly_a
+                };
+                let h = if p.dragonfly_h == 0 {
+                    pp
+                } else {
+                    p.dragonfly_h
+                };
+                Dragonfly::new(hosts, pp, a, h).map_err(|e| {
+                    err(
+                        "dragonfly_p",
+                        format!("{pp} (a = {a}, h = {h}, {hosts} hosts)"),
+                        e.to_string(),
+                    )
+                })?
+            };
+            Ok(Shape::Df(
+                d.with_ugal(p.dragonfly_routing == DragonflyRouting::Ugal),
+            ))
+        }
+    }
+
+    /// The uniform delay per link (see the module docs).
+    fn propagation(&self, p: &HpcParams) -> SimTime {
+        match self {
+            Shape::Mb(mb) => {
+                let k = mb.stages() as u64;
+                SimTime((p.link_delay.0 * (k + 1) + p.switch_latency.0 * k) / (k + 1))
+            }
+            Shape::Df(_) => {
+                SimTime((4 * p.switch_latency.0 + 4 * p.local_link_delay.0 + p.link_delay.0) / 5)
+            }
+        }
+    }
+
+    fn links(&self, src: u32, dst: u32) -> u64 {
+        match self {
+            Shape::Mb(mb) => mb.path_links() as u64,
+            Shape::Df(d) => d.minimal_links(src, dst) as u64,
+        }
+    }
+}
+
+/// PFC thresholds for an ingress buffer: pause when the bytes one link round
+/// trip still delivers (plus two frames) would no longer fit.
+fn pfc(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<PfcConfig, ConfigError> {
+    let frame = p.packet.0 + p.header.0;
+    let headroom = rate.bytes_in(prop * 2) + 1 + 2 * frame;
+    if p.buffer.0 < headroom + frame {
+        return Err(err(
+            "buffer",
+            format!("\"{}\"", p.buffer),
+            format!(
+                "an input buffer must hold one frame ({frame} B) above the {headroom} B one link round trip delivers after a pause"
+            ),
+        ));
+    }
+    let xoff = p.buffer.0 - headroom;
+    Ok(PfcConfig {
+        xoff,
+        xon: xoff / 2,
+        pause_delay: SimTime::ZERO,
+        resume_delay: SimTime::ZERO,
+    })
+}
+
+/// The link-level flow control the table asks for.
+fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl, ConfigError> {
+    let frame = p.packet.0 + p.header.0;
+    match p.flow_control {
+        HpcFlowControl::Pfc => Ok(FlowControl::Pfc(pfc(p, rate, prop)?)),
+        HpcFlowControl::Credit => {
+            if p.vcs == 0 || p.vcs > MAX_VCS as u32 {
+                return Err(err("vcs", p.vcs, format!("must be 1..{MAX_VCS}")));
+            }
+            let per_vc = p.buffer.0 / p.vcs as u64;
+            if per_vc < frame {
+                return Err(err(
+                    "buffer",
+                    format!("\"{}\"", p.buffer),
+                    format!("buffer / vcs = {per_vc} B of credit per VC is less than one packet ({frame} B)"),
+                ));
+            }
+            Ok(FlowControl::Credit(CreditConfig {
+                vcs: p.vcs as u8,
+                vc_buffer: per_vc,
+                credit_delay: SimTime::ZERO,
+            }))
+        }
+    }
+}
+
+fn check(p: &HpcParams) -> Result<(), ConfigError> {
+    if p.packet.0 == 0 || p.packet.0 + p.header.0 > 9_216 {
+        return Err(err(
+            "packet",
+            format!("\"{}\"", p.packet),
+            format!(
+                "a packet (with its {} B header) must be 1 B..9216 B",
+                p.header.0
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Registration of the electrical multi-butterfly and the dragonfly.
+pub struct HpcModule;
+
+impl FabricModule for HpcModule {
+    type Params = HpcParams;
+    const VARIANTS: &'static [Variant] = &[MULTIBUTTERFLY, DRAGONFLY];
+
+    fn layout(p: &HpcParams, ctx: &BuildContext) -> Result<(), ConfigError> {
+        check(p)?;
+        // Either shape must be buildable: the one asked for is re-checked
+        // at build time.
+        let s = Shape::new(p, &MULTIBUTTERFLY, ctx)
+            .or_else(|e| Shape::new(p, &DRAGONFLY, ctx).map_err(|_| e))?;
+        flow_control(p, ctx.topology.host_rate(), s.propagation(p)).map(|_| ())
+    }
+
+    fn build(
+        p: HpcParams,
+        v: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        check(&p)?;
+        let shape = Shape::new(&p, v, ctx)?;
+        let rate = ctx.topology.host_rate();
+        let n = ctx.topology.hosts();
+        let prop = shape.propagation(&p);
+        let cfg = NetConfig {
+            payload: p.packet.0 as u32,
+            header: p.header.0 as u32,
+            ack_bytes: 64,
+            propagation: prop,
+            buffer: p.buffer.0,
+            ecn_k: None,
+            flow_control: flow_control(&p, rate, prop)?,
+            transport: Transport::Paced,
+            routing: p.routing,
+            cut_through: false,
+            loss: 0.0,
+            seed: ctx.seed,
+        };
+        Ok(match shape {
+            Shape::Mb(mb) => {
+                let label = format!("Electrical multi-butterfly (m = {})", mb.multiplicity());
+                let g = mb.graph(rate);
+                Box::new(HpcFabric::new(label, n, rate, cfg, g, mb))
+            }
+            Shape::Df(d) => {
+                let label = format!(
+                    "Dragonfly (p = {}, a = {}, h = {}, g = {}, {})",
+                    d.p,
+                    d.a,
+                    d.h,
+                    d.g,
+                    if d.ugal { "UGAL" } else { "minimal" }
+                );
+                let g = d.graph(rate);
+                Box::new(HpcFabric::new(label, n, rate, cfg, g, d))
+            }
+        })
+    }
+
+    /// Store-and-forward at one rate R over the path's `h` links with the
+    /// uniform link delay d: FCT = wire/R + (h − 1)·s₀/R + h·d (s₀ the first
+    /// packet's bytes on the wire), at least wire/R + h·d; plus a
+    /// picosecond of rounding per packet-hop.
+    fn lone_flow_fct(
+        p: &HpcParams,
+        v: &Variant,
+        ctx: &BuildContext,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<FctBounds, ConfigError> {
+        let shape = Shape::new(p, v, ctx)?;
+        let r = ctx.topology.host_rate();
+        let bytes = bytes.max(1);
+        let npkts = bytes.div_ceil(p.packet.0);
+        let wire = bytes + npkts * p.header.0;
+        let first = bytes.min(p.packet.0) + p.header.0;
+        let h = shape.links(src, dst);
+        let prop = shape.propagation(p) * h;
+        Ok(FctBounds {
+            min: r.tx_time(wire).saturating_sub(SimTime(1)) + prop,
+            max: r.tx_time(wire) + r.tx_time(first) * (h - 1) + prop + SimTime(npkts * h),
+        })
+    }
+}
+
+/// A packet network over topology `R` as a [`Fabric`].
+pub struct HpcFabric<R: Router> {
+    label: String,
+    /// The topology's hosts (the network may have more, idle).
+    hosts: usize,
+    rate: Rate,
+    net: Network<R>,
+}
+
+impl<R: Router> HpcFabric<R> {
+    pub fn new(
+        label: String,
+        hosts: usize,
+        rate: Rate,
+        cfg: NetConfig,
+        g: Graph,
+        router: R,
+    ) -> Self {
+        HpcFabric {
+            label,
+            hosts,
+            rate,
+            net: Network::new(cfg, g, router),
+        }
+    }
+    pub fn net(&self) -> &Network<R> {
+        &self.net
+    }
+}
+
+impl<R: Router> Fabric for HpcFabric<R> {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+    fn hosts(&self) -> usize {
+        self.hosts
+    }
+    fn host_rate(&self) -> Rate {
+        self.rate
+    }
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
+        self.net.add_flow(now, flow, rec);
+    }
+    fn next_event(&self) -> Option<SimTime> {
+        self.net.next_event()
+    }
+    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+        self.net.advance(now, rec);
+    }
+    fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
+    fn stats(&self) -> FabricStats {
+        self.net.stats().into_iter().collect()
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.net.check_invariants()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::Topology;
+
+    fn topo(n: u32) -> Topology {
+        Topology {
+            racks: n,
+            servers_per_rack: 1,
+            uplinks: 1,
+            uplink_rate: Rate::gbps(25),
+            ..Topology::default()
+        }
+    }
+
+    fn ctx(t: &Topology) -> BuildContext<'_> {
+        BuildContext {
+            topology: t,
+            seed: 1,
+            check_invariants: true,
+        }
+    }
+
+    #[test]
+    fn bad_input_names_key_value_and_reason() {
+        let t = topo(1024);
+        let bad = |p: HpcParams, v: &Variant, t: &Topology, key: &str, why: &str| {
+            let e = HpcModule::build(p, v, &ctx(t)).err().expect("refused");
+            assert!(e.key == key && e.reason.contains(why), "{e}");
+            assert!(!e.value.is_empty(), "{e}");
+        };
+        let d = HpcParams::default;
+        bad(
+            HpcParams {
+                multiplicity: 0,
+                ..d()
+            },
+            &MULTIBUTTERFLY,
+            &t,
+            "hpc.multiplicity",
+            "1..64",
+        );
+        bad(d(), &MULTIBUTTERFLY, &topo(1000), "topology.racks", "2^k");
+        // 34 groups of 32 hosts: one more than a balanced p = 4 group wires.
+        bad(
+            HpcParams {
+                dragonfly_p: 4,
+                ..d()
+            },
+            &DRAGONFLY,
+            &topo(34 * 32),
+            "hpc.dragonfly_p",
+            "at most 33 groups",
+        );
+        bad(
+            HpcParams {
+                dragonfly_p: 4,
+                ..d()
+            },
+            &DRAGONFLY,
+            &topo(1000),
+            "hpc.dragonfly_p",
+            "whole number of groups",
+        );
+        bad(d(), &DRAGONFLY, &topo(7), "topology.racks", "balanced");
+        bad(
+            HpcParams {
+                buffer: ByteSize(2_000),
+                flow_control: HpcFlowControl::Pfc,
+                ..d()
+            },
+            &MULTIBUTTERFLY,
+            &t,
+            "hpc.buffer",
+            "round trip",
+        );
+        bad(
+            HpcParams {
+                buffer: ByteSize(1_200),
+                ..d()
+            },
+            &MULTIBUTTERFLY,
+            &t,
+            "hpc.buffer",
+            "per VC",
+        );
+        bad(
+            HpcParams { vcs: 0, ..d() },
+            &DRAGONFLY,
+            &t,
+            "hpc.vcs",
+            "1..16",
+        );
+
+        bad(
+            HpcParams {
+                packet: ByteSize(0),
+                ..d()
+            },
+            &DRAGONFLY,
+            &t,
+            "hpc.packet",
+            "1 B",
+        );
+    }
+
+    #[test]
+    fn multibutterfly_delay_per_link_makes_every_path_exact() {
+        // Table VI: 10 switches x 90 ns + 11 links x 100 ns = 2,000 ns.
+        let t = topo(1024);
+        let s = Shape::new(&HpcParams::default(), &MULTIBUTTERFLY, &ctx(&t)).unwrap();
+        let total = s.propagation(&HpcParams::default()) * s.links(0, 1);
+        assert!(SimTime::ns(2_000) - total < SimTime(11), "{total:?}");
+        // Dragonfly, longest minimal path: 4 x 90 + 4 x 10 + 100 = 500 ns.
+        let s = Shape::new(&HpcParams::default(), &DRAGONFLY, &ctx(&t)).unwrap();
+        assert_eq!(s.propagation(&HpcParams::default()) * 5, SimTime::ns(500));
+    }
+}

@@ -1,0 +1,266 @@
+//! The multi-butterfly topology (Baldur's, seed `baldur-all-optical.txt`
+//! §IV-A/E) on the packet substrate: the electrical multi-butterfly baseline
+//! of Table VI (`fabric = "multibutterfly"`, `fabric::hpc`).
+//!
+//! N = 2^k hosts, k stages of N/2 radix-2 switches with m ports per direction
+//! (path multiplicity m); stage s routes on bit k−1−s of the destination. The
+//! outputs of a sorting group are wired onto the inputs of the next stage's
+//! group by [`wire_stage`] — the same function, and the same draws, as the
+//! all-optical fabric (`fabric::baldur`), so a seed gives both networks one
+//! wiring. Host i sends into switch i/2 of stage 0; the m outputs of
+//! direction b of last-stage switch j are m links to host 2j+b.
+//!
+//! As a [`Graph`]: nodes `0..N` are hosts, node `N + s·N/2 + i` is switch i of
+//! stage s; port `h < N` is host h's NIC, and switch i of stage s owns ports
+//! `N + ((s·N/2 + i)·2 + b)·m + j` (direction b, j-th of m). The
+//! [`Router`] offers the m ports of the packet's direction; the routing
+//! policy (adaptive: least backlog) picks one; with credits a packet keeps
+//! one virtual channel, by flow. Links are one-way: there is
+//! no reverse link, so `Graph::reverse` maps each port to itself (flow
+//! control frames travel out of band).
+
+use crate::net::route::{Candidates, Hop, Router};
+use crate::net::sim::{Graph, PortSpec};
+use crate::rng::SimRng;
+use crate::units::Rate;
+use rand::Rng;
+
+/// Wires the outputs of stage `s` (< k−1) of a 2^k-node multi-butterfly of
+/// multiplicity m: `next[port]` becomes the switch of stage s+1 that output
+/// `port` = (switch·2 + direction)·m + j feeds. Within each sorting group and
+/// direction the outputs are mapped onto the inputs of the group's child by a
+/// random permutation drawn from `rng` (None: in order). `perm` is scratch.
+pub fn wire_stage(
+    k: u32,
+    m: u32,
+    s: u32,
+    mut rng: Option<&mut SimRng>,
+    perm: &mut Vec<u32>,
+    next: &mut [u32],
+) {
+    let n = 1usize << k;
+    let mu = m as usize;
+    let s = s as usize;
+    let g_size = n >> (s + 1); // switches per group at stage s
+    let g_next = g_size / 2; // per group at stage s+1
+    for g in 0..(1usize << s) {
+        for b in 0..2usize {
+            // g_size·m outputs onto g_next·2m inputs.
+            let count = g_size * mu;
+            perm.clear();
+            perm.extend(0..count as u32);
+            if let Some(r) = rng.as_deref_mut() {
+                for i in (1..count).rev() {
+                    let j = r.random_range(0..=i);
+                    perm.swap(i, j);
+                }
+            }
+            let base_next = (2 * g + b) * g_next;
+            for i in 0..g_size {
+                let sw = g * g_size + i;
+                for j in 0..mu {
+                    next[(sw * 2 + b) * mu + j] =
+                        (base_next + perm[i * mu + j] as usize / (2 * mu)) as u32;
+                }
+            }
+        }
+    }
+}
+
+/// A 2^k-host multi-butterfly of multiplicity m as a packet network.
+#[derive(Clone, Debug)]
+pub struct MultiButterfly {
+    k: u32,
+    m: u32,
+    hosts: u32,
+    /// `next[s·N·m + port]`: the switch (within stage s+1) that output `port`
+    /// of stage s feeds, as [`wire_stage`] numbers them.
+    next: Vec<u32>,
+}
+
+impl MultiButterfly {
+    /// `k ≥ 1` stages, `m ≥ 1`; `rng` draws the wiring (None: in order).
+    pub fn new(k: u32, m: u32, mut rng: Option<&mut SimRng>) -> MultiButterfly {
+        assert!((1..=30).contains(&k) && m >= 1);
+        let hosts = 1u32 << k;
+        let per_stage = hosts as usize * m as usize;
+        let mut next = vec![0u32; per_stage * (k as usize - 1)];
+        let mut perm = Vec::new();
+        for s in 0..k - 1 {
+            let s_ = s as usize;
+            wire_stage(
+                k,
+                m,
+                s,
+                rng.as_deref_mut(),
+                &mut perm,
+                &mut next[s_ * per_stage..(s_ + 1) * per_stage],
+            );
+        }
+        MultiButterfly { k, m, hosts, next }
+    }
+
+    pub fn hosts(&self) -> u32 {
+        self.hosts
+    }
+    pub fn stages(&self) -> u32 {
+        self.k
+    }
+    pub fn multiplicity(&self) -> u32 {
+        self.m
+    }
+
+    /// The node index of switch `i` of stage `s`.
+    pub fn switch_node(&self, s: u32, i: u32) -> u32 {
+        self.hosts + s * (self.hosts / 2) + i
+    }
+
+    /// The first of the m ports of direction `b` of switch `i` of stage `s`.
+    pub fn port(&self, s: u32, i: u32, b: u32) -> u32 {
+        self.hosts + ((s * (self.hosts / 2) + i) * 2 + b) * self.m
+    }
+
+    /// Links on every host-to-host path: the NIC link and one per stage.
+    pub fn path_links(&self) -> u32 {
+        self.k + 1
+    }
+
+    /// The nodes and links, every link at `rate`. Tiers: `nic`, `stage`
+    /// (between stages), `eject` (last stage to hosts).
+    pub fn graph(&self, rate: Rate) -> Graph {
+        let (n, m, k) = (self.hosts, self.m, self.k);
+        let half = n / 2;
+        let mut ports = Vec::with_capacity((n + n * m * k) as usize);
+        for h in 0..n {
+            ports.push(PortSpec {
+                to: self.switch_node(0, h / 2),
+                rate,
+                tier: 0,
+            });
+        }
+        let per_stage = (n * m) as usize;
+        for s in 0..k {
+            for i in 0..half {
+                for b in 0..2 {
+                    for j in 0..m {
+                        let out = ((i * 2 + b) * m + j) as usize;
+                        let (to, tier) = if s + 1 < k {
+                            let sw = self.next[s as usize * per_stage + out];
+                            (self.switch_node(s + 1, sw), 1)
+                        } else {
+                            (2 * i + b, 2)
+                        };
+                        ports.push(PortSpec { to, rate, tier });
+                    }
+                }
+            }
+        }
+        let reverse = (0..ports.len() as u32).collect();
+        Graph {
+            hosts: n,
+            ports,
+            reverse,
+            tiers: vec!["nic", "stage", "eject"],
+        }
+    }
+}
+
+impl Router for MultiButterfly {
+    #[inline]
+    fn candidates(&self, node: u32, dst: u32) -> Candidates {
+        let idx = node - self.hosts;
+        let half = self.hosts / 2;
+        let s = idx / half;
+        let b = (dst >> (self.k - 1 - s)) & 1;
+        Candidates {
+            first: self.port(s, idx % half, b),
+            count: self.m,
+        }
+    }
+
+    /// Credits: packets spread over the VCs by flow. The network is
+    /// feed-forward (every link leads to a later stage), so no VC
+    /// assignment can deadlock; VCs only let packets pass a blocked one.
+    #[inline]
+    fn vc(&self, hop: &Hop, _out: u32) -> u8 {
+        (hop.flow % hop.vcs as u32) as u8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::RngStreams;
+
+    /// Following any candidate at every switch reaches the destination in
+    /// k + 1 links, and the stage-s switch reached agrees with the
+    /// destination's top s bits (the sorting-group property).
+    #[test]
+    fn every_choice_of_ports_reaches_the_destination_in_k_plus_1_links() {
+        for (k, m) in [(1, 1), (3, 1), (3, 4), (5, 2), (6, 3)] {
+            let mut rng = RngStreams::new(9).stream("w");
+            let mb = MultiButterfly::new(k, m, Some(&mut rng));
+            let g = mb.graph(Rate::gbps(25));
+            assert_eq!(g.ports.len() as u32, mb.hosts() + mb.hosts() * m * k);
+            let mut pick = RngStreams::new(3).stream("pick");
+            for src in 0..mb.hosts() {
+                for dst in 0..mb.hosts() {
+                    let mut node = g.ports[src as usize].to;
+                    let mut links = 1;
+                    while node >= mb.hosts() {
+                        let c = mb.candidates(node, dst);
+                        assert_eq!(c.count, m);
+                        let port = c.first + pick.random_range(0..c.count);
+                        node = g.ports[port as usize].to;
+                        links += 1;
+                        assert!(links <= k + 1);
+                    }
+                    assert_eq!((node, links), (dst, mb.path_links()), "k={k} m={m}");
+                }
+            }
+        }
+    }
+
+    /// Every switch input of stages 1.. is fed by exactly 2m outputs (m per
+    /// direction upstream): the wiring is one-to-one onto inputs.
+    #[test]
+    fn every_switch_has_2m_inputs_and_hosts_m_ejection_links() {
+        let (k, m) = (6, 4);
+        let mut rng = RngStreams::new(1).stream("w");
+        let mb = MultiButterfly::new(k, m, Some(&mut rng));
+        let g = mb.graph(Rate::gbps(25));
+        let mut fan_in = vec![0u32; (mb.hosts() + mb.hosts() / 2 * k) as usize];
+        for p in &g.ports {
+            fan_in[p.to as usize] += 1;
+        }
+        for &f in fan_in.iter().take(mb.hosts() as usize) {
+            assert_eq!(f, m);
+        }
+        for s in 0..k {
+            for i in 0..mb.hosts() / 2 {
+                let want = if s == 0 { 2 } else { 2 * m };
+                assert_eq!(fan_in[mb.switch_node(s, i) as usize], want);
+            }
+        }
+    }
+
+    /// With m = 1 and in-order wiring it is the plain butterfly: the path is
+    /// unique, and the same seed gives Baldur's wiring.
+    #[test]
+    fn same_wiring_as_baldur_for_a_seed() {
+        let streams = RngStreams::new(5);
+        let mut a = streams.stream("baldur.wiring");
+        let mut b = streams.stream("baldur.wiring");
+        let mb = MultiButterfly::new(5, 3, Some(&mut a));
+        let bf = crate::fabric::baldur::Butterfly::new(5, 3, Some(&mut b));
+        for s in 0..4u32 {
+            for port in 0..(32 * 3) as usize {
+                assert_eq!(
+                    mb.next[s as usize * 96 + port],
+                    bf.next_switch(s, port),
+                    "stage {s} port {port}"
+                );
+            }
+        }
+    }
+}
