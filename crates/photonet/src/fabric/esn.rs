@@ -12,11 +12,12 @@
 //! the NICs (or lower links) below it can never be the sole bottleneck, so it is
 //! left out (exactly): in ESN only the NICs remain.
 //!
-//! Max-min allocations decompose over connected components of the flow/link graph,
-//! so an event re-solves only the components it touches; every arrival and
-//! departure at one instant is applied first and the touched components are
-//! solved once (the allocation at an instant does not depend on the order of
-//! its events, and nothing moves between them).
+//! Rates are kept max-min fair by [`Sharing`]: an event re-solves only the
+//! flows whose rates it can change, growing that set until every flow has a
+//! bottleneck again (the same allocation as a full solve, to rounding); every
+//! arrival and departure at one instant is applied first and the allocation
+//! is updated once (it does not depend on the order of the instant's events,
+//! and nothing moves between them).
 
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
@@ -24,7 +25,8 @@ use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
 use crate::queue::IndexedQueue;
 use crate::recorder::Recorder;
-use crate::sched::maxmin::{Problem, Solver};
+use crate::sched::maxmin::check_max_min;
+use crate::sched::sharing::{Sharing, MAX_PATH};
 use crate::topology::Topology;
 use crate::units::{Rate, SimTime};
 use schemars::JsonSchema;
@@ -256,14 +258,11 @@ impl FabricModule for EsnOsub {
 }
 
 /// Most links a flow crosses: NIC up, rack up, pod up, pod down, rack down, NIC down.
-const MAX_RES: usize = 6;
+const MAX_RES: usize = MAX_PATH;
 
 #[derive(Clone, Debug)]
 struct Active {
     flow: FlowId,
-    res: [u32; MAX_RES],
-    pos: [u32; MAX_RES],
-    nres: u8,
     bits: f64,
     done_bits: f64,
     reported_bytes: u64,
@@ -289,28 +288,15 @@ pub struct Esn {
     pod_base: Option<u32>,
     pod_racks: usize,
     pods: usize,
-    capacity: Vec<f64>,
-    res_flows: Vec<Vec<u32>>,
+    sharing: Sharing,
     slots: Vec<Active>,
     free: Vec<u32>,
     /// Each active flow's completion time at its current rate, by slot.
     completions: IndexedQueue,
-    // Scratch for component search and solving, reused across events.
-    res_mark: Vec<u64>,
-    slot_mark: Vec<u64>,
-    mark: u64,
-    comp_res: Vec<u32>,
-    comp_slots: Vec<u32>,
-    local_of_res: Vec<u32>,
-    problem: Problem,
-    solver: Solver,
-    rates: Vec<f64>,
-    pending_seeds: Vec<u32>,
+    changed: Vec<u32>,
     // Statistics.
     peak_active: usize,
-    solves: u64,
-    solved_flows: u64,
-    largest_component: usize,
+    rate_changes: u64,
 }
 
 impl Esn {
@@ -389,7 +375,6 @@ impl Esn {
                 }
             }
         }
-        let nres = capacity.len();
         Esn {
             label: label.to_string(),
             hosts,
@@ -403,25 +388,13 @@ impl Esn {
             pod_base,
             pod_racks,
             pods: npods,
-            capacity,
-            res_flows: vec![Vec::new(); nres],
+            sharing: Sharing::new(capacity),
             slots: Vec::new(),
             free: Vec::new(),
             completions: IndexedQueue::new(),
-            res_mark: vec![0; nres],
-            slot_mark: Vec::new(),
-            mark: 0,
-            comp_res: Vec::new(),
-            comp_slots: Vec::new(),
-            local_of_res: vec![0; nres],
-            problem: Problem::default(),
-            solver: Solver::default(),
-            rates: Vec::new(),
-            pending_seeds: Vec::new(),
+            changed: Vec::new(),
             peak_active: 0,
-            solves: 0,
-            solved_flows: 0,
-            largest_component: 0,
+            rate_changes: 0,
         }
     }
 
@@ -459,7 +432,7 @@ impl Esn {
         let (res, n) = self.resources_for(src, dst);
         res[..n as usize]
             .iter()
-            .map(|&r| self.capacity[r as usize])
+            .map(|&r| self.sharing.capacity(r))
             .fold(f64::INFINITY, f64::min)
     }
 
@@ -480,109 +453,20 @@ impl Esn {
     }
 
     fn detach(&mut self, slot: u32) {
-        let (res, pos, n) = {
-            let a = &self.slots[slot as usize];
-            (a.res, a.pos, a.nres as usize)
-        };
-        for k in 0..n {
-            let list = &mut self.res_flows[res[k] as usize];
-            let p = pos[k] as usize;
-            list.swap_remove(p);
-            if p < list.len() {
-                let moved = list[p];
-                let m = &mut self.slots[moved as usize];
-                for j in 0..m.nres as usize {
-                    if m.res[j] == res[k] {
-                        m.pos[j] = p as u32;
-                    }
-                }
-            }
-        }
+        self.sharing.remove(slot);
         self.slots[slot as usize].live = false;
         self.free.push(slot);
     }
 
-    /// Re-solves the components containing the pending seed resources and
+    /// Brings rates up to date with the arrivals and departures so far and
     /// reschedules completions of flows whose rate changed.
     fn resolve(&mut self, now: SimTime, sink: &mut Recorder) {
-        self.mark += 1;
-        let mark = self.mark;
-        self.comp_res.clear();
-        self.comp_slots.clear();
-        if self.slot_mark.len() < self.slots.len() {
-            self.slot_mark.resize(self.slots.len(), 0);
-        }
-        let mut stack = std::mem::take(&mut self.pending_seeds);
-        for &r in &stack {
-            if self.res_mark[r as usize] != mark {
-                self.res_mark[r as usize] = mark;
-                self.comp_res.push(r);
-            }
-        }
-        while let Some(r) = stack.pop() {
-            for &s in &self.res_flows[r as usize] {
-                if self.slot_mark[s as usize] == mark {
-                    continue;
-                }
-                self.slot_mark[s as usize] = mark;
-                self.comp_slots.push(s);
-                let a = &self.slots[s as usize];
-                for &r2 in &a.res[..a.nres as usize] {
-                    if self.res_mark[r2 as usize] != mark {
-                        self.res_mark[r2 as usize] = mark;
-                        self.comp_res.push(r2);
-                        stack.push(r2);
-                    }
-                }
-            }
-        }
-        self.pending_seeds = stack;
-        if self.comp_slots.is_empty() {
-            return;
-        }
-        // Local problem over the component, in a deterministic order.
-        // Ascending indices: a scan of the marks when the component is a good
-        // share of everything (the oversubscribed case), else a sort.
-        if self.comp_res.len() * 8 > self.res_mark.len() {
-            self.comp_res.clear();
-            let marks = self.res_mark.iter().enumerate();
-            self.comp_res
-                .extend(marks.filter(|(_, &m)| m == mark).map(|(r, _)| r as u32));
-        } else {
-            self.comp_res.sort_unstable();
-        }
-        if self.comp_slots.len() * 8 > self.slots.len() {
-            self.comp_slots.clear();
-            let marks = self.slot_mark[..self.slots.len()].iter().enumerate();
-            self.comp_slots
-                .extend(marks.filter(|(_, &m)| m == mark).map(|(s, _)| s as u32));
-        } else {
-            self.comp_slots.sort_unstable();
-        }
-        self.problem.clear();
-        for (i, &r) in self.comp_res.iter().enumerate() {
-            self.local_of_res[r as usize] = i as u32;
-            self.problem.capacity.push(self.capacity[r as usize]);
-        }
-        let mut local = [0u32; MAX_RES];
-        for &s in &self.comp_slots {
-            let a = &self.slots[s as usize];
-            let n = a.nres as usize;
-            for (l, &r) in local.iter_mut().zip(&a.res[..n]) {
-                *l = self.local_of_res[r as usize];
-            }
-            self.problem.add_flow(&local[..n]);
-        }
-        self.solver.solve(&self.problem, &mut self.rates);
-        self.solves += 1;
-        self.solved_flows += self.comp_slots.len() as u64;
-        self.largest_component = self.largest_component.max(self.comp_slots.len());
-        for i in 0..self.comp_slots.len() {
-            let s = self.comp_slots[i];
-            let new_rate = self.rates[i];
-            if self.slots[s as usize].rate == new_rate {
-                continue;
-            }
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        self.sharing.update(&mut changed);
+        self.rate_changes += changed.len() as u64;
+        for &s in &changed {
+            let new_rate = self.sharing.rate(s);
             self.settle(s, now, sink);
             let a = &mut self.slots[s as usize];
             a.rate = new_rate;
@@ -594,17 +478,18 @@ impl Esn {
                 self.completions.remove(s);
             }
         }
+        self.changed = changed;
     }
 
     /// Re-solves now (exact mode), or at the next multiple of the update interval.
     fn update_rates(&mut self, now: SimTime, sink: &mut Recorder) {
         let due = self.interval.0 == 0
             || self.next_update.is_some_and(|t| t <= now)
-            || (!self.pending_seeds.is_empty() && now.0.is_multiple_of(self.interval.0));
+            || (self.sharing.pending() && now.0.is_multiple_of(self.interval.0));
         if due {
             self.next_update = None;
             self.resolve(now, sink);
-        } else if !self.pending_seeds.is_empty() && self.next_update.is_none() {
+        } else if self.sharing.pending() && self.next_update.is_none() {
             self.next_update = Some(SimTime(now.0.div_ceil(self.interval.0) * self.interval.0));
         }
     }
@@ -615,9 +500,6 @@ impl Esn {
         let slot = self.free.pop().unwrap_or_else(|| {
             self.slots.push(Active {
                 flow: 0,
-                res: [0; MAX_RES],
-                pos: [0; MAX_RES],
-                nres: 0,
                 bits: 0.0,
                 done_bits: 0.0,
                 reported_bytes: 0,
@@ -628,17 +510,9 @@ impl Esn {
             });
             (self.slots.len() - 1) as u32
         });
-        let mut pos = [0u32; MAX_RES];
-        for k in 0..nres as usize {
-            let list = &mut self.res_flows[res[k] as usize];
-            pos[k] = list.len() as u32;
-            list.push(slot);
-        }
+        self.sharing.insert(slot, &res[..nres as usize]);
         self.slots[slot as usize] = Active {
             flow: flow.id,
-            res,
-            pos,
-            nres,
             bits: flow.bytes as f64 * 8.0,
             done_bits: 0.0,
             reported_bytes: 0,
@@ -648,7 +522,6 @@ impl Esn {
             live: true,
         };
         self.peak_active = self.peak_active.max(self.active_flows());
-        self.pending_seeds.extend_from_slice(&res[..nres as usize]);
     }
 
     /// Number of flows currently sharing the network.
@@ -698,11 +571,10 @@ impl Fabric for Esn {
             let a = &mut self.slots[slot as usize];
             let rest = a.bytes - a.reported_bytes;
             a.reported_bytes = a.bytes;
-            let (flow, res, n) = (a.flow, a.res, a.nres as usize);
+            let flow = a.flow;
             sink.deliver(flow, now, rest);
             sink.complete(flow, now + self.base_latency);
             self.detach(slot);
-            self.pending_seeds.extend_from_slice(&res[..n]);
         }
         self.update_rates(now, sink);
     }
@@ -716,31 +588,34 @@ impl Fabric for Esn {
     }
 
     fn stats(&self) -> FabricStats {
+        let (updates, solved, rounds) = self.sharing.counters();
+        let per_update = |x: u64| x as f64 / updates.max(1) as f64;
         let mut m = FabricStats::new();
         m.insert("peak_active_flows".into(), self.peak_active as f64);
-        m.insert("rate_solves".into(), self.solves as f64);
-        m.insert(
-            "mean_component_flows".into(),
-            self.solved_flows as f64 / self.solves.max(1) as f64,
-        );
-        m.insert(
-            "largest_component_flows".into(),
-            self.largest_component as f64,
-        );
+        m.insert("rate_solves".into(), updates as f64);
+        m.insert("mean_flows_resolved".into(), per_update(solved));
+        m.insert("mean_solve_rounds".into(), per_update(rounds));
+        m.insert("mean_rate_changes".into(), per_update(self.rate_changes));
         m
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        // No link carries more than its capacity.
-        for (r, list) in self.res_flows.iter().enumerate() {
-            let load: f64 = list.iter().map(|&s| self.slots[s as usize].rate).sum();
-            if load > self.capacity[r] * (1.0 + 1e-9) {
+        // The rates in force are what the sharing holds, and (once every
+        // event so far has been applied) they are max-min fair: no link above
+        // its capacity, every flow with a bottleneck.
+        if self.sharing.pending() {
+            return Ok(());
+        }
+        let (problem, ids, rates) = self.sharing.snapshot();
+        for (&s, &x) in ids.iter().zip(&rates) {
+            if self.slots[s as usize].rate != x {
                 return Err(format!(
-                    "link {r} carries {load} b/s > capacity {}",
-                    self.capacity[r]
+                    "flow slot {s} runs at {} b/s but its max-min share is {x}",
+                    self.slots[s as usize].rate
                 ));
             }
         }
-        Ok(())
+        check_max_min(&problem, &rates, 1e-6)
+            .map_err(|e| format!("esn: rates not max-min fair: {e}"))
     }
 }

@@ -87,9 +87,16 @@ pub struct Solver {
     frozen: Vec<bool>,
     heap: BinaryHeap<Key>,
     parked: Vec<u32>,
+    bottleneck: Vec<u32>,
 }
 
 impl Solver {
+    /// After [`solve`](Self::solve): the resource at which each flow was
+    /// frozen (its bottleneck), or `u32::MAX` for a flow without resources.
+    pub fn bottlenecks(&self) -> &[u32] {
+        &self.bottleneck
+    }
+
     /// Writes the max-min fair rate of every flow of `p` into `rates`.
     pub fn solve(&mut self, p: &Problem, rates: &mut Vec<f64>) {
         let nr = p.capacity.len();
@@ -124,6 +131,8 @@ impl Solver {
         self.cap_left.extend_from_slice(&p.capacity);
         self.frozen.clear();
         self.frozen.resize(nf, false);
+        self.bottleneck.clear();
+        self.bottleneck.resize(nf, u32::MAX);
         // Resources whose share is above the threshold `t` wait in `parked`
         // (key_of = +inf) and enter the heap only when the filling level gets
         // near them: most links (a NIC with one or two flows) drain through
@@ -219,6 +228,7 @@ impl Solver {
                     continue;
                 }
                 self.frozen[f] = true;
+                self.bottleneck[f] = r;
                 rates[f] = share;
                 for &r2 in p.resources_of(f) {
                     let r2u = r2 as usize;

@@ -2,6 +2,7 @@
 
 pub mod maxmin;
 pub mod negotiator;
+pub mod sharing;
 pub mod sirius;
 pub mod solstice;
 pub mod tms;
