@@ -376,6 +376,7 @@ impl FabricModule for HpcModule {
             cut_through: false,
             loss: 0.0,
             seed: ctx.seed,
+            ..NetConfig::default()
         };
         Ok(match shape {
             Shape::Mb(mb) => {
