@@ -416,3 +416,57 @@ fn node_failure_with_drain_accounts_for_every_cell_and_healthy_flows_finish() {
         assert!(healthy_before > 50, "the failure must hit a busy fabric");
     }
 }
+
+/// Issue 9 item 2: configs whose up-front allocation cannot fit are refused
+/// by `prepare` (before any allocation), naming the key, the estimate and the
+/// limit.
+#[test]
+fn configs_too_big_to_allocate_are_refused_before_allocation() {
+    let small = |c: &mut Config| {
+        c.fabric = "sirius".into();
+        c.topology.racks = 4;
+        c.topology.servers_per_rack = 2;
+        c.topology.uplinks = 2;
+        c.stop.flows = Some(100);
+    };
+    // U = 1.5e6 uplinks: G = 1, and the receive-port table alone is
+    // (1.5e6)² × 8 B ≈ 16,763 GB.
+    let mut c = Config::default();
+    small(&mut c);
+    c.topology.uplinks = 1_000_000;
+    let e = prepare(&c, &Paths::default()).err().expect("refused");
+    assert_eq!(e.key, "topology.uplinks", "{e}");
+    assert!(e.reason.contains("limit is 16 GB"), "{e}");
+    assert!(e.reason.contains("1.676e4 GB"), "{e}");
+    // The issue's 18446744 s is above the largest duration the unit parser
+    // accepts; 1,000,000 s is not, and at 100 ns slots its ring would have
+    // 1e13 entries of 24 B.
+    for secs in [18_446_744, 1_000_000] {
+        let mut c = Config::default();
+        small(&mut c);
+        c.edit(|p: &mut SiriusParams| p.propagation = SimTime(secs * SimTime::S));
+        let e = prepare(&c, &Paths::default()).err().expect("refused");
+        assert_eq!(e.key, "sirius.propagation", "{e}");
+    }
+    let mut c = Config::default();
+    small(&mut c);
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime(1_000_000 * SimTime::S));
+    let e = prepare(&c, &Paths::default()).err().expect("refused");
+    assert!(e.reason.contains("in-flight ring"), "{e}");
+    assert!(e.reason.contains("2.235e5 GB"), "{e}");
+    assert!(e.reason.contains("limit is 16 GB"), "{e}");
+    // 1 ms of propagation (10,000 slots) is fine.
+    let mut c = Config::default();
+    small(&mut c);
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ms(1));
+    assert!(prepare(&c, &Paths::default()).is_ok());
+    // 4,096 racks: 4096² × 29 B ≈ 0.45 GB of pair state, allowed; 32,768 racks
+    // (server-based) would need 29 GB.
+    let mut c = Config::default();
+    small(&mut c);
+    c.topology.racks = 32_768;
+    c.topology.servers_per_rack = 1;
+    c.topology.uplinks = 64;
+    let e = prepare(&c, &Paths::default()).err().expect("refused");
+    assert_eq!(e.key, "topology.racks", "{e}");
+}

@@ -321,7 +321,7 @@ impl SiriusParams {
             }
             seen[n] = true;
         }
-        Ok(SiriusLayout {
+        let layout = SiriusLayout {
             nodes,
             uplinks,
             ports,
@@ -329,7 +329,100 @@ impl SiriusParams {
             slot,
             cell_bytes,
             prop_slots: self.propagation.0.div_ceil(slot.0),
-        })
+        };
+        layout.check_memory(topo, self)?;
+        Ok(layout)
+    }
+}
+
+impl SiriusLayout {
+    /// Bytes the fabric allocates up front: the per-(node, node) queues and
+    /// counters, the receive-port table of the padded schedule, the in-flight
+    /// ring (one slot per slot of propagation) and the per-server links.
+    pub fn memory_estimate(&self, topo: &Topology) -> MemoryEstimate {
+        let n = self.nodes as u128;
+        let pair = (2 * std::mem::size_of::<List>() + 4 + 1) as u128; // fwd, vq, occ, prefer_first_hop
+        let padded = self.uplinks as u128 * self.ports as u128;
+        MemoryEstimate {
+            pairs: n * n * pair,
+            receive_ports: padded * self.uplinks as u128 * 8 + padded * 4,
+            in_flight_ring: (self.prop_slots as u128 + 2)
+                * std::mem::size_of::<Vec<(u32, u32, bool)>>() as u128,
+            servers: topo.hosts() as u128
+                * (std::mem::size_of::<UpLink>() + std::mem::size_of::<DownLink>()) as u128,
+        }
+    }
+
+    /// Refuses a layout whose up-front allocation exceeds
+    /// [`crate::run::MEMORY_LIMIT`], naming the key behind the biggest part.
+    fn check_memory(&self, topo: &Topology, p: &SiriusParams) -> Result<(), ConfigError> {
+        let m = self.memory_estimate(topo);
+        let limit = crate::run::MEMORY_LIMIT as u128;
+        if m.total() <= limit {
+            return Ok(());
+        }
+        let gb = |b: u128| b as f64 / (1u64 << 30) as f64;
+        let parts = [
+            (
+                m.pairs,
+                "topology.racks",
+                topo.racks.to_string(),
+                "queues for every pair of nodes",
+            ),
+            if p.ports == 0 {
+                (
+                    m.receive_ports,
+                    "topology.uplinks",
+                    topo.uplinks.to_string(),
+                    "receive-port table of U·G ports × U uplinks (U = uplinks × sirius.uplink_multiplier)",
+                )
+            } else {
+                (
+                    m.receive_ports,
+                    "sirius.ports",
+                    p.ports.to_string(),
+                    "receive-port table of U·G ports × U uplinks",
+                )
+            },
+            (
+                m.in_flight_ring,
+                "sirius.propagation",
+                format!("\"{}\"", p.propagation),
+                "in-flight ring of one entry per slot of propagation",
+            ),
+            (
+                m.servers,
+                "topology.servers_per_rack",
+                topo.servers_per_rack.to_string(),
+                "server links",
+            ),
+        ];
+        let (bytes, key, value, what) = parts.iter().max_by_key(|p| p.0).expect("four parts");
+        Err(ConfigError::new(
+            *key,
+            value,
+            format!(
+                "the Sirius fabric would need about {:.3e} GB up front ({:.3e} GB of it for the {what}); the limit is {} GB",
+                gb(m.total()),
+                gb(*bytes),
+                crate::run::MEMORY_LIMIT >> 30
+            ),
+        ))
+    }
+}
+
+/// Up-front allocation of a Sirius fabric, in bytes, by part.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MemoryEstimate {
+    pub pairs: u128,
+    pub receive_ports: u128,
+    pub in_flight_ring: u128,
+    pub servers: u128,
+}
+
+impl MemoryEstimate {
+    pub fn total(&self) -> u128 {
+        self.pairs + self.receive_ports + self.in_flight_ring + self.servers
     }
 }
 
