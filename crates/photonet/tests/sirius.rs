@@ -68,10 +68,52 @@ fn one_cell_takes_the_request_grant_pipeline() {
     assert_eq!(fct_ps(&run(&c, &p), 0), 600_000);
     c.fabric = "sirius_ideal".into();
     assert_eq!(fct_ps(&run(&c, &p), 0), 200_000);
-    // Propagation is rounded up to whole slots and added to the one hop.
-    c.fabric = "sirius".into();
+}
+
+#[test]
+fn requests_and_grants_ride_on_cells_and_wait_for_propagation() {
+    // Issue 8: the handshake's messages travel on the cells of the slots that
+    // connect the pair and take effect at the first epoch start after they
+    // arrive. Two nodes, G = 2 (epoch = slots 2e, 2e+1); 0 reaches 1 and 1
+    // reaches 0 in slot offset 1. Propagation 300 ns = 3 slots, longer than
+    // half an epoch (1 slot); a message or cell sent in slot k arrives at the
+    // start of slot k + 1 + 3.
+    //   request drawn at slot 0, rides slot 1, arrives slot 5;
+    //   granted at the next epoch start, slot 6; the grant rides slot 7,
+    //   arrives slot 11; applied at slot 12; the cell goes in slot 13 and
+    //   arrives at slot 17: 1,700 ns (the old timing, with requests at
+    //   intermediates by the next epoch start whatever the propagation: 900 ns).
+    let trace = "src,dst,bytes,start\n0,1,562,0ns\n";
+    let (mut c, p, _d) = trace_config("sirius", trace);
+    two_servers(&mut c);
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ns(300));
+    assert_eq!(fct_ps(&run(&c, &p), 0), 1_700_000);
+    // Rounded up to whole slots: 450 ns = 5 slots. Request rides slot 1,
+    // arrives 7, granted at 8; grant rides 9, arrives 15, applied at 16; the
+    // cell rides 17 and arrives at 23: 2,300 ns.
     c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ns(450));
-    assert_eq!(fct_ps(&run(&c, &p), 0), 600_000 + 500_000);
+    assert_eq!(fct_ps(&run(&c, &p), 0), 2_300_000);
+    // n cells at 3 slots of propagation: cell i's request is drawn at slot 2i
+    // (one request per intermediate per epoch), so every step above shifts by
+    // 2i: the last arrives at slot 2(n-1) + 17 = 2n + 15. Each cell is
+    // granted 11 slots before it arrives, so up to 6 grants are outstanding:
+    // Q = 16 keeps the bound out of the way (with Q = 4 the grants, not the
+    // requests, pace the flow).
+    let n = 5u64;
+    let trace = format!("src,dst,bytes,start\n0,1,{},0ns\n", 562 * n - 100);
+    let (mut c, p, _d) = trace_config("sirius", &trace);
+    two_servers(&mut c);
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ns(300));
+    c.edit(|p: &mut SiriusParams| p.queue_bound = 16);
+    assert_eq!(fct_ps(&run(&c, &p), 0), (2 * n + 15) * 100_000);
+    c.edit(|p: &mut SiriusParams| p.queue_bound = 4);
+    assert!(fct_ps(&run(&c, &p), 0) > (2 * n + 15) * 100_000);
+    // SIRIUS (IDEAL) has no handshake: the cell goes in slot 1, arrives at 5.
+    let trace = "src,dst,bytes,start\n0,1,562,0ns\n";
+    let (mut c, p, _d) = trace_config("sirius_ideal", trace);
+    two_servers(&mut c);
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ns(300));
+    assert_eq!(fct_ps(&run(&c, &p), 0), 500_000);
 }
 
 #[test]
@@ -195,6 +237,9 @@ fn p99_with_guardband(gb_ns: u64) -> f64 {
     // so latency is the fabric's (epochs, handshake), not server-link queueing.
     let mut c = random_config("sirius", 16, 4, 4, 4, 0.2, 11);
     c.metrics.check_invariants = false;
+    // No propagation: the handshake's epochs are the guardband's only lever
+    // (500 ns would add the same time to both and hide it).
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ZERO);
     c.stop.flows = Some(3_000);
     c.edit(|p: &mut SiriusParams| p.guardband = SimTime::ns(gb_ns));
     c.edit(|p: &mut SiriusParams| p.slot = Some(SimTime::ns(10 * gb_ns)));
@@ -453,7 +498,7 @@ fn configs_too_big_to_allocate_are_refused_before_allocation() {
     c.edit(|p: &mut SiriusParams| p.propagation = SimTime(1_000_000 * SimTime::S));
     let e = prepare(&c, &Paths::default()).err().expect("refused");
     assert!(e.reason.contains("in-flight ring"), "{e}");
-    assert!(e.reason.contains("2.235e5 GB"), "{e}");
+    assert!(e.reason.contains("4.470e5 GB"), "{e}");
     assert!(e.reason.contains("limit is 16 GB"), "{e}");
     // 1 ms of propagation (10,000 slots) is fine.
     let mut c = Config::default();

@@ -13,14 +13,17 @@
 //!    node: at the destination they go to the server downlink (rack-based) or are
 //!    delivered (server-based); at an intermediate they join its queue for the
 //!    destination.
-//! 2. **Epoch start** (request/grant only): grants computed one epoch ago are
-//!    applied (a granted cell moves from LOCAL to the source's virtual queue for
-//!    the intermediate, to go out this epoch); every intermediate grants among
-//!    the requests it received during the last epoch ([`compute_grants`]); every
-//!    node draws this epoch's requests ([`compute_requests`]). Requests and
-//!    grants ride on the cells each pair exchanges once per epoch, so a request
-//!    drawn in epoch e is granted at the start of e+1 and its cell is sent in
-//!    e+2.
+//! 2. **Epoch start** (request/grant only): grant decisions that reached their
+//!    sources during the last epoch are applied (a granted cell moves from
+//!    LOCAL to the source's virtual queue for the intermediate, to go out this
+//!    epoch); every intermediate grants among the requests that reached it
+//!    during the last epoch ([`compute_grants`]); every node draws this epoch's
+//!    requests ([`compute_requests`]). Requests and grants ride on the cell of
+//!    the slot that connects the pair (once per epoch) and arrive with it, one
+//!    slot plus the propagation later. With no propagation every message
+//!    arrives by the next epoch start, so a request drawn in epoch e is granted
+//!    at the start of e+1 and its cell is sent in e+2 (Fig. 15); a longer
+//!    propagation adds the epochs it spans to each leg.
 //! 3. **Transmission.** On each uplink, to the node the schedule connects it to,
 //!    one cell: a cell queued here for that node as its destination (second
 //!    hop), or a cell of our own granted by that node (first hop). When both
@@ -180,7 +183,8 @@ impl FabricModule for SiriusModule {
     /// the propagation (rounded up to slots). Intra-rack: bytes at R.
     ///
     /// At most: bytes at R and a slot of server-link granularity; two epochs
-    /// of request/grant pipeline plus one epoch per cell (at least one of the
+    /// of request/grant pipeline (plus, for each of its two legs, the epochs
+    /// the propagation spans) plus one epoch per cell (at least one of the
     /// source's requests is granted each epoch — fewer intermediates pace the
     /// flow, see `one_request_per_intermediate_per_epoch_paces_a_flow`); two
     /// more epochs for each hop to wait for its link in the cyclic schedule;
@@ -205,7 +209,11 @@ impl FabricModule for SiriusModule {
         let hop = l.slot * (1 + l.prop_slots);
         let epoch = l.slot * l.ports as u64;
         let cells = bytes.div_ceil(l.cell_bytes);
-        let max = at_r + l.slot + epoch * (cells + 4) + hop * 2 + r.tx_time(l.cell_bytes) + l.slot;
+        // Each leg of the handshake waits for its cell's propagation, up to
+        // ceil(propagation / epoch) epochs more than with none.
+        let legs = 2 * l.prop_slots.div_ceil(l.ports as u64);
+        let max =
+            at_r + l.slot + epoch * (cells + 4 + legs) + hop * 2 + r.tx_time(l.cell_bytes) + l.slot;
         Ok(FctBounds {
             min: at_r + hop,
             max,
@@ -346,7 +354,8 @@ impl SiriusLayout {
         MemoryEstimate {
             pairs: n * n * pair,
             receive_ports: padded * self.uplinks as u128 * 8 + padded * 4,
-            in_flight_ring: (self.prop_slots as u128 + 2)
+            // Cells' ring and the request/grant messages' ring.
+            in_flight_ring: (2 * self.prop_slots as u128 + self.ports as u128 + 4)
                 * std::mem::size_of::<Vec<(u32, u32, bool)>>() as u128,
             servers: topo.hosts() as u128
                 * (std::mem::size_of::<UpLink>() + std::mem::size_of::<DownLink>()) as u128,
@@ -388,7 +397,7 @@ impl SiriusLayout {
                 m.in_flight_ring,
                 "sirius.propagation",
                 format!("\"{}\"", p.propagation),
-                "in-flight ring of one entry per slot of propagation",
+                "in-flight rings of one entry per slot of propagation",
             ),
             (
                 m.servers,
@@ -527,6 +536,15 @@ struct Counters {
     cells_retransmitted: u64,
 }
 
+/// A request/grant message riding on a cell.
+#[derive(Clone, Copy, Debug)]
+enum Message {
+    /// A request for intermediate `to`.
+    Request { to: u32, req: Received },
+    /// The answer to a request: (source, intermediate, flow, granted).
+    Decision(u32, u32, u32, bool),
+}
+
 /// The Sirius fabric.
 pub struct Sirius {
     label: String,
@@ -573,10 +591,19 @@ pub struct Sirius {
     in_flight: Vec<Vec<(u32, u32, bool)>>,
     in_flight_cells: u64,
 
-    inbox: Vec<Vec<Received>>,
-    /// Grant decisions made at the last epoch start, applied at the next:
-    /// (source, intermediate, flow, granted).
-    decisions: Vec<(u32, u32, u32, bool)>,
+    /// Requests that have reached each intermediate, granted at its next
+    /// epoch start (with their sending order, see `msg_seq`).
+    inbox: Vec<Vec<(u64, Received)>>,
+    /// Grant decisions that have reached their sources, applied at the next
+    /// epoch start: (order, source, intermediate, flow, granted).
+    decisions: Vec<(u64, u32, u32, u32, bool)>,
+    /// Requests and grant decisions on the wire, riding on the cell of the
+    /// slot that connects the pair, by arrival slot (ring indexed by slot mod
+    /// len, G + propagation + 2 slots long).
+    messages: Vec<Vec<(u64, Message)>>,
+    /// Order in which messages were created: applied in this order, so that
+    /// with no propagation the result is that of applying them all at once.
+    msg_seq: u64,
     outstanding_requests: u64,
 
     flows: Vec<FlowState>,
@@ -657,6 +684,8 @@ impl Sirius {
             in_flight_cells: 0,
             inbox: vec![Vec::new(); n],
             decisions: Vec::new(),
+            messages: vec![Vec::new(); layout.ports + layout.prop_slots as usize + 2],
+            msg_seq: 0,
             outstanding_requests: 0,
             flows: Vec::new(),
             up: (0..hosts).map(|_| UpLink::default()).collect(),
@@ -936,6 +965,37 @@ impl Sirius {
         self.in_flight[(t % len as u64) as usize] = batch;
     }
 
+    /// Requests and grants that arrive in slot `t` join their inbox (or the
+    /// decisions to apply) for the next epoch start.
+    fn process_messages(&mut self, t: u64) {
+        let len = self.messages.len() as u64;
+        let mut batch = std::mem::take(&mut self.messages[(t % len) as usize]);
+        for &(seq, m) in &batch {
+            match m {
+                Message::Request { to, req } => self.inbox[to as usize].push((seq, req)),
+                Message::Decision(src, via, f, granted) => {
+                    self.decisions.push((seq, src, via, f, granted))
+                }
+            }
+        }
+        batch.clear();
+        self.messages[(t % len) as usize] = batch;
+    }
+
+    /// Sends `m` from `from` to `to` on the cell of the slot of epoch-start
+    /// slot `t`'s epoch that connects them: it arrives one slot plus the
+    /// propagation later.
+    fn send_message(&mut self, t: u64, from: usize, to: usize, m: Message) {
+        let (_, k) = self
+            .schedule
+            .link(self.pos_of[from] as usize, self.pos_of[to] as usize);
+        let arrive = t + k as u64 + 1 + self.layout.prop_slots;
+        let len = self.messages.len() as u64;
+        let seq = self.msg_seq;
+        self.msg_seq += 1;
+        self.messages[(arrive % len) as usize].push((seq, m));
+    }
+
     fn server_uplinks(&mut self) {
         let rate = self.access;
         let cell = self.layout.cell_bytes;
@@ -1038,13 +1098,16 @@ impl Sirius {
         }
     }
 
-    /// Epoch start of request/grant: apply last epoch's grant decisions, grant
-    /// the requests received during the last epoch, draw this epoch's requests.
-    fn epoch_start(&mut self) {
+    /// Epoch start (slot `t`) of request/grant: apply the grant decisions
+    /// that have arrived, grant the requests that have arrived, draw this
+    /// epoch's requests. Requests and decisions ride on the cell of the slot
+    /// that connects the pair and count from when that cell arrives.
+    fn epoch_start(&mut self, t: u64) {
         let n = self.n();
-        // 1. Decisions made one epoch ago reach their sources now.
-        let decisions = std::mem::take(&mut self.decisions);
-        for &(src, via, f, granted) in &decisions {
+        // 1. Decisions that reached their sources during the last epoch.
+        let mut decisions = std::mem::take(&mut self.decisions);
+        decisions.sort_unstable_by_key(|d| d.0);
+        for &(_, src, via, f, granted) in &decisions {
             self.outstanding_requests -= 1;
             let st = &mut self.flows[f as usize];
             st.requested -= 1;
@@ -1075,16 +1138,26 @@ impl Sirius {
         self.decisions = decisions;
         self.decisions.clear();
 
-        // 2. Grants, at each intermediate, over what it received last epoch.
+        // 2. Grants, at each intermediate, over the requests that reached it
+        // during the last epoch.
         let q = self.queue_bound;
+        let mut reqs = Vec::new();
         for i in 0..n {
             if self.inbox[i].is_empty() {
                 continue;
             }
-            let mut reqs = std::mem::take(&mut self.inbox[i]);
+            let mut inbox = std::mem::take(&mut self.inbox[i]);
+            inbox.sort_unstable_by_key(|r| r.0);
+            reqs.clear();
+            reqs.extend(inbox.iter().map(|r| r.1));
+            inbox.clear();
+            self.inbox[i] = inbox;
             if self.failed[i] {
+                // The sources learn of the failure (§4.4) and ask again.
                 for r in &reqs {
-                    self.decisions.push((r.src, i as u32, r.flow, false));
+                    self.msg_seq += 1;
+                    self.decisions
+                        .push((self.msg_seq, r.src, i as u32, r.flow, false));
                 }
             } else {
                 self.scratch_grants.clear();
@@ -1098,12 +1171,19 @@ impl Sirius {
                     if granted {
                         g += 1;
                     }
-                    self.decisions.push((r.src, i as u32, r.flow, granted));
+                    let d = Message::Decision(r.src, i as u32, r.flow, granted);
+                    if self.failed[r.src as usize] {
+                        // Nothing reaches a failed node; applied (and its
+                        // reservation released) at the next epoch start.
+                        self.msg_seq += 1;
+                        self.decisions
+                            .push((self.msg_seq, r.src, i as u32, r.flow, granted));
+                    } else {
+                        self.send_message(t, i, r.src as usize, d);
+                    }
                 }
                 debug_assert_eq!(g, self.scratch_grants.len());
             }
-            reqs.clear();
-            self.inbox[i] = reqs;
         }
 
         // 3. Requests for this epoch.
@@ -1155,11 +1235,13 @@ impl Sirius {
                 self.flows[r.flow as usize].requested += 1;
                 self.outstanding_requests += 1;
                 self.c.requests += 1;
-                self.inbox[r.via as usize].push(Received {
+                let req = Received {
                     src: s as u32,
                     dst: r.dst,
                     flow: r.flow,
-                });
+                };
+                let m = Message::Request { to: r.via, req };
+                self.send_message(t, s, r.via as usize, m);
             }
         }
     }
@@ -1533,13 +1615,16 @@ impl Fabric for Sirius {
         self.c.slots += 1;
         sink.count_internal_events(1);
         self.process_arrivals(t, now, sink);
+        if !self.ideal && self.outstanding_requests > 0 {
+            self.process_messages(t);
+        }
         let epoch_start = self.slot_in_epoch(t) == 0;
         if epoch_start {
             if !self.pending_failures.is_empty() {
                 self.apply_failures(now, t);
             }
             if !self.ideal {
-                self.epoch_start();
+                self.epoch_start(t);
             }
         }
         self.transmit(t);
