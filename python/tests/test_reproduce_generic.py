@@ -464,3 +464,37 @@ def test_one_backend_option_parser():
             p.parse_args(bad)
     with pytest.raises(SystemExit):
         p.parse_args(["compare", "--backend", "ray"])   # compare runs locally only
+
+
+def test_a_reading_applies_to_every_point_and_is_reported(tmp_path):
+    """`[reading]`: one set of overrides for every figure at every scale (before
+    the scale's), its reason shown in the report; bad keys are errors."""
+    reading = EXPERIMENT + """
+[reading]
+about = "load from the realised mean, because the paper's Fig. 12 needs it."
+set = { "workload.load_basis" = "realised" }
+"""
+    root = tmp_path / "exp"
+    write_experiment(root, figures={"fig01_line.toml": FIGURES["fig01_line.toml"]}, experiment=reading)
+    out = tmp_path / "out"
+    r = R.reproduce("synth", out, root=root, jobs=1)
+    assert r.info["failed"] == 0
+    sums = list(out.rglob("summary.json"))
+    assert len(sums) == 4
+    for f in sums:
+        assert json.loads(f.read_text())["load"]["basis"] == "realised"
+    report = (out / "report.md").read_text()
+    assert "Reading (every figure): `workload.load_basis=realised`" in report
+    assert "because the paper's Fig. 12 needs it." in report
+    # Without the reading the points are other runs (other keys).
+    plain = tmp_path / "exp2"
+    write_experiment(plain, figures={"fig01_line.toml": FIGURES["fig01_line.toml"]})
+    p1 = R.load_paper("synth", root)
+    p2 = R.load_paper("synth", plain)
+    k1 = [fp.key for fp in R.build_points(p1, "quick")[1]]
+    k2 = [fp.key for fp in R.build_points(p2, "quick")[1]]
+    assert set(k1).isdisjoint(k2)
+    bad = EXPERIMENT + '\n[reading]\nabout = "x"\nwhy = "y"\n'
+    write_experiment(tmp_path / "exp3", figures={"fig01_line.toml": FIGURES["fig01_line.toml"]}, experiment=bad)
+    with pytest.raises(ConfigError, match="reading"):
+        R.load_paper("synth", tmp_path / "exp3")

@@ -34,7 +34,7 @@ SIM_PANEL_KINDS = ("line", "bar", "cdf", "timeseries")
 MODEL_PANEL_KINDS = ("line", "bar")
 CLAIM_KINDS = ("value", "ratio", "reduction")
 
-_TOP_KEYS = {"title", "report", "scales", "metrics"}
+_TOP_KEYS = {"title", "report", "scales", "metrics", "reading"}
 _REPORT_KEYS = {"intro", "quotes", "common", "setup_keys"}
 _METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "scale", "unit", "label"}
 _SIM_KEYS = {"title", "x", "x_key", "x_values", "x_set", "xlabel", "x_percent", "logx", "series", "panels", "claims",
@@ -123,6 +123,9 @@ class Paper:
     metrics: dict[str, Metric]    # in declaration order
     report: dict                  # intro, quotes, common, setup_keys
     figures: list[Figure]
+    # The one reading of the paper's text every figure uses: {"about": str,
+    # "set": {key: value}} applied to every point before the scale's overrides.
+    reading: dict = field(default_factory=lambda: {"about": "", "set": {}})
 
     def figure_ids(self) -> list[str]:
         return [f.id for f in self.figures]
@@ -207,6 +210,7 @@ def load_paper(name: str, root: Optional[Path] = None) -> Paper:
     raw = read_toml(exp)
     unknown(str(exp), raw, _TOP_KEYS)
     scales = _load_scales(exp, raw.get("scales"))
+    reading = _load_reading(exp, raw.get("reading", {}))
     metrics = _load_metrics(exp, raw.get("metrics", {}))
     report = _load_report(exp, raw.get("report", {}))
     title = _str(str(exp), "title", raw.get("title", name))
@@ -216,7 +220,16 @@ def load_paper(name: str, root: Optional[Path] = None) -> Paper:
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
         raise ConfigError(f"{d}: two figure files share the id(s) {sorted(dup)} (the file name up to the first '_')")
-    return Paper(name, d, title, scales, metrics, report, figures)
+    return Paper(name, d, title, scales, metrics, report, figures, reading)
+
+
+def _load_reading(exp: Path, raw: Any) -> dict:
+    """``[reading]``: ``about`` (why, shown in the report) and ``set``
+    (overrides of every point of every figure, at every scale)."""
+    where = f"{exp}: [reading]"
+    t = _table(str(exp), "reading", raw)
+    unknown(where, t, {"about", "set"})
+    return {"about": _str(where, "about", t.get("about", "")), "set": dict(_table(where, "set", t.get("set", {})))}
 
 
 def _load_scales(exp: Path, raw: Any) -> dict[str, dict]:

@@ -46,6 +46,7 @@ def setup_rows(paper: Paper, figs: list[Figure], scale: str, overrides: Sequence
 
     def eff(sc: str) -> dict:
         cfg = _deepcopy(sims[0].base)
+        apply_overrides(cfg, paper.reading["set"])
         apply_overrides(cfg, paper.scales[sc]["set"])
         if sc == scale:
             apply_overrides(cfg, list(overrides))
@@ -135,6 +136,9 @@ def write_report(
     if paper.title and paper.title != paper.name:
         L.append(f"{paper.title}.  ")
     L.append(f"Scale **{scale}**: {about}.  ")
+    if paper.reading["set"] or paper.reading["about"]:
+        sets = " ".join(f"`{k}={v}`" for k, v in paper.reading["set"].items())
+        L.append(f"Reading (every figure): {sets}{' — ' if sets else ''}{paper.reading['about'].strip()}  ")
     if overrides:
         L.append(f"Overrides: `{' '.join(overrides)}`.  ")
     L.append(f"Generated {now} by photonet {_core.__version__}" + (f" (git {commit[:10]})" if commit else "") + f" from `{paper.dir}`.  ")
