@@ -125,7 +125,9 @@ class Paper:
     figures: list[Figure]
     # The one reading of the paper's text every figure uses: {"about": str,
     # "set": {key: value}} applied to every point before the scale's overrides.
-    reading: dict = field(default_factory=lambda: {"about": "", "set": {}})
+    # ``alternatives``: other readings [{name, set, metrics, only}] whose claims
+    # the report tables next to this one's (the sensitivity table).
+    reading: dict = field(default_factory=lambda: {"about": "", "set": {}, "alternatives": []})
 
     def figure_ids(self) -> list[str]:
         return [f.id for f in self.figures]
@@ -213,6 +215,11 @@ def load_paper(name: str, root: Optional[Path] = None) -> Paper:
     reading = _load_reading(exp, raw.get("reading", {}))
     metrics = _load_metrics(exp, raw.get("metrics", {}))
     report = _load_report(exp, raw.get("report", {}))
+    for a in reading["alternatives"]:
+        for k, v in a["metrics"].items():
+            for m in (k, v):
+                if m not in metrics:
+                    raise ConfigError(f"{exp}: [reading] alternative {a['name']!r}: metric {m!r} is not declared in [metrics]")
     title = _str(str(exp), "title", raw.get("title", name))
     files = [p for p in sorted(d.glob("*.toml")) if p.name != EXPERIMENT_FILE]
     figures = [_load_figure(p, metrics) for p in files]
@@ -228,8 +235,28 @@ def _load_reading(exp: Path, raw: Any) -> dict:
     (overrides of every point of every figure, at every scale)."""
     where = f"{exp}: [reading]"
     t = _table(str(exp), "reading", raw)
-    unknown(where, t, {"about", "set"})
-    return {"about": _str(where, "about", t.get("about", "")), "set": dict(_table(where, "set", t.get("set", {})))}
+    unknown(where, t, {"about", "set", "alternatives"})
+    alts = t.get("alternatives", [])
+    if not isinstance(alts, list):
+        raise ConfigError(f"{where}: `alternatives` = {alts!r} must be an array of tables ([[reading.alternatives]])")
+    out_alts = []
+    for i, a in enumerate(alts):
+        w = f"{where}.alternatives[{i}]"
+        a = _table(where, f"alternatives[{i}]", a)
+        unknown(w, a, {"name", "set", "metrics", "only"})
+        if "name" not in a:
+            raise ConfigError(f"{w}: missing `name` (the column heading of the sensitivity table)")
+        only = a.get("only", [])
+        if not isinstance(only, list) or not all(isinstance(x, str) for x in only):
+            raise ConfigError(f"{w}: `only` = {only!r} must be a list of figure ids")
+        mm = dict(_table(w, "metrics", a.get("metrics", {})))
+        for k, v in mm.items():
+            if not isinstance(v, str):
+                raise ConfigError(f"{w}: `metrics.{k}` = {v!r} must name a metric")
+        out_alts.append({"name": _str(w, "name", a["name"]), "set": dict(_table(w, "set", a.get("set", {}))),
+                         "metrics": mm, "only": list(only)})
+    return {"about": _str(where, "about", t.get("about", "")), "set": dict(_table(where, "set", t.get("set", {}))),
+            "alternatives": out_alts}
 
 
 def _load_scales(exp: Path, raw: Any) -> dict[str, dict]:

@@ -122,6 +122,7 @@ def write_report(
     info: dict,
     wall_s: float,
     models: Optional[dict[str, ModelRun]] = None,
+    sensitivity: Optional[pd.DataFrame] = None,
 ) -> Path:
     from .. import _core
     from ..api import _git_commit
@@ -170,6 +171,18 @@ def write_report(
         rows.append([r["figure"], r["quantity"], fmt(r["ours"], 4), paper_value(r), fmt(r["ratio"]), fmt(r["difference"]), r["unit"], r["note"]])
     L.append(md_table(["figure", "quantity", "ours", "paper", "ours/paper", "ours − paper", "unit", "note"], rows))
     L.append("")
+    if sensitivity is not None and len(sensitivity):
+        alts = paper.reading["alternatives"]
+        L.append("## Sensitivity to the reading\n")
+        L.append("The claims of the simulated figures under this reading and under each alternative (every other key as above): "
+                 + "; ".join(f"**{a['name']}**: " + ", ".join([f"`{k}={v}`" for k, v in a["set"].items()]
+                                                               + [f"claims on `{v}` instead of `{k}`" for k, v in a["metrics"].items()])
+                             for a in alts) + ". `sensitivity.csv` holds the same table.\n")
+        cols = list(sensitivity.columns)
+        srows = [[r["figure"], r["quantity"], r["paper"] if isinstance(r["paper"], str) else fmt(r["paper"], 4)]
+                 + [fmt(r[c], 4) for c in cols[3:]] for _, r in sensitivity.iterrows()]
+        L.append(md_table(cols, srows))
+        L.append("")
 
     for fig in figs:
         L.append(f"## {fig.title}\n")
