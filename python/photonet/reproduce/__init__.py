@@ -95,10 +95,13 @@ def reproduce(
     df = table(out, fps, p.metrics)
     nums = numbers(figs, df, scale, p.scales[scale]["about"], metrics=p.metrics, models=runs)
     sens = sensitivity(p, out, scale, nums, only=only, fabrics=fabrics, overrides=overrides, available=available,
-                       run=lambda f, pts: run_points(out, f, pts, jobs=jobs, backend=backend, ray_address=ray_address,
-                                                     partition=partition, time_limit=time_limit,
-                                                     points_per_task=points_per_task, progress=progress,
-                                                     short=short(p.metrics)))
+                       run=lambda f, pts, name: run_points(
+                           out, f, pts, jobs=jobs, backend=backend, ray_address=ray_address, partition=partition,
+                           time_limit=time_limit, points_per_task=points_per_task,
+                           progress=(lambda line: progress(f"(sensitivity: {name}) {line}")) if progress else None,
+                           short=short(p.metrics)))
+    main_keys = {fp.key for fp in fps if fp.key}
+    info["sensitivity_points"] = len(set(sens.attrs.get("keys", ())) - main_keys) if sens is not None else 0
     if sens is not None:
         atomic_write_text(out / "sensitivity.csv", sens.to_csv(index=False))
     for r in runs.values():
@@ -128,6 +131,7 @@ def sensitivity(p: Paper, out: Path, scale: str, nums, *, only, fabrics, overrid
     res = pd.DataFrame({"figure": sims["figure"], "quantity": sims["quantity"],
                         "paper": [r["paper"] if r["paper"] == r["paper"] else r["paper_text"] for _, r in sims.iterrows()],
                         "this reading": sims["ours"], "file": sims["file"]})
+    keys: set = set()
     for a in alts:
         pa = dataclasses.replace(p, reading={**p.reading, "set": {**p.reading["set"], **a["set"]}})
         if only and a["only"]:
@@ -140,7 +144,8 @@ def sensitivity(p: Paper, out: Path, scale: str, nums, *, only, fabrics, overrid
             sel = a["only"] or only
         figs_a, fps_a = build_points(pa, scale, only=sel, fabrics=fabrics, overrides=overrides, available=available)
         figs_a = [f for f in figs_a if not f.is_model]
-        run(figs_a, fps_a)
+        run(figs_a, fps_a, a["name"])
+        keys.update(fp.key for fp in fps_a if fp.key and fp.status == "done")
         remap = a["metrics"]
         figs_a = [dataclasses.replace(f, claims=[{**c, "metric": remap.get(c.get("metric"), c.get("metric"))}
                                                  for c in f.claims]) for f in figs_a]
@@ -148,7 +153,9 @@ def sensitivity(p: Paper, out: Path, scale: str, nums, *, only, fabrics, overrid
         n_a = numbers(figs_a, df_a, scale, p.scales[scale]["about"], metrics=p.metrics)
         vals = {(r["file"], r["quantity"]): r["ours"] for _, r in n_a.iterrows()}
         res[a["name"]] = [vals.get((f, q), float("nan")) for f, q in zip(res["file"], res["quantity"])]
-    return res.drop(columns=["file"])
+    res = res.drop(columns=["file"])
+    res.attrs["keys"] = sorted(keys)  # the points the alternatives ran or reused
+    return res
 
 
 def run_cli(a, console, out_console, backend: Optional[dict] = None) -> int:
