@@ -464,3 +464,83 @@ def test_one_backend_option_parser():
             p.parse_args(bad)
     with pytest.raises(SystemExit):
         p.parse_args(["compare", "--backend", "ray"])   # compare runs locally only
+
+
+def test_a_reading_applies_to_every_point_and_is_reported(tmp_path):
+    """`[reading]`: one set of overrides for every figure at every scale (before
+    the scale's), its reason shown in the report; bad keys are errors."""
+    reading = EXPERIMENT + """
+[reading]
+about = "load from the realised mean, because the paper's Fig. 12 needs it."
+set = { "workload.load_basis" = "realised" }
+"""
+    root = tmp_path / "exp"
+    write_experiment(root, figures={"fig01_line.toml": FIGURES["fig01_line.toml"]}, experiment=reading)
+    out = tmp_path / "out"
+    r = R.reproduce("synth", out, root=root, jobs=1)
+    assert r.info["failed"] == 0
+    sums = list(out.rglob("summary.json"))
+    assert len(sums) == 4
+    for f in sums:
+        assert json.loads(f.read_text())["load"]["basis"] == "realised"
+    report = (out / "report.md").read_text()
+    assert "Reading (every figure): `workload.load_basis=realised`" in report
+    assert "because the paper's Fig. 12 needs it." in report
+    # Without the reading the points are other runs (other keys).
+    plain = tmp_path / "exp2"
+    write_experiment(plain, figures={"fig01_line.toml": FIGURES["fig01_line.toml"]})
+    p1 = R.load_paper("synth", root)
+    p2 = R.load_paper("synth", plain)
+    k1 = [fp.key for fp in R.build_points(p1, "quick")[1]]
+    k2 = [fp.key for fp in R.build_points(p2, "quick")[1]]
+    assert set(k1).isdisjoint(k2)
+    bad = EXPERIMENT + '\n[reading]\nabout = "x"\nwhy = "y"\n'
+    write_experiment(tmp_path / "exp3", figures={"fig01_line.toml": FIGURES["fig01_line.toml"]}, experiment=bad)
+    with pytest.raises(ConfigError, match="reading"):
+        R.load_paper("synth", tmp_path / "exp3")
+
+
+def test_reading_alternatives_table_each_claim_under_each_reading(tmp_path):
+    """`[[reading.alternatives]]`: the claims re-evaluated with other
+    overrides or on another metric, tabled in the report and sensitivity.csv."""
+    exp = EXPERIMENT + """
+[reading]
+about = "realised load"
+set = { "workload.load_basis" = "realised" }
+
+[[reading.alternatives]]
+name = "nominal load"
+set = { "workload.load_basis" = "nominal" }
+
+[[reading.alternatives]]
+name = "median FCT as the goodput"
+metrics = { goodput = "fct" }
+"""
+    root = tmp_path / "exp"
+    write_experiment(root, figures={"fig01_line.toml": FIGURES["fig01_line.toml"]}, experiment=exp)
+    out = tmp_path / "out"
+    r = R.reproduce("synth", out, root=root, jobs=1)
+    assert r.info["failed"] == 0
+    sens = pd.read_csv(out / "sensitivity.csv")
+    assert list(sens.columns) == ["figure", "quantity", "paper", "this reading", "nominal load", "median FCT as the goodput"]
+    row = sens.iloc[0]
+    assert row["quantity"] == "O / E goodput, best load"
+    # Independent oracle: the ratio from the nominal-load points' summaries.
+    import tomllib
+    good = {}
+    for d in (out / "points").iterdir():
+        cfg = tomllib.loads((d / "config.toml").read_text())
+        s = json.loads((d / "summary.json").read_text())
+        good[(cfg["fabric"], cfg["workload"]["load"], s["load"]["basis"])] = (s["goodput"], s["fct"]["all"]["p50_us"])
+    # The claim has no `at`: the best (largest) O / E ratio over the loads.
+    def best(basis, i):
+        return max(good[("esn_osub", x, basis)][i] / good[("esn", x, basis)][i] for x in (0.2, 0.6))
+    assert row["this reading"] == pytest.approx(best("realised", 0), rel=1e-3)
+    assert row["nominal load"] == pytest.approx(best("nominal", 0), rel=1e-3)
+    assert row["median FCT as the goodput"] == pytest.approx(best("realised", 1), rel=1e-3)
+    report = (out / "report.md").read_text()
+    assert "## Sensitivity to the reading" in report and "`workload.load_basis=nominal`" in report
+    bad = exp + '\n[[reading.alternatives]]\nname = "x"\nmetrics = { fct = "nope" }\n'
+    write_experiment(tmp_path / "exp3", figures={"fig01_line.toml": FIGURES["fig01_line.toml"]}, experiment=bad)
+    with pytest.raises(ConfigError, match="'nope' is not declared"):
+        R.load_paper("synth", tmp_path / "exp3")

@@ -94,6 +94,16 @@ def reproduce(
                       time_limit=time_limit, points_per_task=points_per_task, progress=progress, short=short(p.metrics))
     df = table(out, fps, p.metrics)
     nums = numbers(figs, df, scale, p.scales[scale]["about"], metrics=p.metrics, models=runs)
+    sens = sensitivity(p, out, scale, nums, only=only, fabrics=fabrics, overrides=overrides, available=available,
+                       run=lambda f, pts, name: run_points(
+                           out, f, pts, jobs=jobs, backend=backend, ray_address=ray_address, partition=partition,
+                           time_limit=time_limit, points_per_task=points_per_task,
+                           progress=(lambda line: progress(f"(sensitivity: {name}) {line}")) if progress else None,
+                           short=short(p.metrics)))
+    main_keys = {fp.key for fp in fps if fp.key}
+    info["sensitivity_points"] = len(set(sens.attrs.get("keys", ())) - main_keys) if sens is not None else 0
+    if sens is not None:
+        atomic_write_text(out / "sensitivity.csv", sens.to_csv(index=False))
     for r in runs.values():
         if r.report is not None:
             atomic_write_json(out / f"{r.figure}.json", r.report)
@@ -101,8 +111,51 @@ def reproduce(
     atomic_write_text(out / "points.csv", df.to_csv(index=False))
     atomic_write_text(out / "numbers.csv", nums[NUMBERS_COLUMNS].to_csv(index=False))
     report = write_report(out, p, figs, df, nums, scale=scale, overrides=overrides, info=info, wall_s=time.time() - t0,
-                          models=runs)
+                          models=runs, sensitivity=sens)
     return Reproduction(out, scale, df, nums, pngs, report, info)
+
+
+def sensitivity(p: Paper, out: Path, scale: str, nums, *, only, fabrics, overrides, available, run):
+    """The claims of the simulated figures under each of the reading's
+    ``alternatives`` (their points run like any other, cached by config):
+    one row per claim, columns ``figure``, ``quantity``, ``paper``, ``this
+    reading`` and one per alternative. None without alternatives."""
+    import dataclasses
+
+    from .points import select_figures
+
+    alts = p.reading.get("alternatives", [])
+    if not alts:
+        return None
+    sims = nums[nums["file"].isin([f.id for f in p.figures if not f.is_model])]
+    res = pd.DataFrame({"figure": sims["figure"], "quantity": sims["quantity"],
+                        "paper": [r["paper"] if r["paper"] == r["paper"] else r["paper_text"] for _, r in sims.iterrows()],
+                        "this reading": sims["ours"], "file": sims["file"]})
+    keys: set = set()
+    for a in alts:
+        pa = dataclasses.replace(p, reading={**p.reading, "set": {**p.reading["set"], **a["set"]}})
+        if only and a["only"]:
+            wanted = {f.id for f in select_figures(p, only)}
+            sel = [f.id for f in select_figures(p, a["only"]) if f.id in wanted]
+            if not sel:
+                res[a["name"]] = float("nan")
+                continue
+        else:
+            sel = a["only"] or only
+        figs_a, fps_a = build_points(pa, scale, only=sel, fabrics=fabrics, overrides=overrides, available=available)
+        figs_a = [f for f in figs_a if not f.is_model]
+        run(figs_a, fps_a, a["name"])
+        keys.update(fp.key for fp in fps_a if fp.key and fp.status == "done")
+        remap = a["metrics"]
+        figs_a = [dataclasses.replace(f, claims=[{**c, "metric": remap.get(c.get("metric"), c.get("metric"))}
+                                                 for c in f.claims]) for f in figs_a]
+        df_a = table(out, fps_a, p.metrics)
+        n_a = numbers(figs_a, df_a, scale, p.scales[scale]["about"], metrics=p.metrics)
+        vals = {(r["file"], r["quantity"]): r["ours"] for _, r in n_a.iterrows()}
+        res[a["name"]] = [vals.get((f, q), float("nan")) for f, q in zip(res["file"], res["quantity"])]
+    res = res.drop(columns=["file"])
+    res.attrs["keys"] = sorted(keys)  # the points the alternatives ran or reused
+    return res
 
 
 def run_cli(a, console, out_console, backend: Optional[dict] = None) -> int:

@@ -34,7 +34,7 @@ SIM_PANEL_KINDS = ("line", "bar", "cdf", "timeseries")
 MODEL_PANEL_KINDS = ("line", "bar")
 CLAIM_KINDS = ("value", "ratio", "reduction")
 
-_TOP_KEYS = {"title", "report", "scales", "metrics"}
+_TOP_KEYS = {"title", "report", "scales", "metrics", "reading"}
 _REPORT_KEYS = {"intro", "quotes", "common", "setup_keys"}
 _METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "scale", "unit", "label"}
 _SIM_KEYS = {"title", "x", "x_key", "x_values", "x_set", "xlabel", "x_percent", "logx", "series", "panels", "claims",
@@ -123,6 +123,11 @@ class Paper:
     metrics: dict[str, Metric]    # in declaration order
     report: dict                  # intro, quotes, common, setup_keys
     figures: list[Figure]
+    # The one reading of the paper's text every figure uses: {"about": str,
+    # "set": {key: value}} applied to every point before the scale's overrides.
+    # ``alternatives``: other readings [{name, set, metrics, only}] whose claims
+    # the report tables next to this one's (the sensitivity table).
+    reading: dict = field(default_factory=lambda: {"about": "", "set": {}, "alternatives": []})
 
     def figure_ids(self) -> list[str]:
         return [f.id for f in self.figures]
@@ -207,8 +212,14 @@ def load_paper(name: str, root: Optional[Path] = None) -> Paper:
     raw = read_toml(exp)
     unknown(str(exp), raw, _TOP_KEYS)
     scales = _load_scales(exp, raw.get("scales"))
+    reading = _load_reading(exp, raw.get("reading", {}))
     metrics = _load_metrics(exp, raw.get("metrics", {}))
     report = _load_report(exp, raw.get("report", {}))
+    for a in reading["alternatives"]:
+        for k, v in a["metrics"].items():
+            for m in (k, v):
+                if m not in metrics:
+                    raise ConfigError(f"{exp}: [reading] alternative {a['name']!r}: metric {m!r} is not declared in [metrics]")
     title = _str(str(exp), "title", raw.get("title", name))
     files = [p for p in sorted(d.glob("*.toml")) if p.name != EXPERIMENT_FILE]
     figures = [_load_figure(p, metrics) for p in files]
@@ -216,7 +227,36 @@ def load_paper(name: str, root: Optional[Path] = None) -> Paper:
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
         raise ConfigError(f"{d}: two figure files share the id(s) {sorted(dup)} (the file name up to the first '_')")
-    return Paper(name, d, title, scales, metrics, report, figures)
+    return Paper(name, d, title, scales, metrics, report, figures, reading)
+
+
+def _load_reading(exp: Path, raw: Any) -> dict:
+    """``[reading]``: ``about`` (why, shown in the report) and ``set``
+    (overrides of every point of every figure, at every scale)."""
+    where = f"{exp}: [reading]"
+    t = _table(str(exp), "reading", raw)
+    unknown(where, t, {"about", "set", "alternatives"})
+    alts = t.get("alternatives", [])
+    if not isinstance(alts, list):
+        raise ConfigError(f"{where}: `alternatives` = {alts!r} must be an array of tables ([[reading.alternatives]])")
+    out_alts = []
+    for i, a in enumerate(alts):
+        w = f"{where}.alternatives[{i}]"
+        a = _table(where, f"alternatives[{i}]", a)
+        unknown(w, a, {"name", "set", "metrics", "only"})
+        if "name" not in a:
+            raise ConfigError(f"{w}: missing `name` (the column heading of the sensitivity table)")
+        only = a.get("only", [])
+        if not isinstance(only, list) or not all(isinstance(x, str) for x in only):
+            raise ConfigError(f"{w}: `only` = {only!r} must be a list of figure ids")
+        mm = dict(_table(w, "metrics", a.get("metrics", {})))
+        for k, v in mm.items():
+            if not isinstance(v, str):
+                raise ConfigError(f"{w}: `metrics.{k}` = {v!r} must name a metric")
+        out_alts.append({"name": _str(w, "name", a["name"]), "set": dict(_table(w, "set", a.get("set", {}))),
+                         "metrics": mm, "only": list(only)})
+    return {"about": _str(where, "about", t.get("about", "")), "set": dict(_table(where, "set", t.get("set", {}))),
+            "alternatives": out_alts}
 
 
 def _load_scales(exp: Path, raw: Any) -> dict[str, dict]:

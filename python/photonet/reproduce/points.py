@@ -110,6 +110,7 @@ def build_points(
                     continue
                 cfg = _deepcopy(fig.base)
                 try:
+                    apply_overrides(cfg, paper.reading["set"])
                     apply_overrides(cfg, paper.scales[scale]["set"])
                     apply_overrides(cfg, fig.scale_set[scale])
                     apply_overrides(cfg, s.set)

@@ -46,6 +46,7 @@ def setup_rows(paper: Paper, figs: list[Figure], scale: str, overrides: Sequence
 
     def eff(sc: str) -> dict:
         cfg = _deepcopy(sims[0].base)
+        apply_overrides(cfg, paper.reading["set"])
         apply_overrides(cfg, paper.scales[sc]["set"])
         if sc == scale:
             apply_overrides(cfg, list(overrides))
@@ -121,6 +122,7 @@ def write_report(
     info: dict,
     wall_s: float,
     models: Optional[dict[str, ModelRun]] = None,
+    sensitivity: Optional[pd.DataFrame] = None,
 ) -> Path:
     from .. import _core
     from ..api import _git_commit
@@ -135,6 +137,9 @@ def write_report(
     if paper.title and paper.title != paper.name:
         L.append(f"{paper.title}.  ")
     L.append(f"Scale **{scale}**: {about}.  ")
+    if paper.reading["set"] or paper.reading["about"]:
+        sets = " ".join(f"`{k}={v}`" for k, v in paper.reading["set"].items())
+        L.append(f"Reading (every figure): {sets}{' — ' if sets else ''}{paper.reading['about'].strip()}  ")
     if overrides:
         L.append(f"Overrides: `{' '.join(overrides)}`.  ")
     L.append(f"Generated {now} by photonet {_core.__version__}" + (f" (git {commit[:10]})" if commit else "") + f" from `{paper.dir}`.  ")
@@ -166,6 +171,18 @@ def write_report(
         rows.append([r["figure"], r["quantity"], fmt(r["ours"], 4), paper_value(r), fmt(r["ratio"]), fmt(r["difference"]), r["unit"], r["note"]])
     L.append(md_table(["figure", "quantity", "ours", "paper", "ours/paper", "ours − paper", "unit", "note"], rows))
     L.append("")
+    if sensitivity is not None and len(sensitivity):
+        alts = paper.reading["alternatives"]
+        L.append("## Sensitivity to the reading\n")
+        L.append("The claims of the simulated figures under this reading and under each alternative (every other key as above): "
+                 + "; ".join(f"**{a['name']}**: " + ", ".join([f"`{k}={v}`" for k, v in a["set"].items()]
+                                                               + [f"claims on `{v}` instead of `{k}`" for k, v in a["metrics"].items()])
+                             for a in alts) + ". `sensitivity.csv` holds the same table.\n")
+        cols = list(sensitivity.columns)
+        srows = [[r["figure"], r["quantity"], r["paper"] if isinstance(r["paper"], str) else fmt(r["paper"], 4)]
+                 + [fmt(r[c], 4) for c in cols[3:]] for _, r in sensitivity.iterrows()]
+        L.append(md_table(cols, srows))
+        L.append("")
 
     for fig in figs:
         L.append(f"## {fig.title}\n")
