@@ -742,6 +742,8 @@ pub struct Negotiator {
     rx_seen: Vec<u64>,
     ratios: Vec<f32>,
     mice_below: u64,
+    /// Bytes that have reached their destination ToR (or start there).
+    at_tor_bytes: u64,
     /// The end of the run (`finish`): later ToR arrivals are censored.
     end: SimTime,
     /// Failure window [first failure, last repair) and delivered bytes in it
@@ -848,6 +850,7 @@ impl Negotiator {
             rx_seen: if check { vec![u64::MAX; n * s] } else { vec![] },
             ratios: Vec::new(),
             mice_below: p.mice_below.0,
+            at_tor_bytes: 0,
             end: SimTime::MAX,
             fail_window,
             bytes_before_failure: 0,
@@ -1006,10 +1009,12 @@ impl Negotiator {
     fn host_enqueue(&mut self, arrive: SimTime, flow: u32, bytes: u64) {
         let f = &mut self.flows[flow as usize];
         f.at_tor += bytes;
+        debug_assert!(f.at_tor <= f.bytes, "more bytes at the ToR than the flow has");
         if f.at_tor == f.bytes {
             f.tor_done = arrive;
         }
         let (ep, d) = (f.dst_ep as usize, f.dst_tor as usize);
+        self.at_tor_bytes += bytes;
         let busy = self.host_busy[ep];
         let tx = match self.tx_table.get(bytes as usize) {
             Some(&t) => t,
@@ -1864,13 +1869,12 @@ impl Fabric for Negotiator {
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.at_tor > f.bytes || (f.tor_done != SimTime::MAX) != (f.at_tor == f.bytes) {
-                return Err(format!(
-                    "negotiator: flow {i} has {} of {} B at its destination ToR",
-                    f.at_tor, f.bytes
-                ));
-            }
+        if self.at_tor_bytes != self.host_pending + self.delivered_bytes {
+            return Err(format!(
+                "negotiator: {} B reached destination ToRs but {} B are in host-facing queues or delivered",
+                self.at_tor_bytes,
+                self.host_pending + self.delivered_bytes
+            ));
         }
         let accounted =
             self.queued + self.host_pending + self.delivered_bytes + self.retransmit_bytes;
