@@ -1009,7 +1009,10 @@ impl Negotiator {
     fn host_enqueue(&mut self, arrive: SimTime, flow: u32, bytes: u64) {
         let f = &mut self.flows[flow as usize];
         f.at_tor += bytes;
-        debug_assert!(f.at_tor <= f.bytes, "more bytes at the ToR than the flow has");
+        debug_assert!(
+            f.at_tor <= f.bytes,
+            "more bytes at the ToR than the flow has"
+        );
         if f.at_tor == f.bytes {
             f.tor_done = arrive;
         }
