@@ -97,8 +97,20 @@
 //! `hol_alpha`), `stateful` (A.2.4), `algorithm = "projector"` (A.2.5: per-port
 //! requests of bundles = one port's scheduled phase, ordered by waiting time
 //! of the queue's oldest head). The traffic-oblivious baseline of §4 is the
-//! `sirius` fabric (Valiant relay over the same cyclic thin-clos schedule,
-//! `sched::sirius::Schedule`, which this module shares for thin-clos).
+//! `sirius_ideal` fabric (Valiant relay over the same cyclic thin-clos
+//! schedule, `sched::sirius::Schedule`, which this module shares for
+//! thin-clos) with `queue_bound = 4294967295` (no intermediate bound) and
+//! `source_priorities = ["1KB", "10KB"]` (PIAS at sources). Traffic-aware
+//! selective relay (App. A.2.2) is not modelled.
+//!
+//! # Statistics
+//!
+//! Besides the run's FCT (to the host-facing queue's last byte), the fabric
+//! reports the ToR-to-ToR FCT of mice (< `mice_below`) the paper measures
+//! (`tor_fct_mice_p99_us`, `tor_fct_mice_mean_us`), the match ratio, and with
+//! link failures that all repair, `failure_window_goodput_ratio`: bytes
+//! delivered between the first failure and the last repair over those
+//! delivered in the same span just before (Fig. 10).
 
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
