@@ -42,6 +42,52 @@ fn sirius_paper_scale(c: &mut Criterion) {
     bench_run(c, "sirius_128x24_12up_200k_flows_load1.0", &cfg);
 }
 
+/// Where the shared flow-size CDFs are: `$PHOTONET_WORKLOADS`, else
+/// `shared/workloads` beside the repository.
+fn workload_paths() -> Paths {
+    let mut search: Vec<std::path::PathBuf> = std::env::var_os("PHOTONET_WORKLOADS")
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
+    search.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/workloads"));
+    Paths {
+        base_dir: None,
+        search,
+    }
+}
+
+fn negotiator_paper_network(c: &mut Criterion) {
+    // Issue target: NegotiaToR on the parallel network, 128 ToRs x 8 x 100 Gbps,
+    // 400 Gbps of hosts per ToR, Meta Hadoop, load 1.0. The issue's run is
+    // 30 ms (`photonet bench negotiator-paper`); criterion times 3 ms of it
+    // (the cost per simulated ms is flat after the first few hundred µs).
+    let text = r#"
+        fabric = "negotiator"
+        [topology]
+        racks = 128
+        servers_per_rack = 1
+        uplinks = 8
+        uplink_rate = "100Gbps"
+        server_rate = "400Gbps"
+        [workload]
+        load = 1.0
+        sizes = { dist = "cdf", file = "meta_hadoop.cdf" }
+        [stop]
+        flows = 100000000
+        duration = "3ms"
+    "#;
+    let cfg = Config::from_toml(text).unwrap();
+    let paths = workload_paths();
+    let mut g = c.benchmark_group("run");
+    g.sample_size(10);
+    g.bench_function("negotiator_parallel_128x8_hadoop_load1.0_3ms", |b| {
+        b.iter(|| {
+            let p = prepare(&cfg, &paths).unwrap();
+            black_box(simulate(p, &mut |_| true).summary.goodput)
+        })
+    });
+    g.finish();
+}
+
 fn sirius_request_grant(c: &mut Criterion) {
     // One epoch of Fig. 15 at one node of the paper's setup: 60 flows in LOCAL,
     // 127 candidate intermediates; then one intermediate granting 127 requests.
@@ -187,6 +233,7 @@ criterion_group!(
     fluid_many_flows,
     esn_paper_scale,
     sirius_paper_scale,
+    negotiator_paper_network,
     sirius_request_grant,
     maxmin_solve
 );

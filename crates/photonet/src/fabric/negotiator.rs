@@ -97,8 +97,20 @@
 //! `hol_alpha`), `stateful` (A.2.4), `algorithm = "projector"` (A.2.5: per-port
 //! requests of bundles = one port's scheduled phase, ordered by waiting time
 //! of the queue's oldest head). The traffic-oblivious baseline of §4 is the
-//! `sirius` fabric (Valiant relay over the same cyclic thin-clos schedule,
-//! `sched::sirius::Schedule`, which this module shares for thin-clos).
+//! `sirius_ideal` fabric (Valiant relay over the same cyclic thin-clos
+//! schedule, `sched::sirius::Schedule`, which this module shares for
+//! thin-clos) with `queue_bound = 4294967295` (no intermediate bound) and
+//! `source_priorities = ["1KB", "10KB"]` (PIAS at sources). Traffic-aware
+//! selective relay (App. A.2.2) is not modelled.
+//!
+//! # Statistics
+//!
+//! Besides the run's FCT (to the host-facing queue's last byte), the fabric
+//! reports the ToR-to-ToR FCT of mice (< `mice_below`) the paper measures
+//! (`tor_fct_mice_p99_us`, `tor_fct_mice_mean_us`), the match ratio, and with
+//! link failures that all repair, `failure_window_goodput_ratio`: bytes
+//! delivered between the first failure and the last repair over those
+//! delivered in the same span just before (Fig. 10).
 
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
@@ -246,6 +258,12 @@ pub struct NegotiatorParams {
     /// Epochs of silence before an ingress failure (or a repair) is known;
     /// egress adds the feedback's pipeline delay.
     pub detect_epochs: u32,
+    /// Flows below this size are the mice of the ToR-to-ToR FCT statistics
+    /// (`tor_fct_mice_*` in the fabric statistics: start at the source ToR,
+    /// end when the last byte reaches the destination ToR, before its
+    /// host-facing queue; §4.1 measures FCT "from the ToRs' perspective").
+    /// The run's own FCT ends when the last byte leaves that queue. 10 KB.
+    pub mice_below: ByteSize,
 }
 
 impl Default for NegotiatorParams {
@@ -275,6 +293,7 @@ impl Default for NegotiatorParams {
             rotate_predefined: true,
             link_failures: Vec::new(),
             detect_epochs: 2,
+            mice_below: ByteSize(10_000),
         }
     }
 }
@@ -616,6 +635,10 @@ struct FlowSt {
     dst_tor: u32,
     bytes: u64,
     delivered: u64,
+    start: SimTime,
+    /// Bytes that have reached the destination ToR, and when the last did.
+    at_tor: u64,
+    tor_done: SimTime,
 }
 
 /// One scheduling process (REQUEST → GRANT → ACCEPT, `iterations` times).
@@ -730,6 +753,16 @@ pub struct Negotiator {
     check: bool,
     rx_seen: Vec<u64>,
     ratios: Vec<f32>,
+    mice_below: u64,
+    /// Bytes that have reached their destination ToR (or start there).
+    at_tor_bytes: u64,
+    /// The end of the run (`finish`): later ToR arrivals are censored.
+    end: SimTime,
+    /// Failure window [first failure, last repair) and delivered bytes in it
+    /// and in the window of the same length just before it.
+    fail_window: Option<(SimTime, SimTime)>,
+    bytes_before_failure: u64,
+    bytes_during_failure: u64,
     c: Counters,
 }
 
@@ -754,6 +787,15 @@ impl Negotiator {
                 events.push((u, f.tor, f.port, f.side, false));
             }
         }
+        let fail_window = match (
+            p.link_failures.iter().map(|f| f.at).min(),
+            p.link_failures.iter().map(|f| f.until).max(),
+        ) {
+            (Some(a), Some(Some(u))) if p.link_failures.iter().all(|f| f.until.is_some()) => {
+                Some((a, u))
+            }
+            _ => None,
+        };
         // Applied from the back: latest last in the vector's front.
         events.sort_by_key(|ev| std::cmp::Reverse(ev.0));
         let threshold = if l.piggyback {
@@ -819,6 +861,12 @@ impl Negotiator {
             check,
             rx_seen: if check { vec![u64::MAX; n * s] } else { vec![] },
             ratios: Vec::new(),
+            mice_below: p.mice_below.0,
+            at_tor_bytes: 0,
+            end: SimTime::MAX,
+            fail_window,
+            bytes_before_failure: 0,
+            bytes_during_failure: 0,
             c: Counters::default(),
             l,
         }
@@ -850,6 +898,30 @@ impl Negotiator {
             || !self.retransmit.is_empty()
             || self.procs.iter().any(|p| p.busy)
             || !self.matched.is_empty()
+    }
+
+    /// ToR-to-ToR FCT of mice (< `mice_below`) that reached their
+    /// destination ToR by the end: (p99 µs, mean µs, count, unfinished).
+    fn tor_fct_mice(&self) -> (f64, f64, f64, f64) {
+        let mut v: Vec<u64> = Vec::new();
+        let mut unfinished = 0u64;
+        for f in &self.flows {
+            if f.bytes >= self.mice_below || f.bytes == 0 {
+                continue;
+            }
+            if f.tor_done <= self.end {
+                v.push((f.tor_done - f.start).0);
+            } else {
+                unfinished += 1;
+            }
+        }
+        if v.is_empty() {
+            return (f64::NAN, f64::NAN, 0.0, unfinished as f64);
+        }
+        v.sort_unstable();
+        let p99 = crate::metrics::percentile_sorted(&v, 99.0) as f64 / 1e6;
+        let mean = v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64 / 1e6;
+        (p99, mean, v.len() as f64, unfinished as f64)
     }
 
     // ---------------------------------------------------------------- queues
@@ -947,8 +1019,17 @@ impl Negotiator {
     /// are reported with it, less than a slot late).
     #[inline]
     fn host_enqueue(&mut self, arrive: SimTime, flow: u32, bytes: u64) {
-        let f = &self.flows[flow as usize];
+        let f = &mut self.flows[flow as usize];
+        f.at_tor += bytes;
+        debug_assert!(
+            f.at_tor <= f.bytes,
+            "more bytes at the ToR than the flow has"
+        );
+        if f.at_tor == f.bytes {
+            f.tor_done = arrive;
+        }
         let (ep, d) = (f.dst_ep as usize, f.dst_tor as usize);
+        self.at_tor_bytes += bytes;
         let busy = self.host_busy[ep];
         let tx = match self.tx_table.get(bytes as usize) {
             Some(&t) => t,
@@ -994,6 +1075,13 @@ impl Negotiator {
                 self.host_backlog[f.dst_tor as usize] -= b as u64;
                 self.host_pending -= b as u64;
                 self.delivered_bytes += b as u64;
+                if let Some((a, u)) = self.fail_window {
+                    if done >= a && done < u {
+                        self.bytes_during_failure += b as u64;
+                    } else if done < a && done + (u - a) >= a {
+                        self.bytes_before_failure += b as u64;
+                    }
+                }
                 rec.deliver(flow, done, b as u64);
                 if f.delivered == f.bytes {
                     rec.complete(flow, done);
@@ -1635,10 +1723,14 @@ impl Fabric for Negotiator {
             dst_tor: dt,
             bytes: flow.bytes,
             delivered: 0,
+            start: now,
+            at_tor: 0,
+            tor_done: SimTime::MAX,
         });
         self.latest = self.latest.max(now);
         self.added_bytes += flow.bytes;
         if flow.bytes == 0 {
+            self.flows.last_mut().expect("pushed").tor_done = now;
             rec.complete(flow.id, now);
             return;
         }
@@ -1702,6 +1794,7 @@ impl Fabric for Negotiator {
     }
 
     fn finish(&mut self, end: SimTime, rec: &mut Recorder) {
+        self.end = end;
         self.deliver_until(end, rec);
     }
 
@@ -1772,11 +1865,32 @@ impl Fabric for Negotiator {
             ("packets_lost", c.packets_lost as f64),
             ("bytes_retransmitted", c.bytes_lost as f64),
             ("contention_violations", c.contention as f64),
+            (
+                "failure_window_goodput_ratio",
+                if self.bytes_before_failure > 0 {
+                    self.bytes_during_failure as f64 / self.bytes_before_failure as f64
+                } else {
+                    f64::NAN
+                },
+            ),
         ];
+        let mut rows = rows;
+        let (p99, mean, count, unfinished) = self.tor_fct_mice();
+        rows.push(("tor_fct_mice_p99_us", p99));
+        rows.push(("tor_fct_mice_mean_us", mean));
+        rows.push(("tor_fct_mice_count", count));
+        rows.push(("tor_fct_mice_unfinished", unfinished));
         rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
 
     fn check_invariants(&self) -> Result<(), String> {
+        if self.at_tor_bytes != self.host_pending + self.delivered_bytes {
+            return Err(format!(
+                "negotiator: {} B reached destination ToRs but {} B are in host-facing queues or delivered",
+                self.at_tor_bytes,
+                self.host_pending + self.delivered_bytes
+            ));
+        }
         let accounted =
             self.queued + self.host_pending + self.delivered_bytes + self.retransmit_bytes;
         if accounted != self.added_bytes {

@@ -106,6 +106,9 @@ pub struct SiriusParams {
     /// Dead time between cells for laser tuning and clock recovery.
     pub guardband: SimTime,
     /// Q: the most cells an intermediate holds (or has granted) per destination.
+    /// 4294967295 (u32::MAX) = no bound: with `sirius_ideal` that is plain
+    /// Valiant relay without congestion control (NegotiaToR's
+    /// traffic-oblivious baseline, §4.1 of that paper).
     pub queue_bound: u32,
     /// One-way delay of one optical hop (node → grating → node); rounded up to
     /// whole slots.
@@ -118,6 +121,14 @@ pub struct SiriusParams {
     /// shrink when fewer ports suffice) instead of leaving the failed node's
     /// slots idle.
     pub reschedule_on_failure: bool,
+    /// PIAS-style priority queues at sources (`sirius_ideal` only): a node
+    /// sends LOCAL cells of flows whose next cell starts below the first
+    /// threshold first, then below the second, … (NegotiaToR's baseline uses
+    /// ["1KB", "10KB"]). Empty (default): round-robin over flows.
+    /// (Left out of the completed config when empty, so configs and result
+    /// keys from before this option are unchanged.)
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub source_priorities: Vec<ByteSize>,
 }
 
 impl Default for SiriusParams {
@@ -133,6 +144,7 @@ impl Default for SiriusParams {
             server_buffer: ByteSize(32_000),
             failures: Vec::new(),
             reschedule_on_failure: false,
+            source_priorities: Vec::new(),
         }
     }
 }
@@ -557,6 +569,8 @@ pub struct Sirius {
     /// Server links' credit per slot (R × slot) and per cell.
     access: SlotCredit,
     queue_bound: u32,
+    /// Source priority thresholds in bytes (empty: off).
+    prio_cuts: Vec<u64>,
     reschedule: bool,
     clock: SlotClock,
     schedule: Schedule,
@@ -641,6 +655,21 @@ impl Sirius {
     ) -> Result<Sirius, ConfigError> {
         let layout = p.layout(topo)?;
         let n = layout.nodes;
+        let prio_cuts: Vec<u64> = p.source_priorities.iter().map(|b| b.0).collect();
+        if !prio_cuts.is_empty() && !ideal {
+            return Err(bad(
+                "source_priorities",
+                format!("{prio_cuts:?}"),
+                "only with `sirius_ideal` (request/grant picks LOCAL cells by its own rules)",
+            ));
+        }
+        if prio_cuts.windows(2).any(|w| w[0] >= w[1]) || prio_cuts.first() == Some(&0) {
+            return Err(bad(
+                "source_priorities",
+                format!("{prio_cuts:?}"),
+                "need increasing sizes > 0",
+            ));
+        }
         let schedule =
             Schedule::new(n, layout.uplinks, layout.ports).map_err(|e| bad("ports", p.ports, e))?;
         let hosts = topo.hosts();
@@ -662,6 +691,7 @@ impl Sirius {
             server_credit_cells: (p.server_buffer.0 / layout.cell_bytes).max(1) as u32,
             access: SlotCredit::new(topo.host_rate(), layout.slot, layout.cell_bytes),
             queue_bound: p.queue_bound,
+            prio_cuts,
             reschedule: p.reschedule_on_failure,
             clock: SlotClock::new(layout.slot),
             schedule,
@@ -1249,6 +1279,9 @@ impl Sirius {
     /// Picks the LOCAL cell node `s` sends via `x` in SIRIUS (IDEAL): the first
     /// flow, round-robin, whose destination is `x` or has room at `x`.
     fn ideal_pick(&mut self, s: usize, x: usize) -> Option<u32> {
+        if !self.prio_cuts.is_empty() {
+            return self.ideal_pick_pias(s, x);
+        }
         let n = self.n();
         let q = self.queue_bound;
         let list = &mut self.local_flows[s];
@@ -1270,6 +1303,43 @@ impl Sirius {
             k += 1;
         }
         None
+    }
+
+    /// `ideal_pick` with source priority queues: of the flows that may go via
+    /// `x`, one whose next cell has the highest priority (fewest bytes of
+    /// the flow sent), round-robin among equals.
+    fn ideal_pick_pias(&mut self, s: usize, x: usize) -> Option<u32> {
+        let n = self.n();
+        let q = self.queue_bound;
+        let cell = self.layout.cell_bytes;
+        let list = &mut self.local_flows[s];
+        let mut best: Option<(usize, usize)> = None;
+        let mut k = 0;
+        while k < list.len() {
+            let f = list[k];
+            let st = &self.flows[f as usize];
+            if st.in_local == 0 {
+                self.flows[f as usize].on_local_list = false;
+                list.swap_remove(k);
+                continue;
+            }
+            let d = st.dst_node as usize;
+            if !self.failed[d] && (d == x || self.occ[x * n + d] < q) {
+                let sent = st.next_seq as u64 * cell;
+                let class = self.prio_cuts.partition_point(|&c| c <= sent);
+                if best.is_none_or(|(c, _)| class < c) {
+                    best = Some((class, k));
+                    if class == 0 {
+                        break;
+                    }
+                }
+            }
+            k += 1;
+        }
+        let (_, k) = best?;
+        let f = list[k];
+        list[k..].rotate_left(1);
+        Some(f)
     }
 
     fn transmit(&mut self, t: u64) {
