@@ -35,12 +35,7 @@ pub struct FctStats {
     pub censored_p999_us: f64,
 }
 
-/// The `p`-th percentile by nearest rank of sorted values (p in (0, 100]).
-pub fn percentile_sorted(sorted: &[u64], p: f64) -> u64 {
-    assert!(!sorted.is_empty());
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
+pub use crate::recorder::percentile_sorted;
 
 struct Dist {
     mean: f64,

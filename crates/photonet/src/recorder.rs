@@ -274,6 +274,15 @@ impl Recorder {
     }
 }
 
+/// The `p`-th percentile by nearest rank of sorted values (p in (0, 100]).
+/// Here, below the fabrics, so a fabric's own statistics use the same rule
+/// as the run's summary.
+pub fn percentile_sorted(sorted: &[u64], p: f64) -> u64 {
+    assert!(!sorted.is_empty());
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -179,7 +179,7 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
 /// the result table and a fabric's per-flow state), for the estimate below.
 const BYTES_PER_FLOW: u64 = 160;
 /// A run that would need more than this is refused before it starts.
-pub const MEMORY_LIMIT: u64 = 16 << 30;
+pub const MEMORY_LIMIT: u64 = crate::units::limits::MEMORY_BYTES;
 /// The most bins a goodput time series may have.
 pub const MAX_SERIES_BINS: u64 = 1 << 24;
 

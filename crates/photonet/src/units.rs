@@ -24,6 +24,9 @@ pub mod limits {
     pub const BYTES: u64 = 1 << 50;
     /// 2^50 b/s ≈ 1.1 Pb/s.
     pub const RATE_BPS: u64 = 1 << 50;
+    /// Memory a run may need (estimated before anything is allocated): a
+    /// run or a fabric that would need more is refused.
+    pub const MEMORY_BYTES: u64 = 16 << 30;
 }
 
 impl SimTime {

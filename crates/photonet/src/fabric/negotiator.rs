@@ -919,7 +919,7 @@ impl Negotiator {
             return (f64::NAN, f64::NAN, 0.0, unfinished as f64);
         }
         v.sort_unstable();
-        let p99 = crate::metrics::percentile_sorted(&v, 99.0) as f64 / 1e6;
+        let p99 = crate::recorder::percentile_sorted(&v, 99.0) as f64 / 1e6;
         let mean = v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64 / 1e6;
         (p99, mean, v.len() as f64, unfinished as f64)
     }

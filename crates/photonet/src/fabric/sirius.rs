@@ -375,10 +375,10 @@ impl SiriusLayout {
     }
 
     /// Refuses a layout whose up-front allocation exceeds
-    /// [`crate::run::MEMORY_LIMIT`], naming the key behind the biggest part.
+    /// [`crate::units::limits::MEMORY_BYTES`], naming the key behind the biggest part.
     fn check_memory(&self, topo: &Topology, p: &SiriusParams) -> Result<(), ConfigError> {
         let m = self.memory_estimate(topo);
-        let limit = crate::run::MEMORY_LIMIT as u128;
+        let limit = crate::units::limits::MEMORY_BYTES as u128;
         if m.total() <= limit {
             return Ok(());
         }
@@ -426,7 +426,7 @@ impl SiriusLayout {
                 "the Sirius fabric would need about {:.3e} GB up front ({:.3e} GB of it for the {what}); the limit is {} GB",
                 gb(m.total()),
                 gb(*bytes),
-                crate::run::MEMORY_LIMIT >> 30
+                crate::units::limits::MEMORY_BYTES >> 30
             ),
         ))
     }
