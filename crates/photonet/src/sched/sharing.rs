@@ -45,7 +45,8 @@ pub const TOLERANCE: f64 = 1e-9;
 
 /// Resource totals are sums of rates kept as integers (fixed point), so they
 /// never drift however often rates change: the largest capacity maps to
-/// about 2^62, leaving room for 2^60 flows' worth in a u128.
+/// about 2^50 (a resolution of 2^-50 of it), and a feasible total, at most
+/// its capacity, stays far below 2^64.
 fn fixed_scale(capacity: &[f64]) -> f64 {
     let top = capacity.iter().copied().fold(0.0, f64::max);
     let exp = if top > 0.0 {
@@ -53,7 +54,7 @@ fn fixed_scale(capacity: &[f64]) -> f64 {
     } else {
         0
     };
-    2f64.powi(62 - exp)
+    2f64.powi(50 - exp)
 }
 
 #[derive(Clone, Debug, Default)]
@@ -81,6 +82,8 @@ pub struct Sharing {
     /// Each flow's rate, apart from the members so that scans of a
     /// resource's flows touch one dense array.
     rate: Vec<f64>,
+    /// The resource each flow was last frozen at (u32::MAX: none yet).
+    last_bottleneck: Vec<u32>,
     // What changed since the last update.
     added: Vec<u32>,
     vacated: Vec<u32>,
@@ -99,11 +102,13 @@ pub struct Sharing {
     /// Each resource's total rate in fixed point (see [`fixed_scale`]),
     /// kept exactly as rates change, and its highest rate (recomputed when
     /// the flow that held it slows down or leaves).
-    total: Vec<u128>,
+    total: Vec<u64>,
     scale: f64,
+    /// The total at which a resource counts as saturated, in fixed point.
+    saturated_at: Vec<u64>,
     top: Vec<f64>,
     top_stale: Vec<bool>,
-    set_part: Vec<u128>,
+    set_part: Vec<u64>,
     problem: Problem,
     solver: Solver,
     rates: Vec<f64>,
@@ -128,16 +133,20 @@ impl Sharing {
         let n = capacity.len();
         let scale = fixed_scale(&capacity);
         Sharing {
-            capacity,
             res_flows: vec![Vec::new(); n],
             local_at: vec![0; n],
             local_of: vec![0; n],
             total: vec![0; n],
+            saturated_at: capacity
+                .iter()
+                .map(|&c| (c * (1.0 - TOLERANCE) * scale).floor() as u64)
+                .collect(),
             scale,
             top: vec![0.0; n],
             top_stale: vec![false; n],
             dirty_at: vec![0; n],
             pulled_at: vec![0; n],
+            capacity,
             ..Sharing::default()
         }
     }
@@ -157,6 +166,7 @@ impl Sharing {
         if i >= self.members.len() {
             self.members.resize(i + 1, Member::default());
             self.rate.resize(i + 1, 0.0);
+            self.last_bottleneck.resize(i + 1, u32::MAX);
             self.in_set.resize(i + 1, 0);
         }
         assert!(!self.members[i].live, "flow {id} is already sharing");
@@ -173,6 +183,7 @@ impl Sharing {
         }
         self.members[i] = m;
         self.rate[i] = 0.0;
+        self.last_bottleneck[i] = u32::MAX;
         self.added.push(id);
     }
 
@@ -352,8 +363,9 @@ impl Sharing {
         self.old_rate.push(self.rate[id as usize]);
     }
 
-    fn fixed(&self, x: f64) -> u128 {
-        (x * self.scale).round() as u128
+    fn fixed(&self, x: f64) -> u64 {
+        // Rates are never negative: adding a half and truncating rounds.
+        (x * self.scale + 0.5) as u64
     }
 
     /// Sets a flow's rate, keeping its resources' totals and highest rates.
@@ -373,8 +385,8 @@ impl Sharing {
         }
     }
 
-    /// Total rate on `r` and the highest rate there.
-    fn load_of(&mut self, r: u32) -> (f64, f64) {
+    /// The highest rate on `r`.
+    fn top_of(&mut self, r: u32) -> f64 {
         let ru = r as usize;
         if self.top_stale[ru] {
             self.top_stale[ru] = false;
@@ -383,16 +395,27 @@ impl Sharing {
                 .map(|&g| self.rate[g as usize])
                 .fold(0.0, f64::max);
         }
-        (self.total[ru] as f64 / self.scale, self.top[ru])
+        self.top[ru]
     }
 
+    fn is_bottleneck_of(&mut self, r: u32, x: f64) -> bool {
+        self.total[r as usize] >= self.saturated_at[r as usize]
+            && x * (1.0 + TOLERANCE) >= self.top_of(r)
+    }
+
+    /// Whether flow `id` has a bottleneck: the one it was last frozen at
+    /// first (usually still it), then the others.
     fn has_bottleneck(&mut self, id: u32) -> bool {
+        let x = self.rate[id as usize];
+        let last = self.last_bottleneck[id as usize];
+        if last != u32::MAX && self.is_bottleneck_of(last, x) {
+            return true;
+        }
         let m = &self.members[id as usize];
-        let (res, n, x) = (m.res, m.n as usize, self.rate[id as usize]);
-        res[..n].iter().any(|&r| {
-            let (sum, top) = self.load_of(r);
-            sum >= self.capacity[r as usize] * (1.0 - TOLERANCE) && x * (1.0 + TOLERANCE) >= top
-        })
+        let (res, n) = (m.res, m.n as usize);
+        res[..n]
+            .iter()
+            .any(|&r| r != last && self.is_bottleneck_of(r, x))
     }
 
     /// Progressive filling of the working set on residual capacities. Marks
@@ -451,6 +474,7 @@ impl Sharing {
                 self.recheck.push(i as u32);
             }
             self.bottleneck[i] = b;
+            self.last_bottleneck[id] = b;
         }
     }
 
