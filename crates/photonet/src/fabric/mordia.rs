@@ -683,9 +683,13 @@ impl Mordia {
     fn activate(&mut self, now: SimTime) {
         self.active = true;
         if self.tms {
+            // A week starts on the week grid, but never before the night of
+            // the last day that ran has ended (`day_start` was left there when
+            // the switch went idle; 0 before any day): the new week's days
+            // need not line up with the old one's.
             let w = self.week_len;
             let k = now.0 / w.0;
-            self.week_start = SimTime(k * w.0);
+            self.week_start = SimTime(k * w.0).max(self.day_start);
             self.week = self.tms_week(now);
             let mut s = self.week_start;
             self.day_idx = 0;
@@ -1293,6 +1297,11 @@ mod tests {
             }
             for f in &fl { proptest::prop_assert!(rec.finish(f.id).is_some()); }
             let (days, sends) = m.log.take().unwrap();
+            // A full night separates every day from the one before it, idle
+            // spells included (the switch reconfigures in the night).
+            for w in days.windows(2) {
+                proptest::prop_assert!(w[1].0 >= w[0].1 + p.night, "day at {} starts less than a night after the day ending {}", w[1].0, w[0].1);
+            }
             // The night after every day that ran: no packet may overlap it.
             for &(i, j, a, b) in &sends {
                 for d in &days {
