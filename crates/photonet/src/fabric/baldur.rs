@@ -1058,27 +1058,10 @@ mod tests {
 
     fn drain(net: &mut Baldur, flows: &[Flow]) -> Recorder {
         let mut rec = Recorder::new(None);
-        let mut i = 0;
-        let mut steps = 0u64;
-        loop {
-            steps += 1;
-            let ta = flows.get(i).map(|f| f.start);
-            match (ta, net.next_event()) {
-                (None, None) => break,
-                (Some(a), Some(b)) if b <= a => net.advance(b, &mut rec),
-                (None, Some(b)) => net.advance(b, &mut rec),
-                (Some(a), _) => {
-                    rec.register(&flows[i]);
-                    net.add_flow(a, &flows[i], &mut rec);
-                    i += 1;
-                }
-            }
-            // Every call while little is in flight; then every 64th (the check
-            // walks every outstanding packet).
-            if steps < 2_000 || steps.is_multiple_of(64) {
-                net.check_invariants().unwrap();
-            }
-        }
+        // Every call while little is in flight; then every 64th (the check
+        // walks every outstanding packet).
+        let check = |step: u64| step < 2_000 || step.is_multiple_of(64);
+        crate::fabric::drive(net, flows, &mut rec, SimTime::MAX, check);
         net.check_invariants().unwrap();
         rec
     }

@@ -310,21 +310,7 @@ mod tests {
 
     fn drain(net: &mut IdealNetwork, flows: &[Flow]) -> Recorder {
         let mut rec = Recorder::new(None);
-        let mut i = 0;
-        loop {
-            let ta = flows.get(i).map(|f| f.start);
-            match (ta, net.next_event()) {
-                (None, None) => break,
-                (Some(a), Some(b)) if b <= a => net.advance(b, &mut rec),
-                (None, Some(b)) => net.advance(b, &mut rec),
-                (Some(a), _) => {
-                    rec.register(&flows[i]);
-                    net.add_flow(a, &flows[i], &mut rec);
-                    i += 1;
-                }
-            }
-            net.check_invariants().unwrap();
-        }
+        crate::fabric::drive(net, flows, &mut rec, SimTime::MAX, |_| true);
         rec
     }
 

@@ -1218,22 +1218,7 @@ mod tests {
             flow(0, 0, 1, 1 << 30, SimTime::ZERO),
             flow(1, 0, 2, 10_000, SimTime(week.0 * 3 / 2)),
         ];
-        let mut k = 0;
-        loop {
-            let ta = flows.get(k).map(|f| f.start);
-            let tf = m.next_event().filter(|&t| t <= week * 6);
-            match (ta, tf) {
-                (None, None) => break,
-                (Some(a), Some(b)) if b <= a => m.advance(b, &mut rec),
-                (None, Some(b)) => m.advance(b, &mut rec),
-                (Some(a), _) => {
-                    rec.register(&flows[k]);
-                    m.add_flow(a, &flows[k], &mut rec);
-                    k += 1;
-                }
-            }
-            m.check_invariants().unwrap();
-        }
+        crate::fabric::drive(&mut m, &flows, &mut rec, week * 6, |_| true);
         assert_eq!(rec.violation_count(), 0);
         (rec.finish(1), m.packet_bytes)
     }
@@ -1285,16 +1270,7 @@ mod tests {
             fl.sort_by_key(|f| f.start);
             for (k, f) in fl.iter_mut().enumerate() { f.id = k as u32; }
             let mut rec = Recorder::new(None);
-            let mut k = 0;
-            loop {
-                let ta = fl.get(k).map(|f| f.start);
-                match (ta, m.next_event()) {
-                    (None, None) => break,
-                    (Some(a), Some(b)) if b <= a => m.advance(b, &mut rec),
-                    (None, Some(b)) => m.advance(b, &mut rec),
-                    (Some(a), _) => { rec.register(&fl[k]); m.add_flow(a, &fl[k], &mut rec); k += 1; }
-                }
-            }
+            crate::fabric::drive(&mut m, &fl, &mut rec, SimTime::MAX, |_| false);
             for f in &fl { proptest::prop_assert!(rec.finish(f.id).is_some()); }
             let (days, sends) = m.log.take().unwrap();
             // A full night separates every day from the one before it, idle

@@ -1000,21 +1000,7 @@ mod tests {
     /// Runs `flows` (sorted by start) to completion, checking invariants.
     fn run(m: &mut Reactor, flows: &[Flow]) -> Recorder {
         let mut rec = Recorder::new(None);
-        let mut k = 0;
-        loop {
-            let ta = flows.get(k).map(|f| f.start);
-            match (ta, m.next_event()) {
-                (None, None) => break,
-                (Some(a), Some(b)) if b <= a => m.advance(b, &mut rec),
-                (None, Some(b)) => m.advance(b, &mut rec),
-                (Some(a), _) => {
-                    rec.register(&flows[k]);
-                    m.add_flow(a, &flows[k], &mut rec);
-                    k += 1;
-                }
-            }
-            m.check_invariants().unwrap();
-        }
+        crate::fabric::drive(m, flows, &mut rec, SimTime::MAX, |_| true);
         assert_eq!(rec.violation_count(), 0);
         rec
     }
