@@ -23,8 +23,31 @@ def _fmt(x, digits=3):
     if x is None:
         return "-"
     if isinstance(x, float):
-        return f"{x:.{digits}g}" if abs(x) < 1e4 else f"{x:,.0f}"
+        # Three significant digits, but never scientific notation for a
+        # number a reader compares by eye (1,234 µs, not 1.23e+03).
+        s = f"{x:.{digits}g}"
+        return f"{x:,.0f}" if "e+" in s else s
     return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def compare_table(rows: list, cls: str, title: str, flows: list) -> Table:
+    """`compare`'s table, narrow enough for an 80-column terminal: short
+    headers (the caption says what they mean), labels fold at word breaks,
+    and a number column is never narrower than its widest value, so no
+    number is ever cut short with an ellipsis."""
+    heads = ("fabric", "load", "offered", "goodput", f"p99 {cls} µs", f"unfinished {cls}", "unfinished")
+    n = ", ".join(f"{f:,}" for f in flows) or "?"
+    t = Table(title=title, caption=f"{n} flows per point; goodput: steady-state window; p99 of completed flows {cls}; "
+                                   f"unfinished: flows not done when the run stopped")
+    for i, h in enumerate(heads):
+        if i == 0:
+            t.add_column(h, overflow="fold", ratio=1, min_width=10)
+        else:
+            w = max([len(r[i]) for r in rows] + [4])
+            t.add_column(h, justify="right", min_width=w)
+    for r in rows:
+        t.add_row(*r)
+    return t
 
 
 def summary_table(summary: dict, title: str = "") -> Table:
@@ -157,16 +180,15 @@ def cmd_compare(a) -> int:
     _, settings, _ = scenario(a.scenario)
     cls = settings.get("fct_class", "<10KB")
     col = f"fct{cls}_p99_us"
-    t = Table(title="photonet compare (default scenario)" if not a.scenario else f"photonet compare ({a.scenario})")
-    for c in ("fabric", "load", "offered", "goodput (steady)", f"p99 FCT {cls} (µs)", f"unfinished {cls}", "completed"):
-        t.add_column(c, justify="right" if c != "fabric" else "left")
-    for _, row in table.iterrows():
-        t.add_row(row["fabric_name"], f"{row['load']:.2f}", f"{row['offered_load']:.3f}", f"{row['goodput_steady']:.3f}",
-                  _fmt(row.get(col)), _fmt(row.get(f"fct{cls}_unfinished")), f"{int(row['completed']):,}/{int(row['flows']):,}")
-    out_console.print(t)
+    rows = [(row["fabric_name"], f"{row['load']:.2f}", f"{row['offered_load']:.3f}", f"{row['goodput_steady']:.3f}",
+             _fmt(row.get(col)), _fmt(row.get(f"fct{cls}_unfinished")), f"{int(row['flows']) - int(row['completed']):,}")
+            for _, row in table.iterrows()]
+    flows = sorted({int(f) for f in table["flows"]}) if len(table) else []
+    out_console.print(compare_table(rows, cls, title="photonet compare (default scenario)" if not a.scenario else f"photonet compare ({a.scenario})",
+                                    flows=flows))
     basis = sorted(set(table["load_basis"].dropna())) if "load_basis" in table else []
-    console.print(f"load basis: {', '.join(basis) or 'n/a'}; FCTs are of completed flows (unfinished flows are counted in "
-                  f"table.csv's censored columns); goodput excludes warm-up and cool-down (metrics.steady_state)")
+    console.print(f"load basis: {', '.join(basis) or 'n/a'}; table.csv also has the censored FCT columns (unfinished flows "
+                  f"counted at their elapsed time); goodput excludes warm-up and cool-down (metrics.steady_state)")
     console.print(f"wrote {a.out}/table.csv, table.md, fct_vs_load.png, goodput_vs_load.png")
     return 0
 

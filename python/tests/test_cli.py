@@ -98,3 +98,22 @@ def test_default_compare_shows_what_the_papers_argue(tmp_path):
     assert osub[short] > 1.5 * esn[short] and osub[short] > 1.2 * sirius[short], table.to_string()
     # The offered load is the requested one on the realised basis.
     assert abs(esn["offered_load"] - 0.8) < 0.05
+
+
+def test_compare_table_fits_80_columns_without_cutting_numbers():
+    """In an 80-column terminal the compare table folds long fabric labels but
+    prints every number whole (no '…'), and FCTs above 999 µs are written out,
+    not in scientific notation."""
+    from rich.console import Console
+
+    from photonet.cli import _fmt, compare_table
+
+    assert _fmt(1234.5) == "1,234" and _fmt(999.6) == "1,000" and _fmt(12.34) == "12.3"
+    rows = [("NegotiaToR (parallel network)", "1.00", "1.012", "0.998", _fmt(123456.7), "9,598", "12,345")]
+    con = Console(width=80, record=True)
+    con.print(compare_table(rows, "<10KB", "t", [20000]))
+    text = con.export_text()
+    assert "…" not in text
+    for cell in rows[0][1:]:
+        assert cell in text, cell
+    assert max(len(line) for line in text.splitlines()) <= 80
