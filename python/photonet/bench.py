@@ -141,7 +141,7 @@ PAPER_SCENARIOS: dict[str, dict] = {
             ("reactor", "fig11", "reactor", "REACToR Fig. 11 at paper scale: 64 hosts at 100 Gbps, 12 ms, 8 small-flow counts x 3 series = 24 runs"),
             ("mordia", "fig04", "mordia_rr", "Mordia Fig. 4: 8 ToRs x 8 hosts, all-to-all from cold start, 17 probe runs"),
             ("mordia", "fig10", "mordia_rr", "Mordia Fig. 10: 23 hosts at 10 Gbps, all-to-all of 20 MB, 5 day lengths x 3 series (round-robin, NIC delay, TMS), drained"),
-            ("mordia", "table2", "mordia", "Mordia Table 2 method, simulated: 4 ToRs, TMS truncated to n = 1..9 days + 10 Gbps packet switch, 20 weeks of 1 ms"),
+            ("mordia", "table2", "mordia", "Mordia Table 2 method, simulated: 4 ToRs, TMS truncated to n = 1..9 days + 10 Gbps packet switch, 20 weeks of 1 ms, oracle and measured demand (1, 2 weeks old) = 27 runs"),
         ]
     },
 }
