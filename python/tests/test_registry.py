@@ -69,3 +69,16 @@ def test_every_fabric_has_a_bench_scenario():
         s = bench.SCENARIOS[f"{name}-default"]
         assert s["config"]["fabric"] == name
     assert set(bench.available()) >= {f"{n}-default" for n in photonet.fabric_names()}
+
+
+def test_experiment_bench_scenarios_name_existing_figures():
+    """`photonet bench` scenarios that time a whole reproduction figure point
+    at a figure that exists and whose every point builds (nothing runs)."""
+    from photonet.reproduce.experiment import load_paper
+    from photonet.reproduce.points import build_points
+
+    exp = {k: s["experiment"] for k, s in bench.SCENARIOS.items() if "experiment" in s}
+    assert {"reactor-fig10-paper", "reactor-fig11-paper", "mordia-table2-paper"} <= set(exp)
+    for name, e in exp.items():
+        _, fps = build_points(load_paper(e["paper"]), e["scale"], only=[e["only"]])
+        assert fps and all(fp.point is not None for fp in fps), name

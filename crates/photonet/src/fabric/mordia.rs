@@ -39,11 +39,16 @@
 //!   (`sched::tms::bvn`), and the days (longest first) get
 //!   `weight × (week − days × night)`. Days shorter than `min_day` are dropped
 //!   (longest-time-slot-first truncation), and the kept days are stretched to
-//!   fill the week. Traffic of pairs left out waits: its demand grows relative
+//!   fill the week; `max_days` > 0 keeps at most that many (the n longest
+//!   slots of Table 2). Traffic of pairs left out waits: its demand grows relative
 //!   to the served pairs' until it is scheduled — or, with `packet_rate` >
 //!   0, it is carried meanwhile by an electrical packet switch (each rack's
 //!   uplink and downlink at `packet_rate`; fluid over each day and night,
-//!   delivered at the end of the night), the hybrid of §3.3.
+//!   delivered at the end of the night), the hybrid of §3.3. The packet
+//!   switch also takes, from each pair a kept day connects, the share of
+//!   the pair's demand that the dropped days held in its BAM entry
+//!   ((BAM − Σ kept weights·P) / BAM, Table 2's "Packet"), at most that many
+//!   bytes per week.
 //!
 //! # Time stepping
 //! One internal event per day boundary while any VOQ holds traffic (plus one
@@ -121,6 +126,10 @@ pub struct MordiaParams {
     /// `mordia`: days shorter than this are dropped from a week (the
     /// prototype's shortest slot is 61 µs, §6.3).
     pub min_day: SimTime,
+    /// `mordia`: keep at most this many days per week, the longest
+    /// (longest-time-slot-first truncation to n slots, §3.3 / Table 2);
+    /// 0 = no limit (only `min_day` truncates).
+    pub max_days: u32,
     /// `mordia`: "oracle" or "measured" demand.
     pub demand: Demand,
     /// `mordia` with measured demand: weeks between measuring the VOQs and
@@ -162,6 +171,7 @@ impl Default for MordiaParams {
             loopback: false,
             week: SimTime::ZERO,
             min_day: SimTime::us(20),
+            max_days: 0,
             demand: Demand::Oracle,
             control_delay: 1,
             packet: ByteSize(1500),
@@ -417,6 +427,10 @@ pub struct Mordia {
     packets: u64,
     /// Pairs some day of the current week connects (n × n).
     covered: Vec<bool>,
+    /// Bytes per pair the packet switch may take this week from pairs some
+    /// kept day connects: their demand times the share of their BAM entry
+    /// that the dropped days held (n × n; §3.3).
+    packet_budget: Vec<u64>,
     packet_bytes: u64,
     held: u64,
     lost: u64,
@@ -465,6 +479,7 @@ impl Mordia {
             days_run: 0,
             packets: 0,
             covered: vec![true; n * n],
+            packet_budget: vec![0; n * n],
             packet_bytes: 0,
             held: 0,
             lost: 0,
@@ -559,7 +574,10 @@ impl Mordia {
         // Slots shorter than min_day are dropped anyway: stop decomposing
         // once less than that is left.
         let stop = self.p.min_day.0 as f64 / self.week_len.0 as f64;
-        let terms = match tms::sinkhorn(&m, 1e-9, 20_000)
+        let scaled = tms::sinkhorn(&m, 1e-9, 20_000).ok();
+        let terms = match scaled
+            .as_ref()
+            .ok_or_else(String::new)
             .and_then(|s| tms::bvn_until(&s.bam, 1e-8, stop))
         {
             Ok(t) if !t.is_empty() => t,
@@ -579,7 +597,8 @@ impl Mordia {
             let avail = self.week_len.0 as f64 - k as f64 * self.p.night.0 as f64;
             let total: f64 = terms[..k].iter().map(|t| t.weight).sum();
             let shortest = terms[k - 1].weight / total * avail;
-            if avail <= 0.0 || shortest < self.p.min_day.0 as f64 {
+            let too_many = self.p.max_days > 0 && k > self.p.max_days as usize;
+            if too_many || avail <= 0.0 || shortest < self.p.min_day.0 as f64 {
                 break;
             }
             kept = terms[..k].iter().collect();
@@ -589,6 +608,7 @@ impl Mordia {
             // Every day would be shorter than min_day: the round-robin week.
             self.fallback_weeks += 1;
             self.covered.iter_mut().for_each(|c| *c = true);
+            self.packet_budget.iter_mut().for_each(|b| *b = 0);
             let len = SimTime(self.week_len.0 / (n as u64 - 1) - self.p.night.0);
             return (1..n)
                 .map(|d| Day {
@@ -610,6 +630,28 @@ impl Mordia {
         let used: u64 = days.iter().map(|d| d.len.0).sum();
         days[0].len = SimTime(days[0].len.0 + avail - used);
         self.cover(&days);
+        // The packet switch's share of each connected pair: the part of
+        // its BAM entry the kept days do not hold, of its demand.
+        self.packet_budget.iter_mut().for_each(|b| *b = 0);
+        if let (Some(sc), true) = (&scaled, self.p.packet_rate.0 > 0) {
+            let mut circ = vec![0.0; n * n];
+            for t in &kept {
+                for (i, &j) in t.perm.iter().enumerate() {
+                    if j < n {
+                        circ[i * n + j] += t.weight;
+                    }
+                }
+            }
+            for i in 0..n {
+                for j in 0..n {
+                    let b = sc.bam[i][j];
+                    if i != j && b > 0.0 && self.covered[i * n + j] {
+                        let frac = ((b - circ[i * n + j]) / b).clamp(0.0, 1.0);
+                        self.packet_budget[i * n + j] = (frac * d[i * n + j]).round() as u64;
+                    }
+                }
+            }
+        }
         days
     }
 
@@ -628,7 +670,8 @@ impl Mordia {
 
     /// The packet switch over [from, to): each rack's uplink at
     /// `packet_rate`, shared equally by its backlogged pairs the week's days
-    /// leave out, and each destination's downlink at `packet_rate`
+    /// leave out or that have packet budget left (at most that budget), and
+    /// each destination's downlink at `packet_rate`
     /// (sources in index order). Bytes arrive at `to + latency`.
     fn run_packet(&mut self, from: SimTime, to: SimTime, rec: &mut Recorder) {
         if self.p.packet_rate.0 == 0 || to <= from {
@@ -640,7 +683,12 @@ impl Mordia {
         let at = to + self.p.latency;
         for i in 0..n {
             let pairs: Vec<usize> = (0..n)
-                .filter(|&j| j != i && !self.covered[i * n + j] && !self.voq[i * n + j].is_empty())
+                .filter(|&j| {
+                    let q = i * n + j;
+                    j != i
+                        && (!self.covered[q] || self.packet_budget[q] > 0)
+                        && !self.voq[q].is_empty()
+                })
                 .collect();
             if pairs.is_empty() {
                 continue;
@@ -648,9 +696,12 @@ impl Mordia {
             let mut up = cap;
             let mut left = pairs.len() as u64;
             for j in pairs {
-                let mut give = (up / left).min(down[j]);
-                left -= 1;
                 let q = i * n + j;
+                let mut give = (up / left).min(down[j]);
+                if self.covered[q] {
+                    give = give.min(self.packet_budget[q]);
+                }
+                left -= 1;
                 let before = give;
                 while give > 0 {
                     let Some(&f) = self.voq[q].front() else { break };
@@ -675,6 +726,9 @@ impl Mordia {
                 let used = before - give;
                 up -= used;
                 down[j] -= used;
+                if self.covered[q] {
+                    self.packet_budget[q] -= used;
+                }
             }
         }
     }
@@ -894,6 +948,10 @@ impl Fabric for Mordia {
             ("packets", self.packets as f64),
             ("held_packets", self.held as f64),
             ("packet_switch_bytes", self.packet_bytes as f64),
+            (
+                "packet_switch_share",
+                self.packet_bytes as f64 / (self.packet_bytes + self.circuit_bytes).max(1) as f64,
+            ),
             ("lost_packets", self.lost as f64),
             ("lost_bytes_on_wire", self.lost_bytes as f64),
             ("circuit_bytes", self.circuit_bytes as f64),
@@ -1243,6 +1301,66 @@ mod tests {
             t >= arrival + SimTime::us(80) && t <= week * 2 + SimTime::ns(500),
             "{t} vs week {week}"
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+        /// Table 2's truncation: with `max_days = n` every week has at most
+        /// n days, the stable time of a week of k days is week − k·night
+        /// (D of Table 2), and every byte delivered went over a circuit or
+        /// over the packet switch, never both and never neither. Long flows
+        /// of random sizes per pair keep every VOQ backlogged, so the weeks
+        /// run back to back on the 1 ms grid.
+        #[test]
+        fn max_days_truncates_each_week_and_the_packet_switch_takes_the_rest(
+            n in 1u32..6,
+            rates in proptest::collection::vec(1u64..40, 12),
+        ) {
+            let topo = Topology {
+                racks: 4,
+                servers_per_rack: 1,
+                uplinks: 1,
+                uplink_rate: Rate::gbps(10),
+                server_rate: Some(Rate::gbps(2000)),
+            };
+            let p = MordiaParams {
+                night: SimTime::us(10),
+                week: SimTime::us(1000),
+                min_day: SimTime::us(2),
+                max_days: n,
+                host_nic: HostNic::PerFlow,
+                packet_rate: Rate::gbps(10),
+                ..MordiaParams::default()
+            };
+            let c = ctx(&topo);
+            let mut m = Mordia::new(&p, true, &c);
+            m.log = Some((Vec::new(), Vec::new()));
+            let mut fl = Vec::new();
+            for i in 0..4u32 {
+                for j in 0..4u32 {
+                    if i != j {
+                        let id = fl.len() as u32;
+                        fl.push(flow(id, i, j, rates[id as usize] * 10_000_000, SimTime::ZERO));
+                    }
+                }
+            }
+            let mut rec = Recorder::new(None);
+            let weeks = 6u64;
+            crate::fabric::drive(&mut m, &fl, &mut rec, SimTime::us(1000 * weeks), |_| true);
+            proptest::prop_assert_eq!(rec.violation_count(), 0);
+            let delivered: u64 = fl.iter().map(|f| rec.delivered(f.id)).sum();
+            proptest::prop_assert_eq!(m.circuit_bytes + m.packet_bytes, delivered);
+            proptest::prop_assert!(m.packet_bytes > 0 || n >= 3);
+            let (days, _) = m.log.take().unwrap();
+            for w in 0..weeks {
+                let (a, b) = (SimTime::us(1000 * w), SimTime::us(1000 * (w + 1)));
+                let wd: Vec<_> = days.iter().filter(|d| d.0 >= a && d.0 < b).collect();
+                proptest::prop_assert!(!wd.is_empty() && wd.len() as u32 <= n, "week {w}: {} days > {n}", wd.len());
+                proptest::prop_assert!(wd.iter().all(|d| d.1 + p.night <= b), "week {w} runs past its end");
+                let stable: u64 = wd.iter().map(|d| (d.1 - d.0).0).sum();
+                proptest::prop_assert_eq!(stable, (b - a).0 - wd.len() as u64 * p.night.0);
+            }
+        }
     }
 
     proptest::proptest! {

@@ -57,7 +57,7 @@
 //! circuit bytes at that downlink. Bytes are delivered at the end of the
 //! tick plus `latency`. An arrival at an idle ToR starts a period at once.
 //!
-//! # Why not `net::Network`
+//! # Why not `net::Network` (yet)
 //! `net/` owns its hosts and their transports; here the ToR decides, per
 //! class and per microsecond, which of a host's queues may send and at which
 //! rate, and circuit bytes pre-empt EPS bytes at the downlink. Driving that
@@ -65,6 +65,30 @@
 //! pause, an external circuit at the egress port), which this module avoids:
 //! the single EPS hop is an output queue per port with per-ingress PFC
 //! accounting, which is all that path has.
+//!
+//! Moving the EPS onto `net::Network` (issue 11) needs, in `net/`, besides
+//! a star graph (host NICs at `eps_rate` → one EPS switch → a port per
+//! host at `eps_rate` → the REACToR downlink at R), the paced transport and
+//! `FlowControl::Pfc`:
+//! 1. growable flows: REACToR hands EPS bytes to a host NIC a tick at a
+//!    time, per (host, destination); fixed-size `add_flow` would need a net
+//!    flow per chunk (≈ 64 hosts × 12,000 ticks per run), so an
+//!    `extend_flow(now, flow, bytes)` for the paced transport (raise
+//!    `bytes`/`npkts`, re-queue the flow in its host's round-robin, clear
+//!    `sender_done`) and one net flow per class, delivered bytes mapped back
+//!    to photonet flows in FIFO order as `eps_q` does now;
+//! 2. a pause query for a host NIC (`all_paused` of the host's port, made
+//!    public), so that a host releases EPS-class bytes only while unpaused
+//!    and bytes already in the NIC cannot outlive a period's class mapping;
+//! 3. PFC reaction delays drawn per frame from a range (the measured
+//!    1.0–2.2 µs off, 1.2–1.3 µs on) instead of `PfcConfig`'s fixed
+//!    `pause_delay`/`resume_delay`;
+//! 4. strict-priority external load on an egress port: the circuit bytes a
+//!    tick brings to downlink j occupy the port (push its `busy_until`)
+//!    before any queued EPS packet starts;
+//! 5. the co-simulation: `next_event` = min(next tick, the network's next
+//!    event), the network advanced to each tick boundary before the tick's
+//!    circuits and rate limits are worked out.
 
 // Matrix code reads best with explicit (i, j) indices.
 #![allow(clippy::needless_range_loop)]
