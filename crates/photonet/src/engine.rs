@@ -103,6 +103,19 @@ pub struct RunOutput {
 /// completions. Fabric events at time t run before arrivals at the same t.
 pub fn run(
     fabric: &mut dyn Fabric,
+    arrivals: &mut dyn Iterator<Item = Flow>,
+    stop: &StopRule,
+    rec: Recorder,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> RunOutput {
+    run_arrivals(fabric, &mut FromIter::new(arrivals), stop, rec, progress)
+}
+
+/// [`run`] for any [`Arrivals`], closed-loop ones included: completions are
+/// reported to the workload before each step, so the flows they release
+/// start at their completion time.
+pub fn run_arrivals(
+    fabric: &mut dyn Fabric,
     arrivals: &mut dyn Arrivals,
     stop: &StopRule,
     mut rec: Recorder,

@@ -277,9 +277,9 @@ pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> 
         let mut checked = Checked {
             inner: p.fabric.as_mut(),
         };
-        engine::run(&mut checked, p.arrivals.as_mut(), &p.stop, rec, progress)
+        engine::run_arrivals(&mut checked, p.arrivals.as_mut(), &p.stop, rec, progress)
     } else {
-        engine::run(
+        engine::run_arrivals(
             p.fabric.as_mut(),
             p.arrivals.as_mut(),
             &p.stop,
