@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import numpy as np
 import pandas as pd
 
 from . import _core
@@ -114,15 +115,20 @@ def run(
         raise ConfigError(str(e)) from None
     summary = json.loads(raw["summary"])
     f = raw["flows"]
+    # Columns arrive as little-endian bytes (see _core.run); finish_ps is
+    # u64::MAX for unfinished flows.
+    # Integer columns as int64, as pandas makes of Python ints.
+    col = lambda k, t: np.frombuffer(f[k], dtype=t).astype(np.int64)  # noqa: E731
+    finish = np.frombuffer(f["finish_ps"], dtype="<u8")
     flows = pd.DataFrame(
         {
-            "id": f["id"],
-            "src": f["src"],
-            "dst": f["dst"],
-            "bytes": f["bytes"],
-            "start_us": [x / 1e6 for x in f["start_ps"]],
-            "finish_us": [float("nan") if x is None else x / 1e6 for x in f["finish_ps"]],
-            "delivered_bytes": f["delivered_bytes"],
+            "id": col("id", "<u4"),
+            "src": col("src", "<u4"),
+            "dst": col("dst", "<u4"),
+            "bytes": col("bytes", "<u8"),
+            "start_us": col("start_ps", "<u8") / 1e6,
+            "finish_us": np.where(finish == np.iinfo(np.uint64).max, np.nan, finish / 1e6),
+            "delivered_bytes": col("delivered_bytes", "<u8"),
         }
     )
     flows["fct_us"] = flows["finish_us"] - flows["start_us"]

@@ -101,6 +101,17 @@ PAPER_SCENARIOS: dict[str, dict] = {
             ("fat-tree", "fat_tree", "fat-tree k = 16 (adaptive, credits, 3 VCs)", {"fat_tree": {"k": 16, "routing": "adaptive", "transport": "paced", "flow_control": "credit", "vcs": 3, "mtu": "512B", "header": "0B", "buffer": "24KB", "ecn_threshold": "0B", "propagation": "128ns"}}),
         ]
     },
+    # Fig. 7's ping_pong1 at paper scale: closed loop, 10,000 round trips per node.
+    "baldur-pingpong-paper": {
+        "about": "Baldur (m = 4), ping_pong1 (closed loop: each node answers its partner's packet at once), 1,024 nodes, 10,000 x 512 B packets per node",
+        "config": {
+            "fabric": "baldur",
+            "topology": {"racks": 1024, "servers_per_rack": 1, "uplinks": 1, "uplink_rate": "25Gbps"},
+            "workload": {"pattern": {"kind": "ping_pong"}, "sizes": {"dist": "fixed", "size": "512B"}},
+            "stop": {"flows": 10_240_000, "drain": True},
+            "baldur": {"multiplicity": 4},
+        },
+    },
     "sirius-paper": {
         "about": "SIRIUS, 128 racks, 12 uplinks (1.5x), Pareto(1.05, 100KB), 200,000 flows, load 1.0",
         "config": {"fabric": "sirius", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}},

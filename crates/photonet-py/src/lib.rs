@@ -7,7 +7,7 @@ use photonet::run::{prepare, simulate, Paths};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 use std::path::PathBuf;
 
 create_exception!(
@@ -71,7 +71,8 @@ fn fabrics(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 
 /// Runs one simulation. `progress(now_us, arrived, completed, events)` is called
 /// now and then; returning False cancels. Returns a dict with `summary` (JSON
-/// text), `flows` (columns), `series` (or None), `config` (complete TOML),
+/// text), `flows` (columns as little-endian bytes: id, src, dst u32; bytes,
+/// start_ps, finish_ps (u64::MAX: unfinished), delivered_bytes u64), `series` (or None), `config` (complete TOML),
 /// `wall_s` and `cancelled`.
 #[pyfunction]
 #[pyo3(signature = (config_toml, base_dir=None, search=Vec::new(), progress=None))]
@@ -125,15 +126,25 @@ fn run<'py>(
         "summary",
         serde_json::to_string(&result.summary).expect("summary serialises"),
     )?;
+    // Columns as little-endian bytes (numpy.frombuffer in `api.run`): no
+    // Python object per value (10 M flows would need ~2 GB as int lists).
     let f = &result.flows;
     let flows = PyDict::new(py);
-    flows.set_item("id", &f.id)?;
-    flows.set_item("src", &f.src)?;
-    flows.set_item("dst", &f.dst)?;
-    flows.set_item("bytes", &f.bytes)?;
-    flows.set_item("start_ps", &f.start_ps)?;
-    flows.set_item("finish_ps", &f.finish_ps)?;
-    flows.set_item("delivered_bytes", &f.delivered)?;
+    let le32 = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let le64 = |v: &[u64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    flows.set_item("id", PyBytes::new(py, &le32(&f.id)))?;
+    flows.set_item("src", PyBytes::new(py, &le32(&f.src)))?;
+    flows.set_item("dst", PyBytes::new(py, &le32(&f.dst)))?;
+    flows.set_item("bytes", PyBytes::new(py, &le64(&f.bytes)))?;
+    flows.set_item("start_ps", PyBytes::new(py, &le64(&f.start_ps)))?;
+    // Unfinished flows: u64::MAX (no finish time can be that large).
+    let finish: Vec<u8> = f
+        .finish_ps
+        .iter()
+        .flat_map(|x| x.unwrap_or(u64::MAX).to_le_bytes())
+        .collect();
+    flows.set_item("finish_ps", PyBytes::new(py, &finish))?;
+    flows.set_item("delivered_bytes", PyBytes::new(py, &le64(&f.delivered)))?;
     out.set_item("flows", flows)?;
     match &result.series {
         Some(s) => {

@@ -127,6 +127,13 @@ pub enum PatternKind {
     GroupPermutation,
     /// Baldur §V-A: every other host sends to host `node`.
     Hotspot,
+    /// Baldur §V-A ping-pong (closed loop): hosts in fixed pairs; each sends
+    /// one flow to its partner at t = 0 and its next the instant its
+    /// partner's flow reaches it. Pairs are a random matching
+    /// (`ping_pong1`), or with `group`, hosts of consecutive groups of that
+    /// size paired with hosts of a partner group (`ping_pong2`). Each host
+    /// sends ⌈stop.flows / hosts⌉ flows; `workload.load` does not apply.
+    PingPong,
 }
 
 /// Who sends to whom: `kind` picks the pattern; the other keys are its parameters.
@@ -148,7 +155,7 @@ pub struct PatternConfig {
     /// Trace: a CSV with header `src,dst,bytes,start`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
-    /// Group permutation: hosts per group (e.g. a dragonfly group).
+    /// Group permutation and ping-pong: hosts per group (e.g. a dragonfly group).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
     /// Hotspot: the destination host (default 0).
@@ -603,6 +610,26 @@ impl Config {
                         g,
                         format!("must divide the {n} hosts into at least 2 groups"),
                     ));
+                }
+            }
+            PatternKind::PingPong => {
+                keys_for("workload.pattern", "ping_pong", &given, &[], &["group"])?;
+                if n % 2 == 1 {
+                    return Err(err(
+                        "workload.pattern.kind",
+                        "\"ping_pong\"",
+                        format!("ping-pong pairs the hosts: hosts must be even (got {n})"),
+                    ));
+                }
+                if let Some(g) = pt.group {
+                    let g = g as u64;
+                    if g == 0 || !n.is_multiple_of(g) || (n / g) % 2 == 1 {
+                        return Err(err(
+                            "workload.pattern.group",
+                            g,
+                            format!("ping-pong pairs whole groups: the group size must divide the {n} hosts into an even number of groups"),
+                        ));
+                    }
                 }
             }
             PatternKind::Hotspot => {

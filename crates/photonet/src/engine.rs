@@ -10,6 +10,52 @@ use crate::flow::Flow;
 use crate::recorder::Recorder;
 use crate::units::SimTime;
 
+/// Where the run loop takes its flows from, in start-time order. An open-loop
+/// workload knows every flow in advance (any `Iterator<Item = Flow>`, through
+/// [`FromIter`]); a closed-loop one (ping-pong) releases flows when earlier
+/// ones complete: the run loop reports every completion to it.
+pub trait Arrivals {
+    /// The start time of the next flow known now; None if none is known
+    /// (for a closed-loop workload, completions may release more later).
+    fn peek(&mut self) -> Option<SimTime>;
+    /// Takes the flow `peek` timed. Ids are dense, in the order flows are
+    /// taken.
+    fn pop(&mut self) -> Option<Flow>;
+    /// Whether completions can release flows (the run loop then reports them
+    /// through `completed` and keeps going while `peek` is None).
+    fn closed_loop(&self) -> bool {
+        false
+    }
+    /// `flow` completed at `t` (called in completion order, only when
+    /// `closed_loop`). Flows it releases start at `t` or later.
+    fn completed(&mut self, _flow: &Flow, _t: SimTime) {}
+}
+
+/// An iterator of flows sorted by start time, as [`Arrivals`].
+pub struct FromIter<I: Iterator<Item = Flow>> {
+    it: I,
+    head: Option<Flow>,
+}
+
+impl<I: Iterator<Item = Flow>> FromIter<I> {
+    pub fn new(it: I) -> Self {
+        FromIter { it, head: None }
+    }
+}
+
+impl<I: Iterator<Item = Flow>> Arrivals for FromIter<I> {
+    fn peek(&mut self) -> Option<SimTime> {
+        if self.head.is_none() {
+            self.head = self.it.next();
+        }
+        self.head.as_ref().map(|f| f.start)
+    }
+    fn pop(&mut self) -> Option<Flow> {
+        self.peek();
+        self.head.take()
+    }
+}
+
 /// When the run stops.
 #[derive(Clone, Debug, Default)]
 pub struct StopRule {
@@ -59,12 +105,38 @@ pub fn run(
     fabric: &mut dyn Fabric,
     arrivals: &mut dyn Iterator<Item = Flow>,
     stop: &StopRule,
+    rec: Recorder,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> RunOutput {
+    run_arrivals(fabric, &mut FromIter::new(arrivals), stop, rec, progress)
+}
+
+/// [`run`] for any [`Arrivals`], closed-loop ones included: completions are
+/// reported to the workload before each step, so the flows they release
+/// start at their completion time.
+pub fn run_arrivals(
+    fabric: &mut dyn Fabric,
+    arrivals: &mut dyn Arrivals,
+    stop: &StopRule,
     mut rec: Recorder,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> RunOutput {
     let mut flows: Vec<Flow> = Vec::new();
+    if let Some(m) = stop.max_flows {
+        // The flow count is known: no regrowth (copies, and up to twice the
+        // memory) for runs of millions of flows.
+        let n = m.min(1 << 24) as usize;
+        flows.reserve_exact(n);
+        rec.reserve(n);
+    }
+    let closed = arrivals.closed_loop();
+    if closed {
+        rec.log_completions(true);
+    }
+    let mut done_log: Vec<(u32, SimTime)> = Vec::new();
     let mut events: u64 = 0;
-    let mut next_arrival = arrivals.next();
+    // Set when the stop rule ends the arrivals (for good).
+    let mut arrivals_over = false;
     let mut last_arrival = SimTime::ZERO;
     let mut cancelled = false;
     let mut next_report = 0u64;
@@ -74,23 +146,35 @@ pub fn run(
     let mut count_came_first = false;
 
     loop {
-        // Arrivals past the stop rule end the workload.
-        if let Some(f) = &next_arrival {
-            let over_count = stop.max_flows.is_some_and(|m| flows.len() as u64 >= m);
-            if over_count || f.start > horizon {
-                count_came_first = over_count && f.start <= horizon;
-                next_arrival = None;
+        if closed {
+            rec.take_completions(&mut done_log);
+            for &(id, t) in &done_log {
+                arrivals.completed(&flows[id as usize], t);
             }
         }
-        let limit = match (&next_arrival, stop.drain) {
+        // Arrivals past the stop rule end the workload.
+        let mut ta = if arrivals_over { None } else { arrivals.peek() };
+        if let Some(t) = ta {
+            let over_count = stop.max_flows.is_some_and(|m| flows.len() as u64 >= m);
+            if over_count || t > horizon {
+                count_came_first = over_count && t <= horizon;
+                arrivals_over = true;
+                ta = None;
+            }
+        } else if !closed {
+            arrivals_over = true;
+        }
+        // A closed-loop workload waiting for completions runs to the horizon.
+        let waiting = !arrivals_over && ta.is_none();
+        let limit = match (ta, stop.drain) {
             (Some(_), _) => horizon,
+            (None, _) if waiting => horizon,
             (None, false) => stop.end_without_drain(last_arrival, count_came_first),
             (None, true) => match stop.drain_limit {
                 Some(d) => last_arrival.saturating_add(d),
                 None => SimTime::MAX,
             },
         };
-        let ta = next_arrival.as_ref().map(|f| f.start);
         let tf = fabric.next_event().filter(|t| *t <= limit);
         let now = match (ta, tf) {
             (None, None) => break,
@@ -105,11 +189,11 @@ pub fn run(
             (Some(a), _) if fabric.batches_arrivals() => {
                 // Every arrival at `a` (within the stop rule), in one call.
                 let first = flows.len();
-                while let Some(f) = next_arrival.take_if(|f| f.start == a) {
+                while arrivals.peek() == Some(a) {
+                    let f = arrivals.pop().expect("peeked");
                     last_arrival = f.start;
                     rec.register(&f);
                     flows.push(f);
-                    next_arrival = arrivals.next();
                     if stop.max_flows.is_some_and(|m| flows.len() as u64 >= m) {
                         break;
                     }
@@ -119,13 +203,12 @@ pub fn run(
                 a
             }
             (Some(a), _) => {
-                let f = next_arrival.take().expect("arrival present");
+                let f = arrivals.pop().expect("peeked");
                 debug_assert!(f.start >= last_arrival, "arrivals must be sorted by start");
                 last_arrival = f.start;
                 rec.register(&f);
                 fabric.add_flow(a, &f, &mut rec);
                 flows.push(f);
-                next_arrival = arrivals.next();
                 a
             }
         };

@@ -146,6 +146,8 @@ pub struct Recorder {
     coarse: CoarseSeries,
     violations: Vec<String>,
     violation_count: u64,
+    /// Completions not yet taken, when logging (closed-loop workloads).
+    completion_log: Option<Vec<(FlowId, SimTime)>>,
 }
 
 impl Recorder {
@@ -153,6 +155,28 @@ impl Recorder {
         Recorder {
             series,
             ..Default::default()
+        }
+    }
+
+    /// Room for `n` flows (when the run's flow count is known).
+    pub fn reserve(&mut self, n: usize) {
+        self.bytes.reserve_exact(n);
+        self.delivered.reserve_exact(n);
+        self.finish.reserve_exact(n);
+    }
+
+    /// Keep a log of completions for [`Recorder::take_completions`] (the
+    /// run loop's feedback to closed-loop workloads).
+    pub fn log_completions(&mut self, on: bool) {
+        self.completion_log = on.then(Vec::new);
+    }
+
+    /// Moves the completions logged since the last call into `out` (cleared
+    /// first), in the order they were reported.
+    pub fn take_completions(&mut self, out: &mut Vec<(FlowId, SimTime)>) {
+        out.clear();
+        if let Some(log) = &mut self.completion_log {
+            std::mem::swap(log, out);
         }
     }
 
@@ -222,6 +246,9 @@ impl Recorder {
             self.violation(msg);
         }
         self.finish[i] = Some(t);
+        if let Some(log) = &mut self.completion_log {
+            log.push((id, t));
+        }
         self.completed += 1;
         self.last_completion = self.last_completion.max(t);
     }
@@ -264,6 +291,13 @@ impl Recorder {
     }
     pub fn take_series(&mut self) -> Option<TimeSeries> {
         self.series.take()
+    }
+    /// Consumes the recorder: per flow, its finish time in ps (None:
+    /// unfinished) and bytes delivered, without copying the columns.
+    pub fn into_columns(self) -> (Vec<Option<u64>>, Vec<u64>) {
+        // Same layout: collected in place.
+        let finish = self.finish.into_iter().map(|t| t.map(|t| t.0)).collect();
+        (finish, self.delivered)
     }
     /// The first violation messages (see [`Recorder::violation_count`]).
     pub fn violations(&self) -> &[String] {

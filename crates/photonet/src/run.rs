@@ -2,14 +2,14 @@
 //! checks happen here, before any simulated time), run, and summarise.
 
 use crate::config::{Config, ConfigError, PatternKind, SizeDistKind};
-use crate::engine::{self, Progress, StopRule};
+use crate::engine::{self, Arrivals, FromIter, Progress, StopRule};
 use crate::fabric::Fabric;
 use crate::flow::Flow;
 use crate::metrics::{summarise, Summary, SummaryInput};
 use crate::recorder::{Recorder, TimeSeries};
 use crate::rng::RngStreams;
 use crate::units::{limits, SimTime};
-use crate::workload::{trace, Cdf, FixedMap, Generator, LoadInfo, Pattern, SizeDist};
+use crate::workload::{trace, Cdf, FixedMap, Generator, LoadInfo, Pattern, PingPong, SizeDist};
 use std::path::{Path, PathBuf};
 
 /// Where relative file names in a config are looked up: next to the config
@@ -58,7 +58,7 @@ impl Paths {
 pub struct Prepared {
     pub config: Config,
     pub fabric: Box<dyn Fabric + Send>,
-    pub arrivals: Box<dyn Iterator<Item = Flow> + Send>,
+    pub arrivals: Box<dyn Arrivals + Send>,
     pub stop: StopRule,
     /// How the arrival rate was set (none for trace replay).
     pub load: Option<LoadInfo>,
@@ -113,6 +113,24 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
         PatternKind::Hotspot => Pattern::Fixed(FixedMap::Hotspot {
             node: pt.node.unwrap_or(0),
         }),
+        PatternKind::PingPong => {
+            // Closed loop: each host sends ⌈flows / hosts⌉ (or without a
+            // flow count, until the duration).
+            let per_node = config
+                .stop
+                .flows
+                .map_or(u64::MAX, |f| f.div_ceil(hosts as u64));
+            check_run_size(config, 0.0, config.stop.flows.unwrap_or(0))?;
+            let arrivals: Box<dyn Arrivals + Send> =
+                Box::new(PingPong::new(hosts, pt.group, sizes, per_node, &streams));
+            return Ok(Prepared {
+                config: config.clone(),
+                fabric,
+                arrivals,
+                stop: stop_rule(config),
+                load: None,
+            });
+        }
         PatternKind::Trace => {
             let file = pt.file.clone().unwrap_or_default();
             let path = paths.resolve("workload.pattern.file", &file)?;
@@ -121,7 +139,7 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
             })?;
             let span = flows.last().map_or(0.0, |f| f.start.as_secs_f64());
             check_run_size(config, span, flows.len() as u64)?;
-            let arrivals: Box<dyn Iterator<Item = Flow> + Send> = Box::new(flows.into_iter());
+            let arrivals: Box<dyn Arrivals + Send> = Box::new(FromIter::new(flows.into_iter()));
             return Ok(Prepared {
                 config: config.clone(),
                 fabric,
@@ -165,7 +183,7 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
             .unwrap_or((span / generator.mean_gap()) as u64 * per_event);
         check_run_size(config, span, expected_flows)?;
     }
-    let arrivals = Box::new(generator);
+    let arrivals = Box::new(FromIter::new(generator));
     Ok(Prepared {
         config: config.clone(),
         fabric,
@@ -259,9 +277,9 @@ pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> 
         let mut checked = Checked {
             inner: p.fabric.as_mut(),
         };
-        engine::run(&mut checked, p.arrivals.as_mut(), &p.stop, rec, progress)
+        engine::run_arrivals(&mut checked, p.arrivals.as_mut(), &p.stop, rec, progress)
     } else {
-        engine::run(
+        engine::run_arrivals(
             p.fabric.as_mut(),
             p.arrivals.as_mut(),
             &p.stop,
@@ -282,21 +300,35 @@ pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> 
             fabric_stats: p.fabric.stats(),
         },
     );
-    let mut t = FlowTable::default();
-    for f in &out.flows {
+    // The fabric's per-flow state is no longer needed: free it before the
+    // table is built (paper-scale runs hold millions of flows).
+    drop(p.fabric);
+    let mut out = out;
+    let series = out.recorder.take_series();
+    let (finish, delivered) = out.recorder.into_columns();
+    let flows = std::mem::take(&mut out.flows);
+    let mut t = FlowTable {
+        finish_ps: finish,
+        delivered,
+        ..Default::default()
+    };
+    let n = flows.len();
+    t.id.reserve_exact(n);
+    t.src.reserve_exact(n);
+    t.dst.reserve_exact(n);
+    t.bytes.reserve_exact(n);
+    t.start_ps.reserve_exact(n);
+    for f in flows {
         t.id.push(f.id);
         t.src.push(f.src);
         t.dst.push(f.dst);
         t.bytes.push(f.bytes);
         t.start_ps.push(f.start.0);
-        t.finish_ps.push(out.recorder.finish(f.id).map(|x| x.0));
-        t.delivered.push(out.recorder.delivered(f.id));
     }
-    let mut out = out;
     RunResult {
         summary,
         flows: t,
-        series: out.recorder.take_series(),
+        series,
         cancelled: out.cancelled,
     }
 }

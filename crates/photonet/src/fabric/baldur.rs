@@ -316,11 +316,20 @@ pub struct Butterfly {
     m: u32,
     /// Ports per stage: N/2 switches × 2 directions × m.
     ports: usize,
-    /// `next[s·ports + port]`: the switch of stage s+1 that output `port` of
-    /// stage s feeds (s < k−1).
-    next: Vec<u32>,
-    /// `free_at[s·ports + port]`: when output `port` of stage s is free.
-    free_at: Vec<SimTime>,
+    /// `cells[off + s·ports + port]`: when output `port` of stage s is free,
+    /// and the switch of stage s+1 it feeds (s < k−1). The two are
+    /// interleaved so that choosing an output and following it touch one
+    /// cache line per stage (the m outputs of a direction are adjacent, and
+    /// `off` aligns them to 64 bytes when 16·m divides 64): a packet's
+    /// stages are random accesses, and this lookup is the fabric's hot spot.
+    cells: Vec<Cell>,
+    off: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Cell {
+    free_at: SimTime,
+    next: u32,
 }
 
 pub use crate::net::multibutterfly::wire_stage;
@@ -337,24 +346,32 @@ impl Butterfly {
     /// (None: in order).
     pub fn new(k: u32, m: u32, mut rng: Option<&mut SimRng>) -> Butterfly {
         let ports = (1usize << k) * m as usize;
-        let mut next = vec![0u32; ports * (k as usize).saturating_sub(1)];
+        let mut next = vec![0u32; ports];
         let mut perm = Vec::new();
+        const LINE: usize = 64;
+        let per_line = LINE / std::mem::size_of::<Cell>();
+        let mut cells = vec![
+            Cell {
+                free_at: SimTime::ZERO,
+                next: 0
+            };
+            ports * k as usize + per_line
+        ];
+        let addr = cells.as_ptr() as usize;
+        let off = (LINE - addr % LINE) % LINE / std::mem::size_of::<Cell>();
         for s in 0..k.saturating_sub(1) {
-            wire_stage(
-                k,
-                m,
-                s,
-                rng.as_deref_mut(),
-                &mut perm,
-                &mut next[s as usize * ports..(s as usize + 1) * ports],
-            );
+            wire_stage(k, m, s, rng.as_deref_mut(), &mut perm, &mut next);
+            let base = off + s as usize * ports;
+            for (c, &n) in cells[base..base + ports].iter_mut().zip(&next) {
+                c.next = n;
+            }
         }
         Butterfly {
             k,
             m,
             ports,
-            next,
-            free_at: vec![SimTime::ZERO; ports * k as usize],
+            cells,
+            off,
         }
     }
 
@@ -381,16 +398,15 @@ impl Butterfly {
         let mut t = t0;
         for s in 0..self.k {
             let b = ((dst >> (self.k - 1 - s)) & 1) as usize;
-            let base = s as usize * self.ports + (sw * 2 + b) * m;
-            let outs = &mut self.free_at[base..base + m];
-            let Some(j) = outs.iter().position(|&f| f <= t) else {
+            let port = (sw * 2 + b) * m;
+            let base = self.off + s as usize * self.ports + port;
+            let outs = &mut self.cells[base..base + m];
+            let Some(j) = outs.iter().position(|c| c.free_at <= t) else {
                 return Fate::Dropped { stage: s };
             };
-            outs[j] = t + occupy;
-            visit(s, base + j - s as usize * self.ports, t, t + occupy);
-            if s + 1 < self.k {
-                sw = self.next[base + j] as usize;
-            }
+            outs[j].free_at = t + occupy;
+            visit(s, port + j, t, t + occupy);
+            sw = outs[j].next as usize;
             t += hop;
         }
         Fate::Delivered
@@ -398,7 +414,7 @@ impl Butterfly {
 
     /// The switch of stage s+1 that output `port` of stage s feeds.
     pub fn next_switch(&self, s: u32, port: usize) -> u32 {
-        self.next[s as usize * self.ports + port]
+        self.cells[self.off + s as usize * self.ports + port].next
     }
 }
 
@@ -910,6 +926,16 @@ impl Fabric for Baldur {
             }
             n += 1;
         }
+        // Timeouts whose packet was ACKed (or resent: a later deadline) are
+        // stale for good; dropping them from the head now spares the run
+        // loop an iteration each (nearly every packet is ACKed in time).
+        // Only stale entries go, so nothing the run does changes.
+        while let Some(&(d, slot, serial)) = self.timeouts_fifo.front() {
+            if self.live(slot, serial) && self.out.get(slot).deadline == d {
+                break;
+            }
+            self.timeouts_fifo.pop_front();
+        }
         rec.count_internal_events(n);
     }
 
@@ -1263,9 +1289,15 @@ mod tests {
         assert_eq!(fa, fb);
         let mut w1 = RngStreams::new(1).stream("baldur.wiring");
         let mut w2 = RngStreams::new(2).stream("baldur.wiring");
+        let wiring = |b: Butterfly| -> Vec<u32> {
+            (0..4)
+                .flat_map(|s| (0..64).map(move |p| (s, p)))
+                .map(|(s, p)| b.next_switch(s, p))
+                .collect()
+        };
         assert_ne!(
-            Butterfly::new(5, 2, Some(&mut w1)).next,
-            Butterfly::new(5, 2, Some(&mut w2)).next
+            wiring(Butterfly::new(5, 2, Some(&mut w1))),
+            wiring(Butterfly::new(5, 2, Some(&mut w2)))
         );
     }
 

@@ -275,6 +275,109 @@ impl Generator {
     }
 }
 
+/// Ping-pong partners (Baldur §V-A), an involution without fixed points:
+/// `group` None pairs the hosts by a uniformly random perfect matching
+/// (ping_pong1); `Some(g)` pairs the consecutive groups of g hosts by a random
+/// matching of groups and each host with a random host of its partner group,
+/// one to one (ping_pong2: "the nodes from one group are paired with nodes
+/// from another group"). `n` (and the number of groups) must be even.
+pub fn ping_pong_partners(n: u32, group: Option<u32>, rng: &mut SimRng) -> Vec<HostId> {
+    let shuffle = |v: &mut Vec<u32>, rng: &mut SimRng| {
+        for i in (1..v.len()).rev() {
+            v.swap(i, rng.random_range(0..=i));
+        }
+    };
+    let mut partner = vec![0; n as usize];
+    let g = group.unwrap_or(1);
+    let mut groups: Vec<u32> = (0..n / g).collect();
+    shuffle(&mut groups, rng);
+    for pair in groups.chunks_exact(2) {
+        let (a, mut b) = (pair[0], (0..g).collect::<Vec<u32>>());
+        shuffle(&mut b, rng);
+        for (i, &j) in b.iter().enumerate() {
+            let (x, y) = (a * g + i as u32, pair[1] * g + j);
+            partner[x as usize] = y;
+            partner[y as usize] = x;
+        }
+    }
+    partner
+}
+
+/// The closed-loop ping-pong workload (Baldur §V-A): every host sends a flow
+/// to its partner at t = 0, then its next one the instant the partner's
+/// latest flow reaches it, until it has sent `per_node`. Sizes come from the
+/// size distribution. Flow ids are given in release order.
+pub struct PingPong {
+    partner: Vec<HostId>,
+    sizes: SizeDist,
+    size_rng: SimRng,
+    /// Released flows not yet taken: (start, source), in start order
+    /// (completions are reported in time order).
+    ready: std::collections::VecDeque<(SimTime, HostId)>,
+    released: Vec<u64>,
+    per_node: u64,
+    next_id: u32,
+}
+
+impl PingPong {
+    pub fn new(
+        hosts: u32,
+        group: Option<u32>,
+        sizes: SizeDist,
+        per_node: u64,
+        streams: &RngStreams,
+    ) -> PingPong {
+        let partner = ping_pong_partners(hosts, group, &mut streams.stream("pairs"));
+        let first = per_node.min(1);
+        PingPong {
+            partner,
+            sizes,
+            size_rng: streams.stream("sizes"),
+            ready: (0..hosts)
+                .filter(|_| first > 0)
+                .map(|h| (SimTime::ZERO, h))
+                .collect(),
+            released: vec![first; hosts as usize],
+            per_node,
+            next_id: 0,
+        }
+    }
+
+    pub fn partners(&self) -> &[HostId] {
+        &self.partner
+    }
+}
+
+impl crate::engine::Arrivals for PingPong {
+    fn peek(&mut self) -> Option<SimTime> {
+        self.ready.front().map(|r| r.0)
+    }
+    fn pop(&mut self) -> Option<Flow> {
+        let (start, src) = self.ready.pop_front()?;
+        let id = self.next_id;
+        self.next_id += 1;
+        Some(Flow {
+            id,
+            src,
+            dst: self.partner[src as usize],
+            bytes: self.sizes.sample(&mut self.size_rng),
+            start,
+        })
+    }
+    fn closed_loop(&self) -> bool {
+        true
+    }
+    fn completed(&mut self, flow: &Flow, t: SimTime) {
+        // The receiver answers at once.
+        let h = flow.dst;
+        if self.released[h as usize] < self.per_node {
+            self.released[h as usize] += 1;
+            debug_assert!(self.ready.back().is_none_or(|r| r.0 <= t));
+            self.ready.push_back((t, h));
+        }
+    }
+}
+
 /// A uniformly random permutation with no fixed point (Sattolo's algorithm gives
 /// a single cycle, which has none).
 pub fn derangement(n: u32, rng: &mut SimRng) -> Vec<HostId> {
@@ -585,5 +688,32 @@ mod tests {
         assert!((g.mean_gap() - 1e-6 / 7.5).abs() < 1e-15);
         let flows: Vec<Flow> = g.take(2000).collect();
         assert!(flows.iter().all(|f| f.dst == 0 && f.src != 0));
+    }
+
+    proptest::proptest! {
+        /// Ping-pong partners against their definition: an involution
+        /// without fixed points; with groups, every group maps whole onto
+        /// one other group, one to one.
+        #[test]
+        fn ping_pong_partners_are_mutual_pairs(
+            half in 1u32..40, g_pow in 0u32..4, grouped in proptest::bool::ANY, seed in 0u64..1000,
+        ) {
+            let g = 1u32 << g_pow;
+            let n = 2 * half * g;
+            let group = grouped.then_some(g);
+            let p = ping_pong_partners(n, group, &mut RngStreams::new(seed).stream("pairs"));
+            for h in 0..n {
+                let q = p[h as usize];
+                proptest::prop_assert!(q < n && q != h);
+                proptest::prop_assert_eq!(p[q as usize], h);
+                if let Some(g) = group {
+                    proptest::prop_assert_ne!(q / g, h / g);
+                    let first = h / g * g;
+                    for o in first..first + g {
+                        proptest::prop_assert_eq!(p[o as usize] / g, q / g);
+                    }
+                }
+            }
+        }
     }
 }
