@@ -162,3 +162,19 @@ fn ping_pong_bad_input_names_key_value_and_reason() {
     let e = prepare(&c, &Paths::default()).err().unwrap().to_string();
     assert!(e.contains("workload.pattern.node"), "{e}");
 }
+
+#[test]
+fn a_closed_loop_without_a_flow_count_runs_to_its_duration() {
+    // 8 hosts, 363.84 ns per round trip, 10 us: rounds start at j x 363.84 ns
+    // for j = 0..=27 (27 x 363.84 = 9,823.68 ns); the last round is in flight
+    // when the run ends.
+    let mut c = ping_pong("ideal", 8, 1, None);
+    c.edit(|p: &mut IdealParams| p.infinite_bandwidth = false);
+    c.stop.flows = None;
+    c.stop.drain = false;
+    c.stop.duration = Some(SimTime::us(10));
+    let r = run(&c);
+    assert_eq!(r.summary.flows, 8 * 28);
+    assert_eq!(r.summary.completed, 8 * 27);
+    assert_eq!(r.summary.sim_time_us, 10.0);
+}
