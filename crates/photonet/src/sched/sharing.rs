@@ -21,13 +21,18 @@
 //! One update:
 //! 1. W starts as the flows added since the last update.
 //! 2. Solve W by progressive filling on residual capacities (capacity minus
-//!    the rates of the held flows on each resource).
+//!    the rates of the held flows on each resource). W's problem is posed
+//!    once per member: a round appends the members that joined since the
+//!    last one (held flows keep their rates, so what they leave on a
+//!    resource is known when it is first posed).
 //! 3. A flow of W whose bottleneck carries a held flow with a higher rate
 //!    pulls that flow into W (it must give way).
 //! 4. A held flow without a bottleneck pulls itself into W (it may now grow,
 //!    or its old bottleneck lost saturation). Only flows on a resource whose
 //!    load changed since they were last checked can have lost theirs: a
 //!    resource a departed flow used, or one of a flow of W whose rate moved.
+//!    A held flow found to have a bottleneck keeps it until that resource's
+//!    load changes, so it is looked at again only then.
 //! 5. Repeat from 2 while W grew. W only grows, so this ends; at worst W is
 //!    the whole component, which is the full solve.
 //!
