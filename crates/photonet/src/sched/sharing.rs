@@ -618,6 +618,35 @@ mod tests {
         assert!(ch.contains(&2), "flow 2 must be reported changed: {ch:?}");
     }
 
+    #[test]
+    fn a_held_flow_is_rechecked_when_its_bottleneck_moves() {
+        // 0: [A, B], 1: [A], 2: [B]; A = 2, B = 10. Flow 0 is held at 1 by A.
+        let mut s = Sharing::new(vec![2.0, 10.0]);
+        let mut ch = Vec::new();
+        for (id, res) in [(0u32, &[0u32, 1][..]), (1, &[0]), (2, &[1])] {
+            s.insert(id, res);
+        }
+        s.update(&mut ch);
+        assert_eq!((s.rate(0), s.rate(1), s.rate(2)), (1.0, 1.0, 9.0));
+        // B's load changes but A's does not: flow 0 keeps its rate, flow 3
+        // takes what flow 2 left.
+        s.remove(2);
+        s.insert(3, &[1]);
+        ch.clear();
+        s.update(&mut ch);
+        assert_eq!(
+            (s.rate(0), s.rate(3), ch.as_slice()),
+            (1.0, 9.0, &[3u32][..])
+        );
+        // A's load changes: flow 0, verified at A, is looked at again and grows.
+        s.remove(1);
+        ch.clear();
+        s.update(&mut ch);
+        assert_eq!((s.rate(0), s.rate(3)), (2.0, 8.0));
+        assert_eq!(ch, [0, 3]);
+        assert_matches_full_solve(&s);
+    }
+
     #[derive(Clone, Debug)]
     enum Op {
         Add(Vec<u32>),
