@@ -21,13 +21,18 @@
 //! One update:
 //! 1. W starts as the flows added since the last update.
 //! 2. Solve W by progressive filling on residual capacities (capacity minus
-//!    the rates of the held flows on each resource).
+//!    the rates of the held flows on each resource). W's problem is posed
+//!    once per member: a round appends the members that joined since the
+//!    last one (held flows keep their rates, so what they leave on a
+//!    resource is known when it is first posed).
 //! 3. A flow of W whose bottleneck carries a held flow with a higher rate
 //!    pulls that flow into W (it must give way).
 //! 4. A held flow without a bottleneck pulls itself into W (it may now grow,
 //!    or its old bottleneck lost saturation). Only flows on a resource whose
 //!    load changed since they were last checked can have lost theirs: a
 //!    resource a departed flow used, or one of a flow of W whose rate moved.
+//!    A held flow found to have a bottleneck keeps it until that resource's
+//!    load changes, so it is looked at again only then.
 //! 5. Repeat from 2 while W grew. W only grows, so this ends; at worst W is
 //!    the whole component, which is the full solve.
 //!
@@ -93,9 +98,9 @@ pub struct Sharing {
     in_set: Vec<u64>,
     set: Vec<u32>,
     old_rate: Vec<f64>,
-    // Per-round caches: local index of a resource in the solve, and a
-    // resource's total and highest rate.
-    round: u64,
+    // The working set's problem, grown as W grows (stamped per update): the
+    // local index of each resource in it, and what the held flows put on
+    // each local resource (fixed point).
     local_at: Vec<u64>,
     local_of: Vec<u32>,
     local_res: Vec<u32>,
@@ -108,7 +113,9 @@ pub struct Sharing {
     saturated_at: Vec<u64>,
     top: Vec<f64>,
     top_stale: Vec<bool>,
-    set_part: Vec<u64>,
+    held_part: Vec<u64>,
+    /// Members of W already in `problem`.
+    posed: usize,
     problem: Problem,
     solver: Solver,
     rates: Vec<f64>,
@@ -121,6 +128,17 @@ pub struct Sharing {
     dirty_at: Vec<u64>,
     dirty: Vec<u32>,
     recheck: Vec<u32>,
+    /// The highest rate of a held flow on each resource, valid while
+    /// `held_top_at` is this update's stamp (held flows keep their rates
+    /// during an update; a join invalidates the join's resources).
+    held_top_at: Vec<u64>,
+    held_top: Vec<f64>,
+    /// The dirty epoch in which a held flow was last found to have a
+    /// bottleneck (0: not since it last joined W), and that bottleneck. It
+    /// stays one until that resource's load changes (a later `dirty_at`):
+    /// the flow's own rate has not moved, and neither has anything on it.
+    checked_at: Vec<u64>,
+    verified: Vec<u32>,
     // Statistics.
     updates: u64,
     solved: u64,
@@ -146,6 +164,8 @@ impl Sharing {
             top_stale: vec![false; n],
             dirty_at: vec![0; n],
             pulled_at: vec![0; n],
+            held_top_at: vec![0; n],
+            held_top: vec![0.0; n],
             capacity,
             ..Sharing::default()
         }
@@ -168,6 +188,8 @@ impl Sharing {
             self.rate.resize(i + 1, 0.0);
             self.last_bottleneck.resize(i + 1, u32::MAX);
             self.in_set.resize(i + 1, 0);
+            self.checked_at.resize(i + 1, 0);
+            self.verified.resize(i + 1, 0);
         }
         assert!(!self.members[i].live, "flow {id} is already sharing");
         let mut m = Member {
@@ -184,6 +206,7 @@ impl Sharing {
         self.members[i] = m;
         self.rate[i] = 0.0;
         self.last_bottleneck[i] = u32::MAX;
+        self.checked_at[i] = 0;
         self.added.push(id);
     }
 
@@ -244,6 +267,10 @@ impl Sharing {
         self.stamp += 1;
         self.set.clear();
         self.old_rate.clear();
+        self.problem.clear();
+        self.local_res.clear();
+        self.held_part.clear();
+        self.posed = 0;
         self.dirty_epoch += 1;
         self.dirty.clear();
         let added = std::mem::take(&mut self.added);
@@ -276,11 +303,7 @@ impl Sharing {
                     continue;
                 }
                 let mine = self.rate[self.set[i] as usize];
-                let above = self.res_flows[b as usize].iter().any(|&g| {
-                    self.in_set[g as usize] != self.stamp
-                        && self.rate[g as usize] > mine * (1.0 + TOLERANCE)
-                });
-                if above {
+                if self.held_top_of(b) > mine * (1.0 + TOLERANCE) {
                     self.pulled_at[b as usize] = self.dirty_epoch;
                     self.pull_above_level(b);
                 }
@@ -290,8 +313,20 @@ impl Sharing {
             for &r in &dirty {
                 for j in 0..self.res_flows[r as usize].len() {
                     let g = self.res_flows[r as usize][j];
-                    if self.in_set[g as usize] != self.stamp && !self.has_bottleneck(g) {
-                        self.join(g);
+                    let gu = g as usize;
+                    if self.in_set[gu] == self.stamp {
+                        continue;
+                    }
+                    let c = self.checked_at[gu];
+                    if c != 0 && self.dirty_at[self.verified[gu] as usize] <= c {
+                        continue;
+                    }
+                    match self.bottleneck_of(g) {
+                        Some(v) => {
+                            self.checked_at[gu] = self.dirty_epoch;
+                            self.verified[gu] = v;
+                        }
+                        None => self.join(g),
                     }
                 }
             }
@@ -359,8 +394,27 @@ impl Sharing {
 
     fn join(&mut self, id: u32) {
         self.in_set[id as usize] = self.stamp;
+        self.checked_at[id as usize] = 0;
         self.set.push(id);
         self.old_rate.push(self.rate[id as usize]);
+        let m = &self.members[id as usize];
+        for &r in &m.res[..m.n as usize] {
+            self.held_top_at[r as usize] = 0;
+        }
+    }
+
+    /// The highest rate of a held flow on `r` (0 if none).
+    fn held_top_of(&mut self, r: u32) -> f64 {
+        let ru = r as usize;
+        if self.held_top_at[ru] != self.stamp {
+            self.held_top_at[ru] = self.stamp;
+            self.held_top[ru] = self.res_flows[ru]
+                .iter()
+                .filter(|&&g| self.in_set[g as usize] != self.stamp)
+                .map(|&g| self.rate[g as usize])
+                .fold(0.0, f64::max);
+        }
+        self.held_top[ru]
     }
 
     fn fixed(&self, x: f64) -> u64 {
@@ -403,53 +457,55 @@ impl Sharing {
             && x * (1.0 + TOLERANCE) >= self.top_of(r)
     }
 
-    /// Whether flow `id` has a bottleneck: the one it was last frozen at
-    /// first (usually still it), then the others.
-    fn has_bottleneck(&mut self, id: u32) -> bool {
+    /// A bottleneck of flow `id`, if it has one: the one it was last frozen
+    /// at first (usually still it), then the others.
+    fn bottleneck_of(&mut self, id: u32) -> Option<u32> {
         let x = self.rate[id as usize];
         let last = self.last_bottleneck[id as usize];
         if last != u32::MAX && self.is_bottleneck_of(last, x) {
-            return true;
+            return Some(last);
         }
         let m = &self.members[id as usize];
         let (res, n) = (m.res, m.n as usize);
         res[..n]
             .iter()
-            .any(|&r| r != last && self.is_bottleneck_of(r, x))
+            .copied()
+            .find(|&r| r != last && self.is_bottleneck_of(r, x))
     }
 
     /// Progressive filling of the working set on residual capacities. Marks
     /// the resources whose load changed, and lists in `recheck` the members
     /// whose rate or bottleneck changed or that joined after member `solved`.
     fn solve_set(&mut self, solved: usize) {
-        self.round += 1;
         self.rounds += 1;
         self.solved += self.set.len() as u64;
-        self.problem.clear();
-        self.local_res.clear();
-        self.set_part.clear();
+        // Pose the members that joined since the last round. A member's rate
+        // has not moved before it is first solved, and held flows keep
+        // theirs, so what the held flows put on a resource is its total when
+        // first posed less the posed members' rates then.
         let mut local = [0u32; MAX_PATH];
-        for i in 0..self.set.len() {
-            let (res, n) = {
-                let m = &self.members[self.set[i] as usize];
-                (m.res, m.n as usize)
-            };
+        for i in self.posed..self.set.len() {
+            let id = self.set[i] as usize;
+            let (res, n) = (self.members[id].res, self.members[id].n as usize);
+            let mine = self.fixed(self.rate[id]);
             for (l, &r) in local.iter_mut().zip(&res[..n]) {
                 let ru = r as usize;
-                if self.local_at[ru] != self.round {
-                    self.local_at[ru] = self.round;
+                if self.local_at[ru] != self.stamp {
+                    self.local_at[ru] = self.stamp;
                     self.local_of[ru] = self.local_res.len() as u32;
                     self.local_res.push(r);
-                    self.set_part.push(0);
+                    self.held_part.push(self.total[ru]);
                 }
                 *l = self.local_of[ru];
-                self.set_part[*l as usize] += self.fixed(self.rate[self.set[i] as usize]);
+                self.held_part[*l as usize] -= mine;
             }
             self.problem.add_flow(&local[..n]);
         }
+        self.posed = self.set.len();
         // Residual capacity: what the held flows leave.
+        self.problem.capacity.clear();
         for (l, &r) in self.local_res.iter().enumerate() {
-            let held = (self.total[r as usize] - self.set_part[l]) as f64 / self.scale;
+            let held = self.held_part[l] as f64 / self.scale;
             self.problem
                 .capacity
                 .push((self.capacity[r as usize] - held).max(0.0));
@@ -560,6 +616,35 @@ mod tests {
         s.update(&mut ch);
         assert_eq!((s.rate(0), s.rate(1), s.rate(2)), (1.0, 1.0, 2.0));
         assert!(ch.contains(&2), "flow 2 must be reported changed: {ch:?}");
+    }
+
+    #[test]
+    fn a_held_flow_is_rechecked_when_its_bottleneck_moves() {
+        // 0: [A, B], 1: [A], 2: [B]; A = 2, B = 10. Flow 0 is held at 1 by A.
+        let mut s = Sharing::new(vec![2.0, 10.0]);
+        let mut ch = Vec::new();
+        for (id, res) in [(0u32, &[0u32, 1][..]), (1, &[0]), (2, &[1])] {
+            s.insert(id, res);
+        }
+        s.update(&mut ch);
+        assert_eq!((s.rate(0), s.rate(1), s.rate(2)), (1.0, 1.0, 9.0));
+        // B's load changes but A's does not: flow 0 keeps its rate, flow 3
+        // takes what flow 2 left.
+        s.remove(2);
+        s.insert(3, &[1]);
+        ch.clear();
+        s.update(&mut ch);
+        assert_eq!(
+            (s.rate(0), s.rate(3), ch.as_slice()),
+            (1.0, 9.0, &[3u32][..])
+        );
+        // A's load changes: flow 0, verified at A, is looked at again and grows.
+        s.remove(1);
+        ch.clear();
+        s.update(&mut ch);
+        assert_eq!((s.rate(0), s.rate(3)), (2.0, 8.0));
+        assert_eq!(ch, [0, 3]);
+        assert_matches_full_solve(&s);
     }
 
     #[derive(Clone, Debug)]
