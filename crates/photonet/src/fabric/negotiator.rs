@@ -625,6 +625,9 @@ impl NegotiatorParams {
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     flow: u32,
+    /// The flow's destination endpoint (so sending a packet needs no flow
+    /// lookup).
+    ep: u32,
     left: u64,
     /// When it joined the queue (head-of-line delays).
     since: SimTime,
@@ -632,13 +635,40 @@ struct Seg {
 
 struct FlowSt {
     dst_ep: u32,
-    dst_tor: u32,
+    /// Segments of the flow not yet wholly sent, plus lost packets waiting
+    /// to be retransmitted: the packet that brings it to 0 carries the
+    /// flow's last byte to the destination ToR (packets reach a ToR in the
+    /// order they were sent).
+    unsent: u32,
     bytes: u64,
-    delivered: u64,
     start: SimTime,
-    /// Bytes that have reached the destination ToR, and when the last did.
-    at_tor: u64,
+    /// When the last byte reached the destination ToR.
     tor_done: SimTime,
+}
+
+/// A packet (or the bytes of one flow arriving in one slot) in a
+/// host-facing queue: when its last byte leaves, and whether it ends its
+/// flow (top bit of `bytes`).
+#[derive(Clone, Copy, Debug)]
+struct HostEntry {
+    done: SimTime,
+    flow: u32,
+    bytes: u32,
+}
+
+const LAST: u32 = 1 << 31;
+
+/// What `take` hands to `send`.
+#[derive(Clone, Copy, Debug)]
+struct Pkt {
+    flow: u32,
+    ep: u32,
+    bytes: u64,
+    prio: u8,
+    /// Packets (of `payload` bytes, the last one possibly shorter).
+    packets: u64,
+    /// The last bytes of the flow still to be sent.
+    last: bool,
 }
 
 /// One scheduling process (REQUEST → GRANT → ACCEPT, `iterations` times).
@@ -709,7 +739,7 @@ pub struct Negotiator {
     flows: Vec<FlowSt>,
     /// Serialisation time at R of 0..=max payload bytes (no division per packet).
     tx_table: Vec<SimTime>,
-    hostq: Vec<VecDeque<(SimTime, u32, u32)>>,
+    hostq: Vec<VecDeque<HostEntry>>,
     host_busy: Vec<SimTime>,
     host_last_arrive: Vec<SimTime>,
     host_active: Vec<u32>,
@@ -951,9 +981,9 @@ impl Negotiator {
 
     /// Takes up to `max` packets of at most `payload` bytes each from the
     /// head segment of `s`'s queue for `d` (highest priority first): returns
-    /// (flow, bytes, priority, packets). Packets never mix segments.
+    /// the packets. Packets never mix segments.
     #[inline]
-    fn take(&mut self, s: usize, d: usize, payload: u64, max: u64) -> Option<(u32, u64, u8, u64)> {
+    fn take(&mut self, s: usize, d: usize, payload: u64, max: u64) -> Option<Pkt> {
         let pair = s * self.l.n + d;
         if self.pair_bytes[pair] == 0 {
             return None;
@@ -967,12 +997,16 @@ impl Negotiator {
             let k = max.min(seg.left.div_ceil(payload));
             let b = seg.left.min(k * payload);
             seg.left -= b;
-            let flow = seg.flow;
+            let (flow, ep) = (seg.flow, seg.ep);
+            let mut last = false;
             if seg.left == 0 {
                 let mut list = self.q[li];
                 self.pool.pop_front(&mut list);
                 self.q[li] = list;
                 self.pool.release(i);
+                let f = &mut self.flows[flow as usize];
+                f.unsent -= 1;
+                last = f.unsent == 0;
             }
             self.pair_bytes[pair] -= b;
             self.tor_bytes[s] -= b;
@@ -986,7 +1020,14 @@ impl Negotiator {
                 }
                 self.active_pos[pair] = u32::MAX;
             }
-            return Some((flow, b, prio as u8, k));
+            return Some(Pkt {
+                flow,
+                ep,
+                bytes: b,
+                prio: prio as u8,
+                packets: k,
+                last,
+            });
         }
         unreachable!("pair bytes without segments")
     }
@@ -994,19 +1035,21 @@ impl Negotiator {
     /// Puts a packet on the wire at the end of a slot ending at `end`, or
     /// loses it (failed link) and schedules its retransmission.
     #[inline]
-    fn send(&mut self, s: usize, d: usize, pkt: (u32, u64, u8, u64), end: SimTime, lost: bool) {
-        let (flow, b, prio, packets) = pkt;
+    fn send(&mut self, s: usize, d: usize, pkt: Pkt, end: SimTime, lost: bool) {
+        let (flow, b) = (pkt.flow, pkt.bytes);
         if lost {
-            self.c.packets_lost += packets;
+            self.c.packets_lost += pkt.packets;
             self.c.bytes_lost += b;
             self.retransmit.push(
                 end + self.l.propagation * 2,
-                (s as u32, d as u32, prio, b | (flow as u64) << 32),
+                (s as u32, d as u32, pkt.prio, b | (flow as u64) << 32),
             );
             self.retransmit_bytes += b;
+            // The retransmission is still to be sent.
+            self.flows[flow as usize].unsent += 1;
             return;
         }
-        self.host_enqueue(end + self.l.propagation, flow, b);
+        self.host_enqueue(end + self.l.propagation, flow, pkt.ep, b, pkt.last);
     }
 
     /// A packet (or a whole intra-rack flow) reaches its destination ToR at
@@ -1018,45 +1061,55 @@ impl Negotiator {
     /// are kept as one entry (its last byte's time is exact; earlier bytes
     /// are reported with it, less than a slot late).
     #[inline]
-    fn host_enqueue(&mut self, arrive: SimTime, flow: u32, bytes: u64) {
-        let f = &mut self.flows[flow as usize];
-        f.at_tor += bytes;
-        debug_assert!(
-            f.at_tor <= f.bytes,
-            "more bytes at the ToR than the flow has"
-        );
-        if f.at_tor == f.bytes {
-            f.tor_done = arrive;
+    fn host_enqueue(&mut self, arrive: SimTime, flow: u32, ep: u32, bytes: u64, last: bool) {
+        if last {
+            self.flows[flow as usize].tor_done = arrive;
         }
-        let (ep, d) = (f.dst_ep as usize, f.dst_tor as usize);
+        let ep = ep as usize;
+        let d = ep / self.l.servers_per_rack;
         self.at_tor_bytes += bytes;
-        let busy = self.host_busy[ep];
-        let tx = match self.tx_table.get(bytes as usize) {
-            Some(&t) => t,
-            None => self.l.host_rate.tx_time(bytes),
-        };
-        let done = busy.max(arrive) + tx;
-        // The queue when it arrives, as time to drain (bytes in `stats`).
-        self.c.peak_host_queue = self.c.peak_host_queue.max((done - arrive).0);
-        self.host_busy[ep] = done;
-        let same_slot = self.host_last_arrive[ep] == arrive;
-        self.host_last_arrive[ep] = arrive;
-        let q = &mut self.hostq[ep];
-        match q.back_mut() {
-            Some(last)
-                if same_slot && last.1 == flow && (last.2 as u64 + bytes) < u32::MAX as u64 =>
-            {
-                last.0 = done;
-                last.2 += bytes as u32;
-            }
-            _ => q.push_back((done, flow, bytes as u32)),
-        }
+        self.host_backlog[d] += bytes;
+        self.host_pending += bytes;
         if !self.host_on_list[ep] {
             self.host_on_list[ep] = true;
             self.host_active.push(ep as u32);
         }
-        self.host_backlog[d] += bytes;
-        self.host_pending += bytes;
+        let same_slot = self.host_last_arrive[ep] == arrive;
+        self.host_last_arrive[ep] = arrive;
+        let mut left = bytes;
+        loop {
+            // An entry holds < 2^31 bytes (the top bit marks the flow's end).
+            let b = left.min((LAST - 1) as u64);
+            left -= b;
+            let busy = self.host_busy[ep];
+            let tx = match self.tx_table.get(b as usize) {
+                Some(&t) => t,
+                None => self.l.host_rate.tx_time(b),
+            };
+            let done = busy.max(arrive) + tx;
+            // The queue when it arrives, as time to drain (bytes in `stats`).
+            self.c.peak_host_queue = self.c.peak_host_queue.max((done - arrive).0);
+            self.host_busy[ep] = done;
+            let flag = if last && left == 0 { LAST } else { 0 };
+            let q = &mut self.hostq[ep];
+            match q.back_mut() {
+                Some(e)
+                    if same_slot && e.flow == flow && ((e.bytes & !LAST) as u64 + b) < LAST as u64 =>
+                {
+                    e.done = done;
+                    e.bytes += b as u32;
+                    e.bytes |= flag;
+                }
+                _ => q.push_back(HostEntry {
+                    done,
+                    flow,
+                    bytes: b as u32 | flag,
+                }),
+            }
+            if left == 0 {
+                break;
+            }
+        }
     }
 
     /// Bytes that have left the host-facing queues by `now` are delivered;
@@ -1065,14 +1118,14 @@ impl Negotiator {
         let mut k = 0;
         while k < self.host_active.len() {
             let ep = self.host_active[k] as usize;
-            while let Some(&(done, flow, b)) = self.hostq[ep].front() {
+            let d = ep / self.l.servers_per_rack;
+            while let Some(&e) = self.hostq[ep].front() {
+                let (done, flow, b) = (e.done, e.flow, e.bytes & !LAST);
                 if done > now {
                     break;
                 }
                 self.hostq[ep].pop_front();
-                let f = &mut self.flows[flow as usize];
-                f.delivered += b as u64;
-                self.host_backlog[f.dst_tor as usize] -= b as u64;
+                self.host_backlog[d] -= b as u64;
                 self.host_pending -= b as u64;
                 self.delivered_bytes += b as u64;
                 if let Some((a, u)) = self.fail_window {
@@ -1083,7 +1136,7 @@ impl Negotiator {
                     }
                 }
                 rec.deliver(flow, done, b as u64);
-                if f.delivered == f.bytes {
+                if e.bytes & LAST != 0 {
                     rec.complete(flow, done);
                 }
             }
@@ -1099,9 +1152,11 @@ impl Negotiator {
             self.retransmit_bytes -= b;
             let seg = Seg {
                 flow,
+                ep: self.flows[flow as usize].dst_ep,
                 left: b,
                 since: now,
             };
+            // Its packets were counted in `unsent` when lost.
             self.push_seg(s as usize, d as usize, prio as usize, seg, true);
             if self.stateful {
                 // A retransmission is not new demand the source reports.
@@ -1645,7 +1700,7 @@ impl Negotiator {
                 }
                 let lost = self.any_failure
                     && (self.egress_down[s * sp + p] || self.ingress_down[d * sp + q]);
-                self.c.piggyback_bytes += pkt.1;
+                self.c.piggyback_bytes += pkt.bytes;
                 self.send(s, d, pkt, end, lost);
                 if self.tor_bytes[s] == 0 {
                     break;
@@ -1679,7 +1734,7 @@ impl Negotiator {
                 };
                 let lost = self.egress_down[s * sp + x] || self.ingress_down[d * sp + q];
                 self.c.used_port_slots += 1;
-                self.c.scheduled_bytes += pkt.1;
+                self.c.scheduled_bytes += pkt.bytes;
                 self.send(s, d, pkt, end, lost);
             }
             return;
@@ -1694,9 +1749,9 @@ impl Negotiator {
                 let Some(pkt) = self.take(s, d, payload, left) else {
                     break;
                 };
-                left -= pkt.3;
-                self.c.used_port_slots += pkt.3;
-                self.c.scheduled_bytes += pkt.1;
+                left -= pkt.packets;
+                self.c.used_port_slots += pkt.packets;
+                self.c.scheduled_bytes += pkt.bytes;
                 self.send(s, d, pkt, end, false);
             }
         }
@@ -1720,11 +1775,9 @@ impl Fabric for Negotiator {
         debug_assert_eq!(flow.id as usize, self.flows.len());
         self.flows.push(FlowSt {
             dst_ep: flow.dst,
-            dst_tor: dt,
+            unsent: 0,
             bytes: flow.bytes,
-            delivered: 0,
             start: now,
-            at_tor: 0,
             tor_done: SimTime::MAX,
         });
         self.latest = self.latest.max(now);
@@ -1736,7 +1789,7 @@ impl Fabric for Negotiator {
         }
         if st == dt {
             // Within a rack: straight to the destination's host-facing queue.
-            self.host_enqueue(now, flow.id, flow.bytes);
+            self.host_enqueue(now, flow.id, flow.dst, flow.bytes, true);
             return;
         }
         let (s, d) = (st as usize, dt as usize);
@@ -1752,9 +1805,11 @@ impl Fabric for Negotiator {
             if hi > lo {
                 let seg = Seg {
                     flow: flow.id,
+                    ep: flow.dst,
                     left: hi - lo,
                     since: now,
                 };
+                self.flows[flow.id as usize].unsent += 1;
                 self.push_seg(s, d, prio, seg, false);
                 lo = hi;
             }
