@@ -633,6 +633,35 @@ struct Seg {
     since: SimTime,
 }
 
+/// A source ToR's queue for one destination: its byte count and, inline,
+/// the segment packets are taken from (the front of the highest non-empty
+/// priority), so the packet-by-packet work touches one cache line; the other
+/// segments wait in per-priority pool lists (`Negotiator::q`, which then hold
+/// the rest of the head's priority).
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+struct PairQ {
+    bytes: u64,
+    head: Seg,
+    head_prio: u32,
+    /// Position in the source's `active` list (u32::MAX: not listed).
+    active_pos: u32,
+}
+
+impl PairQ {
+    const EMPTY: PairQ = PairQ {
+        bytes: 0,
+        head: Seg {
+            flow: 0,
+            ep: 0,
+            left: 0,
+            since: SimTime::ZERO,
+        },
+        head_prio: 0,
+        active_pos: u32::MAX,
+    };
+}
+
 struct FlowSt {
     dst_ep: u32,
     /// Segments of the flow not yet wholly sent, plus lost packets waiting
@@ -729,12 +758,11 @@ pub struct Negotiator {
     prios: usize,
     pool: Pool<Seg>,
     q: Vec<List>,
-    pair_bytes: Vec<u64>,
+    pq: Vec<PairQ>,
     tor_bytes: Vec<u64>,
     queued: u64,
     /// Per source: destinations with queued data (and each pair's position).
     active: Vec<Vec<u32>>,
-    active_pos: Vec<u32>,
     // --- flows and delivery
     flows: Vec<FlowSt>,
     /// Serialisation time at R of 0..=max payload bytes (no division per packet).
@@ -850,11 +878,10 @@ impl Negotiator {
             prios,
             pool: Pool::new(),
             q: vec![List::EMPTY; n * n * prios],
-            pair_bytes: vec![0; n * n],
+            pq: vec![PairQ::EMPTY; n * n],
             tor_bytes: vec![0; n],
             queued: 0,
             active: vec![Vec::new(); n],
-            active_pos: vec![u32::MAX; n * n],
             flows: Vec::new(),
             tx_table: (0..=(l.pre_payload.max(l.sched_payload) * s as u64))
                 .map(|b| l.host_rate.tx_time(b))
@@ -959,23 +986,51 @@ impl Negotiator {
     fn push_seg(&mut self, s: usize, d: usize, prio: usize, seg: Seg, front: bool) {
         let n = self.l.n;
         let pair = s * n + d;
-        let i = self.pool.alloc(seg);
-        let list = &mut self.q[pair * self.prios + prio];
-        if front {
-            self.pool.push_front(list, i);
-        } else {
-            self.pool.push_back(list, i);
-        }
-        if self.pair_bytes[pair] == 0 {
-            self.active_pos[pair] = self.active[s].len() as u32;
+        let pq = &mut self.pq[pair];
+        let prio32 = prio as u32;
+        if pq.bytes == 0 {
+            pq.head = seg;
+            pq.head_prio = prio32;
+            pq.active_pos = self.active[s].len() as u32;
             self.active[s].push(d as u32);
+        } else if prio32 < pq.head_prio || (front && prio32 == pq.head_prio) {
+            // The new segment is the new head: the old one goes back to the
+            // front of its priority's list.
+            let old = std::mem::replace(&mut pq.head, seg);
+            let old_prio = std::mem::replace(&mut pq.head_prio, prio32) as usize;
+            let i = self.pool.alloc(old);
+            self.pool
+                .push_front(&mut self.q[pair * self.prios + old_prio], i);
+        } else {
+            let i = self.pool.alloc(seg);
+            let list = &mut self.q[pair * self.prios + prio];
+            if front {
+                self.pool.push_front(list, i);
+            } else {
+                self.pool.push_back(list, i);
+            }
         }
-        self.pair_bytes[pair] += seg.left;
+        let pq = &mut self.pq[pair];
+        pq.bytes += seg.left;
         self.tor_bytes[s] += seg.left;
         self.queued += seg.left;
         self.c.peak_tor_queue = self.c.peak_tor_queue.max(self.tor_bytes[s]);
         if self.stateful {
             self.new_bytes[pair] += seg.left;
+        }
+    }
+
+    /// The front segment of priority `prio` of a pair's queue, if any.
+    fn front_seg(&self, pair: usize, prio: usize) -> Option<&Seg> {
+        let pq = &self.pq[pair];
+        if pq.bytes == 0 || prio < pq.head_prio as usize {
+            None
+        } else if prio == pq.head_prio as usize {
+            Some(&pq.head)
+        } else {
+            self.q[pair * self.prios + prio]
+                .front()
+                .map(|i| self.pool.get(i))
         }
     }
 
@@ -985,51 +1040,58 @@ impl Negotiator {
     #[inline]
     fn take(&mut self, s: usize, d: usize, payload: u64, max: u64) -> Option<Pkt> {
         let pair = s * self.l.n + d;
-        if self.pair_bytes[pair] == 0 {
+        let pq = &mut self.pq[pair];
+        if pq.bytes == 0 {
             return None;
         }
-        for prio in 0..self.prios {
-            let li = pair * self.prios + prio;
-            let Some(i) = self.q[li].front() else {
-                continue;
-            };
-            let seg = self.pool.get_mut(i);
-            let k = max.min(seg.left.div_ceil(payload));
-            let b = seg.left.min(k * payload);
-            seg.left -= b;
-            let (flow, ep) = (seg.flow, seg.ep);
-            let mut last = false;
-            if seg.left == 0 {
-                let mut list = self.q[li];
+        let seg = &mut pq.head;
+        let prio = pq.head_prio as usize;
+        let k = max.min(seg.left.div_ceil(payload));
+        let b = seg.left.min(k * payload);
+        seg.left -= b;
+        let (flow, ep) = (seg.flow, seg.ep);
+        let seg_done = seg.left == 0;
+        pq.bytes -= b;
+        let emptied = pq.bytes == 0;
+        self.tor_bytes[s] -= b;
+        self.queued -= b;
+        let mut last = false;
+        if seg_done {
+            if !emptied {
+                // The next head: the front of the highest non-empty priority.
+                let base = pair * self.prios;
+                let (p, i) = (prio..self.prios)
+                    .find_map(|p| self.q[base + p].front().map(|i| (p, i)))
+                    .expect("pair bytes without segments");
+                let mut list = self.q[base + p];
                 self.pool.pop_front(&mut list);
-                self.q[li] = list;
+                self.q[base + p] = list;
+                let pq = &mut self.pq[pair];
+                pq.head = *self.pool.get(i);
+                pq.head_prio = p as u32;
                 self.pool.release(i);
-                let f = &mut self.flows[flow as usize];
-                f.unsent -= 1;
-                last = f.unsent == 0;
             }
-            self.pair_bytes[pair] -= b;
-            self.tor_bytes[s] -= b;
-            self.queued -= b;
-            if self.pair_bytes[pair] == 0 {
-                let pos = self.active_pos[pair] as usize;
-                let last = *self.active[s].last().expect("listed");
-                self.active[s].swap_remove(pos);
-                if last as usize != d {
-                    self.active_pos[s * self.l.n + last as usize] = pos as u32;
-                }
-                self.active_pos[pair] = u32::MAX;
-            }
-            return Some(Pkt {
-                flow,
-                ep,
-                bytes: b,
-                prio: prio as u8,
-                packets: k,
-                last,
-            });
+            let f = &mut self.flows[flow as usize];
+            f.unsent -= 1;
+            last = f.unsent == 0;
         }
-        unreachable!("pair bytes without segments")
+        if emptied {
+            let pos = self.pq[pair].active_pos as usize;
+            let moved = *self.active[s].last().expect("listed");
+            self.active[s].swap_remove(pos);
+            if moved as usize != d {
+                self.pq[s * self.l.n + moved as usize].active_pos = pos as u32;
+            }
+            self.pq[pair].active_pos = u32::MAX;
+        }
+        Some(Pkt {
+            flow,
+            ep,
+            bytes: b,
+            prio: prio as u8,
+            packets: k,
+            last,
+        })
     }
 
     /// Puts a packet on the wire at the end of a slot ending at `end`, or
@@ -1228,15 +1290,14 @@ impl Negotiator {
         let pair = s * self.l.n + d;
         match self.requests_kind {
             RequestKind::Binary => 0,
-            RequestKind::DataSize => self.pair_bytes[pair],
+            RequestKind::DataSize => self.pq[pair].bytes,
             RequestKind::HolDelay => {
                 let hol = |prio: usize| -> f64 {
                     if prio >= self.prios {
                         return 0.0;
                     }
-                    self.q[pair * self.prios + prio]
-                        .front()
-                        .map_or(0.0, |i| (now - self.pool[i].since).0 as f64)
+                    self.front_seg(pair, prio)
+                        .map_or(0.0, |seg| (now - seg.since).0 as f64)
                 };
                 let a = self.hol_alpha;
                 let w = if self.prios >= 3 {
@@ -1252,8 +1313,8 @@ impl Negotiator {
     fn oldest_head(&self, s: usize, d: usize) -> SimTime {
         let pair = s * self.l.n + d;
         (0..self.prios)
-            .filter_map(|p| self.q[pair * self.prios + p].front())
-            .map(|i| self.pool[i].since)
+            .filter_map(|p| self.front_seg(pair, p))
+            .map(|seg| seg.since)
             .min()
             .unwrap_or(SimTime::MAX)
     }
@@ -1301,7 +1362,7 @@ impl Negotiator {
             if self.algorithm == Algorithm::Projector {
                 bundles.clear();
                 for &d in &self.active[s] {
-                    let b = self.pair_bytes[s * n + d as usize];
+                    let b = self.pq[s * n + d as usize].bytes;
                     if b > self.threshold {
                         let age = (now - self.oldest_head(s, d as usize).min(now)).0;
                         bundles.push((d, b.div_ceil(port_cap) as u32, age));
@@ -1326,7 +1387,7 @@ impl Negotiator {
             for k in 0..self.active[s].len() {
                 let d = self.active[s][k] as usize;
                 let pair = s * n + d;
-                if self.pair_bytes[pair] <= self.threshold {
+                if self.pq[pair].bytes <= self.threshold {
                     continue;
                 }
                 self.c.requests += 1;
@@ -1975,7 +2036,7 @@ impl Fabric for Negotiator {
             dst[j] = true;
         }
         let tor_sum: u64 = self.tor_bytes.iter().sum();
-        let pair_sum: u64 = self.pair_bytes.iter().sum();
+        let pair_sum: u64 = self.pq.iter().map(|q| q.bytes).sum();
         if tor_sum != self.queued || pair_sum != self.queued {
             return Err(format!(
                 "negotiator: queue counters disagree ({tor_sum}, {pair_sum}, {})",
