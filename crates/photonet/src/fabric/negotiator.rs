@@ -783,6 +783,8 @@ pub struct Negotiator {
     // --- scheduling
     procs: VecDeque<Process>,
     spare: Vec<Process>,
+    /// Scratch: a predefined slot's links with data (src, port, dst, port).
+    pre_links: Vec<(u32, u32, u32, u32)>,
     /// This epoch's scheduled-phase transfers (src, src_port, dst, dst_port).
     matched: Vec<(u32, u32, u32, u32)>,
     /// The same, per pair: (src, dst, ports).
@@ -899,6 +901,7 @@ impl Negotiator {
             retransmit_bytes: 0,
             procs: VecDeque::new(),
             spare: Vec::new(),
+            pre_links: Vec::new(),
             matched: Vec::new(),
             runs: Vec::new(),
             matched_epoch: u64::MAX,
@@ -1046,7 +1049,11 @@ impl Negotiator {
         }
         let seg = &mut pq.head;
         let prio = pq.head_prio as usize;
-        let k = max.min(seg.left.div_ceil(payload));
+        let k = if max == 1 {
+            1
+        } else {
+            max.min(seg.left.div_ceil(payload))
+        };
         let b = seg.left.min(k * payload);
         seg.left -= b;
         let (flow, ep) = (seg.flow, seg.ep);
@@ -1242,7 +1249,9 @@ impl Negotiator {
                     0
                 };
                 let o = 1 + j * sp + (p + r) % sp;
-                (o < n).then_some(((s + o) % n, p))
+                // s, o < n: (s + o) mod n without a division.
+                let d = if s + o >= n { s + o - n } else { s + o };
+                (o < n).then_some((d, p))
             }
             Some(sch) => {
                 let d = sch.dest(s, p, j);
@@ -1736,6 +1745,11 @@ impl Negotiator {
         let end = now + self.l.pre_slot;
         let (n, sp) = (self.l.n, self.l.s);
         let payload = self.l.pre_payload;
+        // Two passes: first the links whose queue holds data (a tight loop of
+        // independent loads, so the memory system fetches them in parallel),
+        // then the packets, in the same order.
+        let mut links = std::mem::take(&mut self.pre_links);
+        links.clear();
         for s in 0..n {
             if self.tor_bytes[s] == 0 {
                 continue;
@@ -1744,6 +1758,14 @@ impl Negotiator {
                 let Some((d, q)) = self.pre_dest(s, p, j, e) else {
                     continue;
                 };
+                if self.pq[s * n + d].bytes > 0 {
+                    links.push((s as u32, p as u32, d as u32, q as u32));
+                }
+            }
+        }
+        for &(s, p, d, q) in &links {
+            let (s, p, d, q) = (s as usize, p as usize, d as usize, q as usize);
+            {
                 if self.any_failure
                     && (self.egress_known[s * sp + p] || self.ingress_known[d * sp + q])
                 {
@@ -1763,11 +1785,9 @@ impl Negotiator {
                     && (self.egress_down[s * sp + p] || self.ingress_down[d * sp + q]);
                 self.c.piggyback_bytes += pkt.bytes;
                 self.send(s, d, pkt, end, lost);
-                if self.tor_bytes[s] == 0 {
-                    break;
-                }
             }
         }
+        self.pre_links = links;
     }
 
     fn scheduled_slot(&mut self, g: u64, now: SimTime) {
