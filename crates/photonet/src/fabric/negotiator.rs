@@ -1135,7 +1135,8 @@ impl Negotiator {
             self.flows[flow as usize].tor_done = arrive;
         }
         let ep = ep as usize;
-        let d = ep / self.l.servers_per_rack;
+        let spr = self.l.servers_per_rack;
+        let d = if spr == 1 { ep } else { ep / spr };
         self.at_tor_bytes += bytes;
         self.host_backlog[d] += bytes;
         self.host_pending += bytes;
