@@ -100,8 +100,24 @@
 //! `sirius_ideal` fabric (Valiant relay over the same cyclic thin-clos
 //! schedule, `sched::sirius::Schedule`, which this module shares for
 //! thin-clos) with `queue_bound = 4294967295` (no intermediate bound) and
-//! `source_priorities = ["1KB", "10KB"]` (PIAS at sources). Traffic-aware
-//! selective relay (App. A.2.2) is not modelled.
+//! `source_priorities = ["1KB", "10KB"]` (PIAS at sources).
+//!
+//! `relay` (thin-clos only; App. A.2.2, Table 3) adds traffic-aware selective
+//! relay, integrated into the matching. REQUEST: a source whose lowest-priority
+//! (elephant) queue for d holds ≥ `relay_threshold` asks up to
+//! `relay_fanout` intermediates m (`sched::negotiator::relay_candidates`):
+//! not d, not a ToR it requests directly, and reached on an egress port with
+//! no high-volume direct traffic (no own queue above `relay_threshold` for a
+//! ToR behind that port). GRANT: m refuses unless its relay queue for d has
+//! room for one port's scheduled phase within `relay_buffer` and its own
+//! egress port towards d carries no high-volume direct traffic; the rest is
+//! ordinary NegotiaToR GRANT. ACCEPT: direct grants first, relay grants on
+//! the ports left free. The accepted port carries the source's elephant
+//! data for d to m (one propagation delay), where it waits in a relay queue
+//! for d and goes on as m's own traffic (m requests d for it; own data
+//! first): two hops at most, never piggybacked. Relay is modelled with
+//! binary, stateless, one-round NegotiaToR matching and without link
+//! failures (other combinations are rejected).
 //!
 //! # Statistics
 //!
@@ -121,8 +137,8 @@ use crate::queue::{EventQueue, SlotClock};
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
 use crate::sched::negotiator::{
-    accept, grant, projector_grant, projector_requests, Grant, Matching, Network, Request, Rings,
-    Scratch, FREE,
+    accept, grant, projector_grant, projector_requests, relay_candidates, Grant, Matching, Network,
+    Request, Rings, Scratch, FREE,
 };
 use crate::sched::sirius::Schedule;
 use crate::topology::Topology;
@@ -264,6 +280,18 @@ pub struct NegotiatorParams {
     /// host-facing queue; §4.1 measures FCT "from the ToRs' perspective").
     /// The run's own FCT ends when the last byte leaves that queue. 10 KB.
     pub mice_below: ByteSize,
+    /// Traffic-aware selective relay on thin-clos (App. A.2.2): elephant
+    /// data may take a second path through a lightly loaded intermediate ToR.
+    pub relay: bool,
+    /// Relay only a pair's lowest-priority (elephant) data, and only while
+    /// that queue holds at least this much (64 KB, about two ports'
+    /// scheduled phases: enough to fill an extra link).
+    pub relay_threshold: ByteSize,
+    /// Intermediates a source asks per elephant queue and epoch (2).
+    pub relay_fanout: u32,
+    /// An intermediate grants a relay only while its relay queue for the
+    /// destination plus one port's scheduled phase fits in this (256 KB).
+    pub relay_buffer: ByteSize,
 }
 
 impl Default for NegotiatorParams {
@@ -294,6 +322,10 @@ impl Default for NegotiatorParams {
             link_failures: Vec::new(),
             detect_epochs: 2,
             mice_below: ByteSize(10_000),
+            relay: false,
+            relay_threshold: ByteSize(64_000),
+            relay_fanout: 2,
+            relay_buffer: ByteSize(256_000),
         }
     }
 }
@@ -336,6 +368,13 @@ impl FabricModule for NegotiatorModule {
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
         let thin = v.name == "negotiator_thin_clos";
+        if p.relay && !thin {
+            return Err(bad(
+                "relay",
+                true,
+                "relay is for thin-clos (`negotiator_thin_clos`): on the parallel network every pair reaches every port directly",
+            ));
+        }
         let l = p.layout(ctx.topology, thin)?;
         Ok(Box::new(Negotiator::new(
             l,
@@ -583,6 +622,30 @@ impl NegotiatorParams {
                 ));
             }
         }
+        if self.relay {
+            let why = if self.algorithm != Algorithm::Negotiator
+                || self.requests != RequestKind::Binary
+                || self.stateful
+            {
+                Some("relay is modelled with binary stateless NegotiaToR requests only")
+            } else if !self.link_failures.is_empty() {
+                Some("relay is not modelled together with link failures")
+            } else if self.iterations != 1 {
+                Some("relay is modelled with one round of matching only")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(bad("relay", true, why));
+            }
+            if self.relay_buffer.0 < port_phase {
+                return Err(bad(
+                    "relay_buffer",
+                    format!("\"{}\"", self.relay_buffer),
+                    format!("must hold one port's scheduled phase ({port_phase} B)"),
+                ));
+            }
+        }
         let mut offsets = Vec::with_capacity(pre_slots + sched_slots);
         for j in 0..pre_slots {
             offsets.push(pre_slot * j as u64);
@@ -712,6 +775,8 @@ struct Process {
     granted_ports: Vec<u32>,
     /// ProjecToR per-port requests (src, src_port, dst, weight).
     port_requests: Vec<(u32, u32, u32, u64)>,
+    /// Relay requests (source, intermediate, final destination), sorted.
+    relay: Vec<(u32, u32, u32)>,
     busy: bool,
 }
 
@@ -732,6 +797,10 @@ struct Counters {
     packets_lost: u64,
     bytes_lost: u64,
     contention: u64,
+    relay_requests: u64,
+    relay_refused: u64,
+    relay_accepts: u64,
+    relayed_bytes: u64,
     peak_tor_queue: u64,
     peak_host_queue: u64,
     queue_samples: u64,
@@ -797,6 +866,25 @@ pub struct Negotiator {
     new_bytes: Vec<u64>,
     /// Scratch: weights of informative requests per pair.
     pair_weight: Vec<u64>,
+    // --- traffic-aware selective relay (thin-clos)
+    relay: bool,
+    relay_threshold: u64,
+    relay_fanout: usize,
+    relay_buffer: u64,
+    /// Per pair: bytes in the lowest-priority queue (only with relay).
+    low_bytes: Vec<u64>,
+    /// Per (intermediate, destination): relayed data waiting for the second
+    /// hop, and its bytes.
+    rq: Vec<VecDeque<Seg>>,
+    relay_bytes: Vec<u64>,
+    /// Per intermediate: destinations with relayed data.
+    relay_active: Vec<Vec<u32>>,
+    /// Relayed packets on their first hop: (intermediate, destination, flow, bytes).
+    relay_flight: EventQueue<(u32, u32, u32, u64)>,
+    relay_flight_bytes: u64,
+    /// Per run of `runs`: the final destination of relayed data, or FREE.
+    run_relay: Vec<u32>,
+    relay_out: Vec<u32>,
     // --- failures
     events: Vec<(SimTime, u32, u32, LinkSide, bool)>,
     egress_down: Vec<bool>,
@@ -909,6 +997,22 @@ impl Negotiator {
             demand: if p.stateful { vec![0; n * n] } else { vec![] },
             new_bytes: if p.stateful { vec![0; n * n] } else { vec![] },
             pair_weight: vec![0; n * n],
+            relay: p.relay,
+            relay_threshold: p.relay_threshold.0,
+            relay_fanout: p.relay_fanout as usize,
+            relay_buffer: p.relay_buffer.0,
+            low_bytes: if p.relay { vec![0; n * n] } else { vec![] },
+            rq: if p.relay {
+                vec![VecDeque::new(); n * n]
+            } else {
+                vec![]
+            },
+            relay_bytes: if p.relay { vec![0; n * n] } else { vec![] },
+            relay_active: vec![Vec::new(); n],
+            relay_flight: EventQueue::new(),
+            relay_flight_bytes: 0,
+            run_relay: Vec::new(),
+            relay_out: Vec::new(),
             any_failure: !events.is_empty(),
             events,
             egress_down: vec![false; n * s],
@@ -956,6 +1060,7 @@ impl Negotiator {
         self.queued > 0
             || self.host_pending > 0
             || !self.retransmit.is_empty()
+            || !self.relay_flight.is_empty()
             || self.procs.iter().any(|p| p.busy)
             || !self.matched.is_empty()
     }
@@ -1015,6 +1120,9 @@ impl Negotiator {
         }
         let pq = &mut self.pq[pair];
         pq.bytes += seg.left;
+        if self.relay && prio + 1 == self.prios {
+            self.low_bytes[pair] += seg.left;
+        }
         self.tor_bytes[s] += seg.left;
         self.queued += seg.left;
         self.c.peak_tor_queue = self.c.peak_tor_queue.max(self.tor_bytes[s]);
@@ -1060,6 +1168,9 @@ impl Negotiator {
         let seg_done = seg.left == 0;
         pq.bytes -= b;
         let emptied = pq.bytes == 0;
+        if self.relay && prio + 1 == self.prios {
+            self.low_bytes[pair] -= b;
+        }
         self.tor_bytes[s] -= b;
         self.queued -= b;
         let mut last = false;
@@ -1098,6 +1209,116 @@ impl Negotiator {
             prio: prio as u8,
             packets: k,
             last,
+        })
+    }
+
+    /// Like `take`, from the lowest-priority (elephant) queue of `s` for `d`
+    /// only: the data a relay carries.
+    fn take_low(&mut self, s: usize, d: usize, payload: u64, max: u64) -> Option<Pkt> {
+        let pair = s * self.l.n + d;
+        let low = self.prios - 1;
+        if self.low_bytes[pair] == 0 {
+            return None;
+        }
+        if self.pq[pair].head_prio as usize == low {
+            return self.take(s, d, payload, max);
+        }
+        // The head is of a higher priority: the lowest priority's front waits
+        // in the pool.
+        let li = pair * self.prios + low;
+        let i = self.q[li]
+            .front()
+            .expect("low-priority bytes without segments");
+        let seg = self.pool.get_mut(i);
+        let k = max.min(seg.left.div_ceil(payload));
+        let b = seg.left.min(k * payload);
+        seg.left -= b;
+        let (flow, ep, seg_done) = (seg.flow, seg.ep, seg.left == 0);
+        let mut last = false;
+        if seg_done {
+            let mut list = self.q[li];
+            self.pool.pop_front(&mut list);
+            self.q[li] = list;
+            self.pool.release(i);
+            let f = &mut self.flows[flow as usize];
+            f.unsent -= 1;
+            last = f.unsent == 0;
+        }
+        self.pq[pair].bytes -= b;
+        self.low_bytes[pair] -= b;
+        self.tor_bytes[s] -= b;
+        self.queued -= b;
+        Some(Pkt {
+            flow,
+            ep,
+            bytes: b,
+            prio: low as u8,
+            packets: k,
+            last,
+        })
+    }
+
+    /// Like `take`, from the data `m` relays to `d`.
+    fn take_relayed(&mut self, m: usize, d: usize, payload: u64, max: u64) -> Option<Pkt> {
+        let pair = m * self.l.n + d;
+        let seg = self.rq[pair].front_mut()?;
+        let k = max.min(seg.left.div_ceil(payload));
+        let b = seg.left.min(k * payload);
+        seg.left -= b;
+        let (flow, ep, seg_done) = (seg.flow, seg.ep, seg.left == 0);
+        let mut last = false;
+        if seg_done {
+            self.rq[pair].pop_front();
+            let f = &mut self.flows[flow as usize];
+            f.unsent -= 1;
+            last = f.unsent == 0;
+        }
+        self.relay_bytes[pair] -= b;
+        self.tor_bytes[m] -= b;
+        self.queued -= b;
+        if self.relay_bytes[pair] == 0 {
+            let list = &mut self.relay_active[m];
+            let pos = list.iter().position(|&x| x as usize == d).expect("listed");
+            list.swap_remove(pos);
+        }
+        Some(Pkt {
+            flow,
+            ep,
+            bytes: b,
+            prio: (self.prios - 1) as u8,
+            packets: k,
+            last,
+        })
+    }
+
+    /// Relayed data reaches its intermediate `m` and queues for `d`.
+    fn relay_arrive(&mut self, now: SimTime, m: usize, d: usize, flow: u32, b: u64) {
+        let pair = m * self.l.n + d;
+        if self.relay_bytes[pair] == 0 {
+            self.relay_active[m].push(d as u32);
+        }
+        self.rq[pair].push_back(Seg {
+            flow,
+            ep: self.flows[flow as usize].dst_ep,
+            left: b,
+            since: now,
+        });
+        self.relay_bytes[pair] += b;
+        self.relay_flight_bytes -= b;
+        self.tor_bytes[m] += b;
+        self.queued += b;
+        self.c.peak_tor_queue = self.c.peak_tor_queue.max(self.tor_bytes[m]);
+    }
+
+    /// Whether `t`'s egress port towards `d` carries high-volume direct
+    /// traffic (a queue above `relay_threshold` for a ToR that port reaches).
+    fn relay_port_loaded(&self, t: usize, d: usize) -> bool {
+        let sch = self.l.thin.as_ref().expect("relay is thin-clos only");
+        let x = sch.link(t, d).0;
+        let n = self.l.n;
+        self.active[t].iter().any(|&d2| {
+            sch.link(t, d2 as usize).0 == x
+                && self.pq[t * n + d2 as usize].bytes > self.relay_threshold
         })
     }
 
@@ -1164,7 +1385,9 @@ impl Negotiator {
             let q = &mut self.hostq[ep];
             match q.back_mut() {
                 Some(e)
-                    if same_slot && e.flow == flow && ((e.bytes & !LAST) as u64 + b) < LAST as u64 =>
+                    if same_slot
+                        && e.flow == flow
+                        && ((e.bytes & !LAST) as u64 + b) < LAST as u64 =>
                 {
                     e.done = done;
                     e.bytes += b as u32;
@@ -1216,6 +1439,9 @@ impl Negotiator {
             } else {
                 k += 1;
             }
+        }
+        while let Some((_, (m, d, flow, b))) = self.relay_flight.pop_due(now) {
+            self.relay_arrive(now, m as usize, d as usize, flow, b);
         }
         while let Some((_, (s, d, prio, packed))) = self.retransmit.pop_due(now) {
             let (b, flow) = (packed & 0xffff_ffff, (packed >> 32) as u32);
@@ -1339,12 +1565,14 @@ impl Negotiator {
             grants: Vec::new(),
             granted_ports: vec![0; self.l.n],
             port_requests: Vec::new(),
+            relay: Vec::new(),
             busy: false,
         });
         p.start_epoch = start_epoch;
         p.data_epoch = data_epoch;
         p.step = 0;
         p.busy = false;
+        p.relay.clear();
         p.m.clear();
         p
     }
@@ -1362,8 +1590,13 @@ impl Negotiator {
         let mut bundles: Vec<(u32, u32, u64)> = Vec::new();
         let mut port_out: Vec<(u32, u32)> = Vec::new();
         let port_cap = (self.l.sched_slots as u64 * self.l.sched_payload).max(1);
+        let mut marked: Vec<bool> = if self.relay {
+            vec![false; n]
+        } else {
+            Vec::new()
+        };
         for s in 0..n {
-            if self.active[s].is_empty() {
+            if self.active[s].is_empty() && (!self.relay || self.relay_active[s].is_empty()) {
                 continue;
             }
             if round > 0 && (0..sp).all(|x| !p.m.src_free(s, x)) {
@@ -1397,7 +1630,12 @@ impl Negotiator {
             for k in 0..self.active[s].len() {
                 let d = self.active[s][k] as usize;
                 let pair = s * n + d;
-                if self.pq[pair].bytes <= self.threshold {
+                let relayed = if self.relay {
+                    self.relay_bytes[pair]
+                } else {
+                    0
+                };
+                if self.pq[pair].bytes + relayed <= self.threshold {
                     continue;
                 }
                 self.c.requests += 1;
@@ -1416,9 +1654,81 @@ impl Negotiator {
                     weight,
                 });
                 any = true;
+                if self.relay {
+                    marked[d] = true;
+                }
+            }
+            if self.relay {
+                any |= self.relay_requests(p, s, e, &mut marked);
             }
         }
+        if self.relay {
+            p.relay.sort_unstable();
+        }
         p.busy = any;
+    }
+
+    /// Relay (thin-clos, App. A.2.2) REQUESTs of source `s`: requests for the
+    /// data it holds as an intermediate (destinations without own data), then
+    /// relay requests for its elephant queues. `marked` has the ToRs `s`
+    /// already requests; it is left cleared.
+    fn relay_requests(&mut self, p: &mut Process, s: usize, e: u64, marked: &mut [bool]) -> bool {
+        let n = self.l.n;
+        let mut any = false;
+        for k in 0..self.relay_active[s].len() {
+            let d = self.relay_active[s][k] as usize;
+            let pair = s * n + d;
+            if self.pq[pair].bytes > 0 || self.relay_bytes[pair] <= self.threshold {
+                continue; // with own data: requested above
+            }
+            self.c.requests += 1;
+            p.requests[d].push(Request {
+                src: s as u32,
+                weight: 0,
+            });
+            marked[d] = true;
+            any = true;
+        }
+        let sch = self.l.thin.clone().expect("relay is thin-clos only");
+        let mut loaded = vec![false; self.l.s];
+        for &d in &self.active[s] {
+            if self.pq[s * n + d as usize].bytes > self.relay_threshold {
+                loaded[sch.link(s, d as usize).0] = true;
+            }
+        }
+        let mut out = std::mem::take(&mut self.relay_out);
+        for k in 0..self.active[s].len() {
+            let d = self.active[s][k] as usize;
+            if self.low_bytes[s * n + d] < self.relay_threshold {
+                continue;
+            }
+            let port_to = |m: usize| sch.link(s, m).0;
+            let direct = |m: usize| marked[m];
+            relay_candidates(
+                n,
+                s,
+                d,
+                &port_to,
+                &loaded,
+                &direct,
+                self.relay_fanout,
+                (e as usize + s) % n,
+                &mut out,
+            );
+            for &m in &out {
+                marked[m as usize] = true;
+                self.c.relay_requests += 1;
+                p.requests[m as usize].push(Request {
+                    src: s as u32,
+                    weight: 0,
+                });
+                p.relay.push((s as u32, m, d as u32));
+                any = true;
+            }
+        }
+        self.relay_out = out;
+        marked.fill(false);
+        any
     }
 
     fn step_grant(&mut self, p: &mut Process, e: u64, now: SimTime) {
@@ -1475,6 +1785,28 @@ impl Negotiator {
                     self.c.ports_withheld += (free.len() - allowed) as u64;
                 }
             }
+        }
+        if self.relay && !p.relay.is_empty() {
+            // The intermediates' part of relay: a candidate refuses when its
+            // relay queue for the destination lacks room for one port's
+            // scheduled phase, or its own egress port towards the destination
+            // carries high-volume direct traffic.
+            let relay = std::mem::take(&mut p.relay);
+            let mut kept = Vec::with_capacity(relay.len());
+            for &(s, m, d) in &relay {
+                let (mu, du) = (m as usize, d as usize);
+                let room = self.relay_bytes[mu * n + du] + port_cap <= self.relay_buffer;
+                if room && !self.relay_port_loaded(mu, du) {
+                    kept.push((s, m, d));
+                } else {
+                    self.c.relay_refused += 1;
+                    let r = &mut p.requests[mu];
+                    if let Ok(i) = r.binary_search_by_key(&s, |q| q.src) {
+                        r.remove(i);
+                    }
+                }
+            }
+            p.relay = kept;
         }
         let mut out = std::mem::take(&mut p.grants);
         match self.algorithm {
@@ -1545,7 +1877,45 @@ impl Negotiator {
         match self.algorithm {
             Algorithm::Negotiator => {
                 let kind = self.requests_kind;
-                if kind == RequestKind::Binary {
+                if kind == RequestKind::Binary && self.relay && !p.relay.is_empty() {
+                    // Direct traffic first; relay grants only on the ports
+                    // left free (App. A.2.2 ③).
+                    let relay = &p.relay;
+                    let (relay_g, direct_g): (Vec<Grant>, Vec<Grant>) =
+                        grants.iter().partition(|g| {
+                            relay
+                                .binary_search_by(|r| (r.0, r.1).cmp(&(g.src, g.dst)))
+                                .is_ok()
+                        });
+                    accept(
+                        &self.l.net,
+                        &direct_g,
+                        &mut p.m,
+                        &mut self.rings,
+                        None,
+                        &mut self.scratch,
+                        &mut acc,
+                    );
+                    let m = &p.m;
+                    let relay_g: Vec<Grant> = relay_g
+                        .into_iter()
+                        .filter(|g| {
+                            m.src[g.src as usize * sp + g.src_port as usize] == FREE
+                                && m.dst[g.dst as usize * sp + g.dst_port as usize] == FREE
+                        })
+                        .collect();
+                    let before = acc.len();
+                    accept(
+                        &self.l.net,
+                        &relay_g,
+                        &mut p.m,
+                        &mut self.rings,
+                        None,
+                        &mut self.scratch,
+                        &mut acc,
+                    );
+                    self.c.relay_accepts += (acc.len() - before) as u64;
+                } else if kind == RequestKind::Binary {
                     accept(
                         &self.l.net,
                         &grants,
@@ -1623,8 +1993,11 @@ impl Negotiator {
                     }
                 }
             }
-            // Runs of one pair, in the order of their lowest port.
+            // Runs of one pair, in the order of their lowest port (a relay
+            // match carries the data of its final destination, kept in
+            // `run_relay`).
             self.runs.clear();
+            self.run_relay.clear();
             let mut i = 0;
             while i < self.matched.len() {
                 let (s, _, _, _) = self.matched[i];
@@ -1632,17 +2005,21 @@ impl Negotiator {
                 while j < self.matched.len() && self.matched[j].0 == s {
                     j += 1;
                 }
+                let first = self.runs.len();
                 for k in i..j {
                     let d = self.matched[k].2;
-                    if let Some(r) = self.runs[..]
-                        .iter_mut()
-                        .rev()
-                        .take_while(|r| r.0 == s)
-                        .find(|r| r.1 == d)
-                    {
-                        r.2 += 1;
+                    let target = if self.relay {
+                        p.relay
+                            .binary_search_by(|r| (r.0, r.1).cmp(&(s, d)))
+                            .map_or(FREE, |x| p.relay[x].2)
+                    } else {
+                        FREE
+                    };
+                    if let Some(r) = (first..self.runs.len()).find(|&r| self.runs[r].1 == d) {
+                        self.runs[r].2 += 1;
                     } else {
                         self.runs.push((s, d, 1));
+                        self.run_relay.push(target);
                     }
                 }
                 i = j;
@@ -1827,9 +2204,35 @@ impl Negotiator {
             let (s, d) = (s as usize, d as usize);
             let mut left = ports as u64;
             self.promised[d] = self.promised[d].saturating_sub(payload * left);
+            if self.relay && self.run_relay[k] != FREE {
+                // First hop of relayed elephant data: s → intermediate d.
+                let target = self.run_relay[k];
+                while left > 0 {
+                    let Some(pkt) = self.take_low(s, target as usize, payload, left) else {
+                        break;
+                    };
+                    left -= pkt.packets;
+                    self.c.used_port_slots += pkt.packets;
+                    self.c.scheduled_bytes += pkt.bytes;
+                    self.c.relayed_bytes += pkt.bytes;
+                    // Queued again at the intermediate: not yet sent.
+                    self.flows[pkt.flow as usize].unsent += 1;
+                    self.relay_flight_bytes += pkt.bytes;
+                    self.relay_flight.push(
+                        end + self.l.propagation,
+                        (d as u32, target, pkt.flow, pkt.bytes),
+                    );
+                }
+                continue;
+            }
             while left > 0 {
-                let Some(pkt) = self.take(s, d, payload, left) else {
-                    break;
+                let pkt = match self.take(s, d, payload, left) {
+                    Some(pkt) => pkt,
+                    None if self.relay => match self.take_relayed(s, d, payload, left) {
+                        Some(pkt) => pkt,
+                        None => break,
+                    },
+                    None => break,
                 };
                 left -= pkt.packets;
                 self.c.used_port_slots += pkt.packets;
@@ -2002,6 +2405,10 @@ impl Fabric for Negotiator {
             ("packets_lost", c.packets_lost as f64),
             ("bytes_retransmitted", c.bytes_lost as f64),
             ("contention_violations", c.contention as f64),
+            ("relay_requests", c.relay_requests as f64),
+            ("relay_refused_by_intermediate", c.relay_refused as f64),
+            ("relay_accepts", c.relay_accepts as f64),
+            ("relayed_bytes", c.relayed_bytes as f64),
             (
                 "failure_window_goodput_ratio",
                 if self.bytes_before_failure > 0 {
@@ -2028,8 +2435,11 @@ impl Fabric for Negotiator {
                 self.host_pending + self.delivered_bytes
             ));
         }
-        let accounted =
-            self.queued + self.host_pending + self.delivered_bytes + self.retransmit_bytes;
+        let accounted = self.queued
+            + self.host_pending
+            + self.delivered_bytes
+            + self.retransmit_bytes
+            + self.relay_flight_bytes;
         if accounted != self.added_bytes {
             return Err(format!(
                 "negotiator: {} B offered but {accounted} B accounted for (queued {}, sent {}, delivered {}, to retransmit {})",
@@ -2057,7 +2467,8 @@ impl Fabric for Negotiator {
             dst[j] = true;
         }
         let tor_sum: u64 = self.tor_bytes.iter().sum();
-        let pair_sum: u64 = self.pq.iter().map(|q| q.bytes).sum();
+        let pair_sum: u64 =
+            self.pq.iter().map(|q| q.bytes).sum::<u64>() + self.relay_bytes.iter().sum::<u64>();
         if tor_sum != self.queued || pair_sum != self.queued {
             return Err(format!(
                 "negotiator: queue counters disagree ({tor_sum}, {pair_sum}, {})",
