@@ -555,6 +555,7 @@ pub fn projector_grant(
 /// direct traffic (`loaded[port]`: bandwidth competition on a shared link).
 /// The intermediate's own checks (its queue and its egress port towards d)
 /// come at GRANT.
+#[allow(clippy::too_many_arguments)] // the source's local view, each piece named
 pub fn relay_candidates(
     n: usize,
     s: usize,
