@@ -100,8 +100,24 @@
 //! `sirius_ideal` fabric (Valiant relay over the same cyclic thin-clos
 //! schedule, `sched::sirius::Schedule`, which this module shares for
 //! thin-clos) with `queue_bound = 4294967295` (no intermediate bound) and
-//! `source_priorities = ["1KB", "10KB"]` (PIAS at sources). Traffic-aware
-//! selective relay (App. A.2.2) is not modelled.
+//! `source_priorities = ["1KB", "10KB"]` (PIAS at sources).
+//!
+//! `relay` (thin-clos only; App. A.2.2, Table 3) adds traffic-aware selective
+//! relay, integrated into the matching. REQUEST: a source whose lowest-priority
+//! (elephant) queue for d holds ≥ `relay_threshold` asks up to
+//! `relay_fanout` intermediates m (`sched::negotiator::relay_candidates`):
+//! not d, not a ToR it requests directly, and reached on an egress port with
+//! no high-volume direct traffic (no own queue above `relay_threshold` for a
+//! ToR behind that port). GRANT: m refuses unless its relay queue for d has
+//! room for one port's scheduled phase within `relay_buffer` and its own
+//! egress port towards d carries no high-volume direct traffic; the rest is
+//! ordinary NegotiaToR GRANT. ACCEPT: direct grants first, relay grants on
+//! the ports left free. The accepted port carries the source's elephant
+//! data for d to m (one propagation delay), where it waits in a relay queue
+//! for d and goes on as m's own traffic (m requests d for it; own data
+//! first): two hops at most, never piggybacked. Relay is modelled with
+//! binary, stateless, one-round NegotiaToR matching and without link
+//! failures (other combinations are rejected).
 //!
 //! # Statistics
 //!
@@ -121,8 +137,8 @@ use crate::queue::{EventQueue, SlotClock};
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
 use crate::sched::negotiator::{
-    accept, grant, projector_grant, projector_requests, Grant, Matching, Network, Request, Rings,
-    Scratch, FREE,
+    accept, grant, projector_grant, projector_requests, relay_candidates, Grant, Matching, Network,
+    Request, Rings, Scratch, FREE,
 };
 use crate::sched::sirius::Schedule;
 use crate::topology::Topology;
@@ -264,6 +280,18 @@ pub struct NegotiatorParams {
     /// host-facing queue; §4.1 measures FCT "from the ToRs' perspective").
     /// The run's own FCT ends when the last byte leaves that queue. 10 KB.
     pub mice_below: ByteSize,
+    /// Traffic-aware selective relay on thin-clos (App. A.2.2): elephant
+    /// data may take a second path through a lightly loaded intermediate ToR.
+    pub relay: bool,
+    /// Relay only a pair's lowest-priority (elephant) data, and only while
+    /// that queue holds at least this much (64 KB, about two ports'
+    /// scheduled phases: enough to fill an extra link).
+    pub relay_threshold: ByteSize,
+    /// Intermediates a source asks per elephant queue and epoch (2).
+    pub relay_fanout: u32,
+    /// An intermediate grants a relay only while its relay queue for the
+    /// destination plus one port's scheduled phase fits in this (256 KB).
+    pub relay_buffer: ByteSize,
 }
 
 impl Default for NegotiatorParams {
@@ -294,6 +322,10 @@ impl Default for NegotiatorParams {
             link_failures: Vec::new(),
             detect_epochs: 2,
             mice_below: ByteSize(10_000),
+            relay: false,
+            relay_threshold: ByteSize(64_000),
+            relay_fanout: 2,
+            relay_buffer: ByteSize(256_000),
         }
     }
 }
@@ -336,6 +368,13 @@ impl FabricModule for NegotiatorModule {
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
         let thin = v.name == "negotiator_thin_clos";
+        if p.relay && !thin {
+            return Err(bad(
+                "relay",
+                true,
+                "relay is for thin-clos (`negotiator_thin_clos`): on the parallel network every pair reaches every port directly",
+            ));
+        }
         let l = p.layout(ctx.topology, thin)?;
         Ok(Box::new(Negotiator::new(
             l,
@@ -583,6 +622,30 @@ impl NegotiatorParams {
                 ));
             }
         }
+        if self.relay {
+            let why = if self.algorithm != Algorithm::Negotiator
+                || self.requests != RequestKind::Binary
+                || self.stateful
+            {
+                Some("relay is modelled with binary stateless NegotiaToR requests only")
+            } else if !self.link_failures.is_empty() {
+                Some("relay is not modelled together with link failures")
+            } else if self.iterations != 1 {
+                Some("relay is modelled with one round of matching only")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(bad("relay", true, why));
+            }
+            if self.relay_buffer.0 < port_phase {
+                return Err(bad(
+                    "relay_buffer",
+                    format!("\"{}\"", self.relay_buffer),
+                    format!("must hold one port's scheduled phase ({port_phase} B)"),
+                ));
+            }
+        }
         let mut offsets = Vec::with_capacity(pre_slots + sched_slots);
         for j in 0..pre_slots {
             offsets.push(pre_slot * j as u64);
@@ -625,20 +688,79 @@ impl NegotiatorParams {
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     flow: u32,
+    /// The flow's destination endpoint (so sending a packet needs no flow
+    /// lookup).
+    ep: u32,
     left: u64,
     /// When it joined the queue (head-of-line delays).
     since: SimTime,
 }
 
+/// A source ToR's queue for one destination: its byte count and, inline,
+/// the segment packets are taken from (the front of the highest non-empty
+/// priority), so the packet-by-packet work touches one cache line; the other
+/// segments wait in per-priority pool lists (`Negotiator::q`, which then hold
+/// the rest of the head's priority).
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+struct PairQ {
+    bytes: u64,
+    head: Seg,
+    head_prio: u32,
+    /// Position in the source's `active` list (u32::MAX: not listed).
+    active_pos: u32,
+}
+
+impl PairQ {
+    const EMPTY: PairQ = PairQ {
+        bytes: 0,
+        head: Seg {
+            flow: 0,
+            ep: 0,
+            left: 0,
+            since: SimTime::ZERO,
+        },
+        head_prio: 0,
+        active_pos: u32::MAX,
+    };
+}
+
 struct FlowSt {
     dst_ep: u32,
-    dst_tor: u32,
+    /// Segments of the flow not yet wholly sent, plus lost packets waiting
+    /// to be retransmitted: the packet that brings it to 0 carries the
+    /// flow's last byte to the destination ToR (packets reach a ToR in the
+    /// order they were sent).
+    unsent: u32,
     bytes: u64,
-    delivered: u64,
     start: SimTime,
-    /// Bytes that have reached the destination ToR, and when the last did.
-    at_tor: u64,
+    /// When the last byte reached the destination ToR.
     tor_done: SimTime,
+}
+
+/// A packet (or the bytes of one flow arriving in one slot) in a
+/// host-facing queue: when its last byte leaves, and whether it ends its
+/// flow (top bit of `bytes`).
+#[derive(Clone, Copy, Debug)]
+struct HostEntry {
+    done: SimTime,
+    flow: u32,
+    bytes: u32,
+}
+
+const LAST: u32 = 1 << 31;
+
+/// What `take` hands to `send`.
+#[derive(Clone, Copy, Debug)]
+struct Pkt {
+    flow: u32,
+    ep: u32,
+    bytes: u64,
+    prio: u8,
+    /// Packets (of `payload` bytes, the last one possibly shorter).
+    packets: u64,
+    /// The last bytes of the flow still to be sent.
+    last: bool,
 }
 
 /// One scheduling process (REQUEST → GRANT → ACCEPT, `iterations` times).
@@ -653,6 +775,8 @@ struct Process {
     granted_ports: Vec<u32>,
     /// ProjecToR per-port requests (src, src_port, dst, weight).
     port_requests: Vec<(u32, u32, u32, u64)>,
+    /// Relay requests (source, intermediate, final destination), sorted.
+    relay: Vec<(u32, u32, u32)>,
     busy: bool,
 }
 
@@ -673,6 +797,10 @@ struct Counters {
     packets_lost: u64,
     bytes_lost: u64,
     contention: u64,
+    relay_requests: u64,
+    relay_refused: u64,
+    relay_accepts: u64,
+    relayed_bytes: u64,
     peak_tor_queue: u64,
     peak_host_queue: u64,
     queue_samples: u64,
@@ -699,17 +827,16 @@ pub struct Negotiator {
     prios: usize,
     pool: Pool<Seg>,
     q: Vec<List>,
-    pair_bytes: Vec<u64>,
+    pq: Vec<PairQ>,
     tor_bytes: Vec<u64>,
     queued: u64,
     /// Per source: destinations with queued data (and each pair's position).
     active: Vec<Vec<u32>>,
-    active_pos: Vec<u32>,
     // --- flows and delivery
     flows: Vec<FlowSt>,
     /// Serialisation time at R of 0..=max payload bytes (no division per packet).
     tx_table: Vec<SimTime>,
-    hostq: Vec<VecDeque<(SimTime, u32, u32)>>,
+    hostq: Vec<VecDeque<HostEntry>>,
     host_busy: Vec<SimTime>,
     host_last_arrive: Vec<SimTime>,
     host_active: Vec<u32>,
@@ -725,6 +852,8 @@ pub struct Negotiator {
     // --- scheduling
     procs: VecDeque<Process>,
     spare: Vec<Process>,
+    /// Scratch: a predefined slot's links with data (src, port, dst, port).
+    pre_links: Vec<(u32, u32, u32, u32)>,
     /// This epoch's scheduled-phase transfers (src, src_port, dst, dst_port).
     matched: Vec<(u32, u32, u32, u32)>,
     /// The same, per pair: (src, dst, ports).
@@ -737,6 +866,25 @@ pub struct Negotiator {
     new_bytes: Vec<u64>,
     /// Scratch: weights of informative requests per pair.
     pair_weight: Vec<u64>,
+    // --- traffic-aware selective relay (thin-clos)
+    relay: bool,
+    relay_threshold: u64,
+    relay_fanout: usize,
+    relay_buffer: u64,
+    /// Per pair: bytes in the lowest-priority queue (only with relay).
+    low_bytes: Vec<u64>,
+    /// Per (intermediate, destination): relayed data waiting for the second
+    /// hop, and its bytes.
+    rq: Vec<VecDeque<Seg>>,
+    relay_bytes: Vec<u64>,
+    /// Per intermediate: destinations with relayed data.
+    relay_active: Vec<Vec<u32>>,
+    /// Relayed packets on their first hop: (intermediate, destination, flow, bytes).
+    relay_flight: EventQueue<(u32, u32, u32, u64)>,
+    relay_flight_bytes: u64,
+    /// Per run of `runs`: the final destination of relayed data, or FREE.
+    run_relay: Vec<u32>,
+    relay_out: Vec<u32>,
     // --- failures
     events: Vec<(SimTime, u32, u32, LinkSide, bool)>,
     egress_down: Vec<bool>,
@@ -820,11 +968,10 @@ impl Negotiator {
             prios,
             pool: Pool::new(),
             q: vec![List::EMPTY; n * n * prios],
-            pair_bytes: vec![0; n * n],
+            pq: vec![PairQ::EMPTY; n * n],
             tor_bytes: vec![0; n],
             queued: 0,
             active: vec![Vec::new(); n],
-            active_pos: vec![u32::MAX; n * n],
             flows: Vec::new(),
             tx_table: (0..=(l.pre_payload.max(l.sched_payload) * s as u64))
                 .map(|b| l.host_rate.tx_time(b))
@@ -842,6 +989,7 @@ impl Negotiator {
             retransmit_bytes: 0,
             procs: VecDeque::new(),
             spare: Vec::new(),
+            pre_links: Vec::new(),
             matched: Vec::new(),
             runs: Vec::new(),
             matched_epoch: u64::MAX,
@@ -849,6 +997,22 @@ impl Negotiator {
             demand: if p.stateful { vec![0; n * n] } else { vec![] },
             new_bytes: if p.stateful { vec![0; n * n] } else { vec![] },
             pair_weight: vec![0; n * n],
+            relay: p.relay,
+            relay_threshold: p.relay_threshold.0,
+            relay_fanout: p.relay_fanout as usize,
+            relay_buffer: p.relay_buffer.0,
+            low_bytes: if p.relay { vec![0; n * n] } else { vec![] },
+            rq: if p.relay {
+                vec![VecDeque::new(); n * n]
+            } else {
+                vec![]
+            },
+            relay_bytes: if p.relay { vec![0; n * n] } else { vec![] },
+            relay_active: vec![Vec::new(); n],
+            relay_flight: EventQueue::new(),
+            relay_flight_bytes: 0,
+            run_relay: Vec::new(),
+            relay_out: Vec::new(),
             any_failure: !events.is_empty(),
             events,
             egress_down: vec![false; n * s],
@@ -896,6 +1060,7 @@ impl Negotiator {
         self.queued > 0
             || self.host_pending > 0
             || !self.retransmit.is_empty()
+            || !self.relay_flight.is_empty()
             || self.procs.iter().any(|p| p.busy)
             || !self.matched.is_empty()
     }
@@ -929,18 +1094,35 @@ impl Negotiator {
     fn push_seg(&mut self, s: usize, d: usize, prio: usize, seg: Seg, front: bool) {
         let n = self.l.n;
         let pair = s * n + d;
-        let i = self.pool.alloc(seg);
-        let list = &mut self.q[pair * self.prios + prio];
-        if front {
-            self.pool.push_front(list, i);
-        } else {
-            self.pool.push_back(list, i);
-        }
-        if self.pair_bytes[pair] == 0 {
-            self.active_pos[pair] = self.active[s].len() as u32;
+        let pq = &mut self.pq[pair];
+        let prio32 = prio as u32;
+        if pq.bytes == 0 {
+            pq.head = seg;
+            pq.head_prio = prio32;
+            pq.active_pos = self.active[s].len() as u32;
             self.active[s].push(d as u32);
+        } else if prio32 < pq.head_prio || (front && prio32 == pq.head_prio) {
+            // The new segment is the new head: the old one goes back to the
+            // front of its priority's list.
+            let old = std::mem::replace(&mut pq.head, seg);
+            let old_prio = std::mem::replace(&mut pq.head_prio, prio32) as usize;
+            let i = self.pool.alloc(old);
+            self.pool
+                .push_front(&mut self.q[pair * self.prios + old_prio], i);
+        } else {
+            let i = self.pool.alloc(seg);
+            let list = &mut self.q[pair * self.prios + prio];
+            if front {
+                self.pool.push_front(list, i);
+            } else {
+                self.pool.push_back(list, i);
+            }
         }
-        self.pair_bytes[pair] += seg.left;
+        let pq = &mut self.pq[pair];
+        pq.bytes += seg.left;
+        if self.relay && prio + 1 == self.prios {
+            self.low_bytes[pair] += seg.left;
+        }
         self.tor_bytes[s] += seg.left;
         self.queued += seg.left;
         self.c.peak_tor_queue = self.c.peak_tor_queue.max(self.tor_bytes[s]);
@@ -949,64 +1131,215 @@ impl Negotiator {
         }
     }
 
+    /// The front segment of priority `prio` of a pair's queue, if any.
+    fn front_seg(&self, pair: usize, prio: usize) -> Option<&Seg> {
+        let pq = &self.pq[pair];
+        if pq.bytes == 0 || prio < pq.head_prio as usize {
+            None
+        } else if prio == pq.head_prio as usize {
+            Some(&pq.head)
+        } else {
+            self.q[pair * self.prios + prio]
+                .front()
+                .map(|i| self.pool.get(i))
+        }
+    }
+
     /// Takes up to `max` packets of at most `payload` bytes each from the
     /// head segment of `s`'s queue for `d` (highest priority first): returns
-    /// (flow, bytes, priority, packets). Packets never mix segments.
+    /// the packets. Packets never mix segments.
     #[inline]
-    fn take(&mut self, s: usize, d: usize, payload: u64, max: u64) -> Option<(u32, u64, u8, u64)> {
+    fn take(&mut self, s: usize, d: usize, payload: u64, max: u64) -> Option<Pkt> {
         let pair = s * self.l.n + d;
-        if self.pair_bytes[pair] == 0 {
+        let pq = &mut self.pq[pair];
+        if pq.bytes == 0 {
             return None;
         }
-        for prio in 0..self.prios {
-            let li = pair * self.prios + prio;
-            let Some(i) = self.q[li].front() else {
-                continue;
-            };
-            let seg = self.pool.get_mut(i);
-            let k = max.min(seg.left.div_ceil(payload));
-            let b = seg.left.min(k * payload);
-            seg.left -= b;
-            let flow = seg.flow;
-            if seg.left == 0 {
-                let mut list = self.q[li];
+        let seg = &mut pq.head;
+        let prio = pq.head_prio as usize;
+        let k = if max == 1 {
+            1
+        } else {
+            max.min(seg.left.div_ceil(payload))
+        };
+        let b = seg.left.min(k * payload);
+        seg.left -= b;
+        let (flow, ep) = (seg.flow, seg.ep);
+        let seg_done = seg.left == 0;
+        pq.bytes -= b;
+        let emptied = pq.bytes == 0;
+        if self.relay && prio + 1 == self.prios {
+            self.low_bytes[pair] -= b;
+        }
+        self.tor_bytes[s] -= b;
+        self.queued -= b;
+        let mut last = false;
+        if seg_done {
+            if !emptied {
+                // The next head: the front of the highest non-empty priority.
+                let base = pair * self.prios;
+                let (p, i) = (prio..self.prios)
+                    .find_map(|p| self.q[base + p].front().map(|i| (p, i)))
+                    .expect("pair bytes without segments");
+                let mut list = self.q[base + p];
                 self.pool.pop_front(&mut list);
-                self.q[li] = list;
+                self.q[base + p] = list;
+                let pq = &mut self.pq[pair];
+                pq.head = *self.pool.get(i);
+                pq.head_prio = p as u32;
                 self.pool.release(i);
             }
-            self.pair_bytes[pair] -= b;
-            self.tor_bytes[s] -= b;
-            self.queued -= b;
-            if self.pair_bytes[pair] == 0 {
-                let pos = self.active_pos[pair] as usize;
-                let last = *self.active[s].last().expect("listed");
-                self.active[s].swap_remove(pos);
-                if last as usize != d {
-                    self.active_pos[s * self.l.n + last as usize] = pos as u32;
-                }
-                self.active_pos[pair] = u32::MAX;
-            }
-            return Some((flow, b, prio as u8, k));
+            let f = &mut self.flows[flow as usize];
+            f.unsent -= 1;
+            last = f.unsent == 0;
         }
-        unreachable!("pair bytes without segments")
+        if emptied {
+            let pos = self.pq[pair].active_pos as usize;
+            let moved = *self.active[s].last().expect("listed");
+            self.active[s].swap_remove(pos);
+            if moved as usize != d {
+                self.pq[s * self.l.n + moved as usize].active_pos = pos as u32;
+            }
+            self.pq[pair].active_pos = u32::MAX;
+        }
+        Some(Pkt {
+            flow,
+            ep,
+            bytes: b,
+            prio: prio as u8,
+            packets: k,
+            last,
+        })
+    }
+
+    /// Like `take`, from the lowest-priority (elephant) queue of `s` for `d`
+    /// only: the data a relay carries.
+    fn take_low(&mut self, s: usize, d: usize, payload: u64, max: u64) -> Option<Pkt> {
+        let pair = s * self.l.n + d;
+        let low = self.prios - 1;
+        if self.low_bytes[pair] == 0 {
+            return None;
+        }
+        if self.pq[pair].head_prio as usize == low {
+            return self.take(s, d, payload, max);
+        }
+        // The head is of a higher priority: the lowest priority's front waits
+        // in the pool.
+        let li = pair * self.prios + low;
+        let i = self.q[li]
+            .front()
+            .expect("low-priority bytes without segments");
+        let seg = self.pool.get_mut(i);
+        let k = max.min(seg.left.div_ceil(payload));
+        let b = seg.left.min(k * payload);
+        seg.left -= b;
+        let (flow, ep, seg_done) = (seg.flow, seg.ep, seg.left == 0);
+        let mut last = false;
+        if seg_done {
+            let mut list = self.q[li];
+            self.pool.pop_front(&mut list);
+            self.q[li] = list;
+            self.pool.release(i);
+            let f = &mut self.flows[flow as usize];
+            f.unsent -= 1;
+            last = f.unsent == 0;
+        }
+        self.pq[pair].bytes -= b;
+        self.low_bytes[pair] -= b;
+        self.tor_bytes[s] -= b;
+        self.queued -= b;
+        Some(Pkt {
+            flow,
+            ep,
+            bytes: b,
+            prio: low as u8,
+            packets: k,
+            last,
+        })
+    }
+
+    /// Like `take`, from the data `m` relays to `d`.
+    fn take_relayed(&mut self, m: usize, d: usize, payload: u64, max: u64) -> Option<Pkt> {
+        let pair = m * self.l.n + d;
+        let seg = self.rq[pair].front_mut()?;
+        let k = max.min(seg.left.div_ceil(payload));
+        let b = seg.left.min(k * payload);
+        seg.left -= b;
+        let (flow, ep, seg_done) = (seg.flow, seg.ep, seg.left == 0);
+        let mut last = false;
+        if seg_done {
+            self.rq[pair].pop_front();
+            let f = &mut self.flows[flow as usize];
+            f.unsent -= 1;
+            last = f.unsent == 0;
+        }
+        self.relay_bytes[pair] -= b;
+        self.tor_bytes[m] -= b;
+        self.queued -= b;
+        if self.relay_bytes[pair] == 0 {
+            let list = &mut self.relay_active[m];
+            let pos = list.iter().position(|&x| x as usize == d).expect("listed");
+            list.swap_remove(pos);
+        }
+        Some(Pkt {
+            flow,
+            ep,
+            bytes: b,
+            prio: (self.prios - 1) as u8,
+            packets: k,
+            last,
+        })
+    }
+
+    /// Relayed data reaches its intermediate `m` and queues for `d`.
+    fn relay_arrive(&mut self, now: SimTime, m: usize, d: usize, flow: u32, b: u64) {
+        let pair = m * self.l.n + d;
+        if self.relay_bytes[pair] == 0 {
+            self.relay_active[m].push(d as u32);
+        }
+        self.rq[pair].push_back(Seg {
+            flow,
+            ep: self.flows[flow as usize].dst_ep,
+            left: b,
+            since: now,
+        });
+        self.relay_bytes[pair] += b;
+        self.relay_flight_bytes -= b;
+        self.tor_bytes[m] += b;
+        self.queued += b;
+        self.c.peak_tor_queue = self.c.peak_tor_queue.max(self.tor_bytes[m]);
+    }
+
+    /// Whether `t`'s egress port towards `d` carries high-volume direct
+    /// traffic (a queue above `relay_threshold` for a ToR that port reaches).
+    fn relay_port_loaded(&self, t: usize, d: usize) -> bool {
+        let sch = self.l.thin.as_ref().expect("relay is thin-clos only");
+        let x = sch.link(t, d).0;
+        let n = self.l.n;
+        self.active[t].iter().any(|&d2| {
+            sch.link(t, d2 as usize).0 == x
+                && self.pq[t * n + d2 as usize].bytes > self.relay_threshold
+        })
     }
 
     /// Puts a packet on the wire at the end of a slot ending at `end`, or
     /// loses it (failed link) and schedules its retransmission.
     #[inline]
-    fn send(&mut self, s: usize, d: usize, pkt: (u32, u64, u8, u64), end: SimTime, lost: bool) {
-        let (flow, b, prio, packets) = pkt;
+    fn send(&mut self, s: usize, d: usize, pkt: Pkt, end: SimTime, lost: bool) {
+        let (flow, b) = (pkt.flow, pkt.bytes);
         if lost {
-            self.c.packets_lost += packets;
+            self.c.packets_lost += pkt.packets;
             self.c.bytes_lost += b;
             self.retransmit.push(
                 end + self.l.propagation * 2,
-                (s as u32, d as u32, prio, b | (flow as u64) << 32),
+                (s as u32, d as u32, pkt.prio, b | (flow as u64) << 32),
             );
             self.retransmit_bytes += b;
+            // The retransmission is still to be sent.
+            self.flows[flow as usize].unsent += 1;
             return;
         }
-        self.host_enqueue(end + self.l.propagation, flow, b);
+        self.host_enqueue(end + self.l.propagation, flow, pkt.ep, b, pkt.last);
     }
 
     /// A packet (or a whole intra-rack flow) reaches its destination ToR at
@@ -1018,45 +1351,58 @@ impl Negotiator {
     /// are kept as one entry (its last byte's time is exact; earlier bytes
     /// are reported with it, less than a slot late).
     #[inline]
-    fn host_enqueue(&mut self, arrive: SimTime, flow: u32, bytes: u64) {
-        let f = &mut self.flows[flow as usize];
-        f.at_tor += bytes;
-        debug_assert!(
-            f.at_tor <= f.bytes,
-            "more bytes at the ToR than the flow has"
-        );
-        if f.at_tor == f.bytes {
-            f.tor_done = arrive;
+    fn host_enqueue(&mut self, arrive: SimTime, flow: u32, ep: u32, bytes: u64, last: bool) {
+        if last {
+            self.flows[flow as usize].tor_done = arrive;
         }
-        let (ep, d) = (f.dst_ep as usize, f.dst_tor as usize);
+        let ep = ep as usize;
+        let spr = self.l.servers_per_rack;
+        let d = if spr == 1 { ep } else { ep / spr };
         self.at_tor_bytes += bytes;
-        let busy = self.host_busy[ep];
-        let tx = match self.tx_table.get(bytes as usize) {
-            Some(&t) => t,
-            None => self.l.host_rate.tx_time(bytes),
-        };
-        let done = busy.max(arrive) + tx;
-        // The queue when it arrives, as time to drain (bytes in `stats`).
-        self.c.peak_host_queue = self.c.peak_host_queue.max((done - arrive).0);
-        self.host_busy[ep] = done;
-        let same_slot = self.host_last_arrive[ep] == arrive;
-        self.host_last_arrive[ep] = arrive;
-        let q = &mut self.hostq[ep];
-        match q.back_mut() {
-            Some(last)
-                if same_slot && last.1 == flow && (last.2 as u64 + bytes) < u32::MAX as u64 =>
-            {
-                last.0 = done;
-                last.2 += bytes as u32;
-            }
-            _ => q.push_back((done, flow, bytes as u32)),
-        }
+        self.host_backlog[d] += bytes;
+        self.host_pending += bytes;
         if !self.host_on_list[ep] {
             self.host_on_list[ep] = true;
             self.host_active.push(ep as u32);
         }
-        self.host_backlog[d] += bytes;
-        self.host_pending += bytes;
+        let same_slot = self.host_last_arrive[ep] == arrive;
+        self.host_last_arrive[ep] = arrive;
+        let mut left = bytes;
+        loop {
+            // An entry holds < 2^31 bytes (the top bit marks the flow's end).
+            let b = left.min((LAST - 1) as u64);
+            left -= b;
+            let busy = self.host_busy[ep];
+            let tx = match self.tx_table.get(b as usize) {
+                Some(&t) => t,
+                None => self.l.host_rate.tx_time(b),
+            };
+            let done = busy.max(arrive) + tx;
+            // The queue when it arrives, as time to drain (bytes in `stats`).
+            self.c.peak_host_queue = self.c.peak_host_queue.max((done - arrive).0);
+            self.host_busy[ep] = done;
+            let flag = if last && left == 0 { LAST } else { 0 };
+            let q = &mut self.hostq[ep];
+            match q.back_mut() {
+                Some(e)
+                    if same_slot
+                        && e.flow == flow
+                        && ((e.bytes & !LAST) as u64 + b) < LAST as u64 =>
+                {
+                    e.done = done;
+                    e.bytes += b as u32;
+                    e.bytes |= flag;
+                }
+                _ => q.push_back(HostEntry {
+                    done,
+                    flow,
+                    bytes: b as u32 | flag,
+                }),
+            }
+            if left == 0 {
+                break;
+            }
+        }
     }
 
     /// Bytes that have left the host-facing queues by `now` are delivered;
@@ -1065,14 +1411,14 @@ impl Negotiator {
         let mut k = 0;
         while k < self.host_active.len() {
             let ep = self.host_active[k] as usize;
-            while let Some(&(done, flow, b)) = self.hostq[ep].front() {
+            let d = ep / self.l.servers_per_rack;
+            while let Some(&e) = self.hostq[ep].front() {
+                let (done, flow, b) = (e.done, e.flow, e.bytes & !LAST);
                 if done > now {
                     break;
                 }
                 self.hostq[ep].pop_front();
-                let f = &mut self.flows[flow as usize];
-                f.delivered += b as u64;
-                self.host_backlog[f.dst_tor as usize] -= b as u64;
+                self.host_backlog[d] -= b as u64;
                 self.host_pending -= b as u64;
                 self.delivered_bytes += b as u64;
                 if let Some((a, u)) = self.fail_window {
@@ -1083,7 +1429,7 @@ impl Negotiator {
                     }
                 }
                 rec.deliver(flow, done, b as u64);
-                if f.delivered == f.bytes {
+                if e.bytes & LAST != 0 {
                     rec.complete(flow, done);
                 }
             }
@@ -1094,14 +1440,19 @@ impl Negotiator {
                 k += 1;
             }
         }
+        while let Some((_, (m, d, flow, b))) = self.relay_flight.pop_due(now) {
+            self.relay_arrive(now, m as usize, d as usize, flow, b);
+        }
         while let Some((_, (s, d, prio, packed))) = self.retransmit.pop_due(now) {
             let (b, flow) = (packed & 0xffff_ffff, (packed >> 32) as u32);
             self.retransmit_bytes -= b;
             let seg = Seg {
                 flow,
+                ep: self.flows[flow as usize].dst_ep,
                 left: b,
                 since: now,
             };
+            // Its packets were counted in `unsent` when lost.
             self.push_seg(s as usize, d as usize, prio as usize, seg, true);
             if self.stateful {
                 // A retransmission is not new demand the source reports.
@@ -1125,7 +1476,9 @@ impl Negotiator {
                     0
                 };
                 let o = 1 + j * sp + (p + r) % sp;
-                (o < n).then_some(((s + o) % n, p))
+                // s, o < n: (s + o) mod n without a division.
+                let d = if s + o >= n { s + o - n } else { s + o };
+                (o < n).then_some((d, p))
             }
             Some(sch) => {
                 let d = sch.dest(s, p, j);
@@ -1173,15 +1526,14 @@ impl Negotiator {
         let pair = s * self.l.n + d;
         match self.requests_kind {
             RequestKind::Binary => 0,
-            RequestKind::DataSize => self.pair_bytes[pair],
+            RequestKind::DataSize => self.pq[pair].bytes,
             RequestKind::HolDelay => {
                 let hol = |prio: usize| -> f64 {
                     if prio >= self.prios {
                         return 0.0;
                     }
-                    self.q[pair * self.prios + prio]
-                        .front()
-                        .map_or(0.0, |i| (now - self.pool[i].since).0 as f64)
+                    self.front_seg(pair, prio)
+                        .map_or(0.0, |seg| (now - seg.since).0 as f64)
                 };
                 let a = self.hol_alpha;
                 let w = if self.prios >= 3 {
@@ -1197,8 +1549,8 @@ impl Negotiator {
     fn oldest_head(&self, s: usize, d: usize) -> SimTime {
         let pair = s * self.l.n + d;
         (0..self.prios)
-            .filter_map(|p| self.q[pair * self.prios + p].front())
-            .map(|i| self.pool[i].since)
+            .filter_map(|p| self.front_seg(pair, p))
+            .map(|seg| seg.since)
             .min()
             .unwrap_or(SimTime::MAX)
     }
@@ -1213,12 +1565,14 @@ impl Negotiator {
             grants: Vec::new(),
             granted_ports: vec![0; self.l.n],
             port_requests: Vec::new(),
+            relay: Vec::new(),
             busy: false,
         });
         p.start_epoch = start_epoch;
         p.data_epoch = data_epoch;
         p.step = 0;
         p.busy = false;
+        p.relay.clear();
         p.m.clear();
         p
     }
@@ -1236,8 +1590,13 @@ impl Negotiator {
         let mut bundles: Vec<(u32, u32, u64)> = Vec::new();
         let mut port_out: Vec<(u32, u32)> = Vec::new();
         let port_cap = (self.l.sched_slots as u64 * self.l.sched_payload).max(1);
+        let mut marked: Vec<bool> = if self.relay {
+            vec![false; n]
+        } else {
+            Vec::new()
+        };
         for s in 0..n {
-            if self.active[s].is_empty() {
+            if self.active[s].is_empty() && (!self.relay || self.relay_active[s].is_empty()) {
                 continue;
             }
             if round > 0 && (0..sp).all(|x| !p.m.src_free(s, x)) {
@@ -1246,7 +1605,7 @@ impl Negotiator {
             if self.algorithm == Algorithm::Projector {
                 bundles.clear();
                 for &d in &self.active[s] {
-                    let b = self.pair_bytes[s * n + d as usize];
+                    let b = self.pq[s * n + d as usize].bytes;
                     if b > self.threshold {
                         let age = (now - self.oldest_head(s, d as usize).min(now)).0;
                         bundles.push((d, b.div_ceil(port_cap) as u32, age));
@@ -1271,7 +1630,12 @@ impl Negotiator {
             for k in 0..self.active[s].len() {
                 let d = self.active[s][k] as usize;
                 let pair = s * n + d;
-                if self.pair_bytes[pair] <= self.threshold {
+                let relayed = if self.relay {
+                    self.relay_bytes[pair]
+                } else {
+                    0
+                };
+                if self.pq[pair].bytes + relayed <= self.threshold {
                     continue;
                 }
                 self.c.requests += 1;
@@ -1290,9 +1654,81 @@ impl Negotiator {
                     weight,
                 });
                 any = true;
+                if self.relay {
+                    marked[d] = true;
+                }
+            }
+            if self.relay {
+                any |= self.relay_requests(p, s, e, &mut marked);
             }
         }
+        if self.relay {
+            p.relay.sort_unstable();
+        }
         p.busy = any;
+    }
+
+    /// Relay (thin-clos, App. A.2.2) REQUESTs of source `s`: requests for the
+    /// data it holds as an intermediate (destinations without own data), then
+    /// relay requests for its elephant queues. `marked` has the ToRs `s`
+    /// already requests; it is left cleared.
+    fn relay_requests(&mut self, p: &mut Process, s: usize, e: u64, marked: &mut [bool]) -> bool {
+        let n = self.l.n;
+        let mut any = false;
+        for k in 0..self.relay_active[s].len() {
+            let d = self.relay_active[s][k] as usize;
+            let pair = s * n + d;
+            if self.pq[pair].bytes > 0 || self.relay_bytes[pair] <= self.threshold {
+                continue; // with own data: requested above
+            }
+            self.c.requests += 1;
+            p.requests[d].push(Request {
+                src: s as u32,
+                weight: 0,
+            });
+            marked[d] = true;
+            any = true;
+        }
+        let sch = self.l.thin.clone().expect("relay is thin-clos only");
+        let mut loaded = vec![false; self.l.s];
+        for &d in &self.active[s] {
+            if self.pq[s * n + d as usize].bytes > self.relay_threshold {
+                loaded[sch.link(s, d as usize).0] = true;
+            }
+        }
+        let mut out = std::mem::take(&mut self.relay_out);
+        for k in 0..self.active[s].len() {
+            let d = self.active[s][k] as usize;
+            if self.low_bytes[s * n + d] < self.relay_threshold {
+                continue;
+            }
+            let port_to = |m: usize| sch.link(s, m).0;
+            let direct = |m: usize| marked[m];
+            relay_candidates(
+                n,
+                s,
+                d,
+                &port_to,
+                &loaded,
+                &direct,
+                self.relay_fanout,
+                (e as usize + s) % n,
+                &mut out,
+            );
+            for &m in &out {
+                marked[m as usize] = true;
+                self.c.relay_requests += 1;
+                p.requests[m as usize].push(Request {
+                    src: s as u32,
+                    weight: 0,
+                });
+                p.relay.push((s as u32, m, d as u32));
+                any = true;
+            }
+        }
+        self.relay_out = out;
+        marked.fill(false);
+        any
     }
 
     fn step_grant(&mut self, p: &mut Process, e: u64, now: SimTime) {
@@ -1349,6 +1785,28 @@ impl Negotiator {
                     self.c.ports_withheld += (free.len() - allowed) as u64;
                 }
             }
+        }
+        if self.relay && !p.relay.is_empty() {
+            // The intermediates' part of relay: a candidate refuses when its
+            // relay queue for the destination lacks room for one port's
+            // scheduled phase, or its own egress port towards the destination
+            // carries high-volume direct traffic.
+            let relay = std::mem::take(&mut p.relay);
+            let mut kept = Vec::with_capacity(relay.len());
+            for &(s, m, d) in &relay {
+                let (mu, du) = (m as usize, d as usize);
+                let room = self.relay_bytes[mu * n + du] + port_cap <= self.relay_buffer;
+                if room && !self.relay_port_loaded(mu, du) {
+                    kept.push((s, m, d));
+                } else {
+                    self.c.relay_refused += 1;
+                    let r = &mut p.requests[mu];
+                    if let Ok(i) = r.binary_search_by_key(&s, |q| q.src) {
+                        r.remove(i);
+                    }
+                }
+            }
+            p.relay = kept;
         }
         let mut out = std::mem::take(&mut p.grants);
         match self.algorithm {
@@ -1419,7 +1877,45 @@ impl Negotiator {
         match self.algorithm {
             Algorithm::Negotiator => {
                 let kind = self.requests_kind;
-                if kind == RequestKind::Binary {
+                if kind == RequestKind::Binary && self.relay && !p.relay.is_empty() {
+                    // Direct traffic first; relay grants only on the ports
+                    // left free (App. A.2.2 ③).
+                    let relay = &p.relay;
+                    let (relay_g, direct_g): (Vec<Grant>, Vec<Grant>) =
+                        grants.iter().partition(|g| {
+                            relay
+                                .binary_search_by(|r| (r.0, r.1).cmp(&(g.src, g.dst)))
+                                .is_ok()
+                        });
+                    accept(
+                        &self.l.net,
+                        &direct_g,
+                        &mut p.m,
+                        &mut self.rings,
+                        None,
+                        &mut self.scratch,
+                        &mut acc,
+                    );
+                    let m = &p.m;
+                    let relay_g: Vec<Grant> = relay_g
+                        .into_iter()
+                        .filter(|g| {
+                            m.src[g.src as usize * sp + g.src_port as usize] == FREE
+                                && m.dst[g.dst as usize * sp + g.dst_port as usize] == FREE
+                        })
+                        .collect();
+                    let before = acc.len();
+                    accept(
+                        &self.l.net,
+                        &relay_g,
+                        &mut p.m,
+                        &mut self.rings,
+                        None,
+                        &mut self.scratch,
+                        &mut acc,
+                    );
+                    self.c.relay_accepts += (acc.len() - before) as u64;
+                } else if kind == RequestKind::Binary {
                     accept(
                         &self.l.net,
                         &grants,
@@ -1497,8 +1993,11 @@ impl Negotiator {
                     }
                 }
             }
-            // Runs of one pair, in the order of their lowest port.
+            // Runs of one pair, in the order of their lowest port (a relay
+            // match carries the data of its final destination, kept in
+            // `run_relay`).
             self.runs.clear();
+            self.run_relay.clear();
             let mut i = 0;
             while i < self.matched.len() {
                 let (s, _, _, _) = self.matched[i];
@@ -1506,17 +2005,21 @@ impl Negotiator {
                 while j < self.matched.len() && self.matched[j].0 == s {
                     j += 1;
                 }
+                let first = self.runs.len();
                 for k in i..j {
                     let d = self.matched[k].2;
-                    if let Some(r) = self.runs[..]
-                        .iter_mut()
-                        .rev()
-                        .take_while(|r| r.0 == s)
-                        .find(|r| r.1 == d)
-                    {
-                        r.2 += 1;
+                    let target = if self.relay {
+                        p.relay
+                            .binary_search_by(|r| (r.0, r.1).cmp(&(s, d)))
+                            .map_or(FREE, |x| p.relay[x].2)
+                    } else {
+                        FREE
+                    };
+                    if let Some(r) = (first..self.runs.len()).find(|&r| self.runs[r].1 == d) {
+                        self.runs[r].2 += 1;
                     } else {
                         self.runs.push((s, d, 1));
+                        self.run_relay.push(target);
                     }
                 }
                 i = j;
@@ -1620,6 +2123,11 @@ impl Negotiator {
         let end = now + self.l.pre_slot;
         let (n, sp) = (self.l.n, self.l.s);
         let payload = self.l.pre_payload;
+        // Two passes: first the links whose queue holds data (a tight loop of
+        // independent loads, so the memory system fetches them in parallel),
+        // then the packets, in the same order.
+        let mut links = std::mem::take(&mut self.pre_links);
+        links.clear();
         for s in 0..n {
             if self.tor_bytes[s] == 0 {
                 continue;
@@ -1628,6 +2136,14 @@ impl Negotiator {
                 let Some((d, q)) = self.pre_dest(s, p, j, e) else {
                     continue;
                 };
+                if self.pq[s * n + d].bytes > 0 {
+                    links.push((s as u32, p as u32, d as u32, q as u32));
+                }
+            }
+        }
+        for &(s, p, d, q) in &links {
+            let (s, p, d, q) = (s as usize, p as usize, d as usize, q as usize);
+            {
                 if self.any_failure
                     && (self.egress_known[s * sp + p] || self.ingress_known[d * sp + q])
                 {
@@ -1645,13 +2161,11 @@ impl Negotiator {
                 }
                 let lost = self.any_failure
                     && (self.egress_down[s * sp + p] || self.ingress_down[d * sp + q]);
-                self.c.piggyback_bytes += pkt.1;
+                self.c.piggyback_bytes += pkt.bytes;
                 self.send(s, d, pkt, end, lost);
-                if self.tor_bytes[s] == 0 {
-                    break;
-                }
             }
         }
+        self.pre_links = links;
     }
 
     fn scheduled_slot(&mut self, g: u64, now: SimTime) {
@@ -1679,7 +2193,7 @@ impl Negotiator {
                 };
                 let lost = self.egress_down[s * sp + x] || self.ingress_down[d * sp + q];
                 self.c.used_port_slots += 1;
-                self.c.scheduled_bytes += pkt.1;
+                self.c.scheduled_bytes += pkt.bytes;
                 self.send(s, d, pkt, end, lost);
             }
             return;
@@ -1690,13 +2204,39 @@ impl Negotiator {
             let (s, d) = (s as usize, d as usize);
             let mut left = ports as u64;
             self.promised[d] = self.promised[d].saturating_sub(payload * left);
+            if self.relay && self.run_relay[k] != FREE {
+                // First hop of relayed elephant data: s → intermediate d.
+                let target = self.run_relay[k];
+                while left > 0 {
+                    let Some(pkt) = self.take_low(s, target as usize, payload, left) else {
+                        break;
+                    };
+                    left -= pkt.packets;
+                    self.c.used_port_slots += pkt.packets;
+                    self.c.scheduled_bytes += pkt.bytes;
+                    self.c.relayed_bytes += pkt.bytes;
+                    // Queued again at the intermediate: not yet sent.
+                    self.flows[pkt.flow as usize].unsent += 1;
+                    self.relay_flight_bytes += pkt.bytes;
+                    self.relay_flight.push(
+                        end + self.l.propagation,
+                        (d as u32, target, pkt.flow, pkt.bytes),
+                    );
+                }
+                continue;
+            }
             while left > 0 {
-                let Some(pkt) = self.take(s, d, payload, left) else {
-                    break;
+                let pkt = match self.take(s, d, payload, left) {
+                    Some(pkt) => pkt,
+                    None if self.relay => match self.take_relayed(s, d, payload, left) {
+                        Some(pkt) => pkt,
+                        None => break,
+                    },
+                    None => break,
                 };
-                left -= pkt.3;
-                self.c.used_port_slots += pkt.3;
-                self.c.scheduled_bytes += pkt.1;
+                left -= pkt.packets;
+                self.c.used_port_slots += pkt.packets;
+                self.c.scheduled_bytes += pkt.bytes;
                 self.send(s, d, pkt, end, false);
             }
         }
@@ -1720,11 +2260,9 @@ impl Fabric for Negotiator {
         debug_assert_eq!(flow.id as usize, self.flows.len());
         self.flows.push(FlowSt {
             dst_ep: flow.dst,
-            dst_tor: dt,
+            unsent: 0,
             bytes: flow.bytes,
-            delivered: 0,
             start: now,
-            at_tor: 0,
             tor_done: SimTime::MAX,
         });
         self.latest = self.latest.max(now);
@@ -1736,7 +2274,7 @@ impl Fabric for Negotiator {
         }
         if st == dt {
             // Within a rack: straight to the destination's host-facing queue.
-            self.host_enqueue(now, flow.id, flow.bytes);
+            self.host_enqueue(now, flow.id, flow.dst, flow.bytes, true);
             return;
         }
         let (s, d) = (st as usize, dt as usize);
@@ -1752,9 +2290,11 @@ impl Fabric for Negotiator {
             if hi > lo {
                 let seg = Seg {
                     flow: flow.id,
+                    ep: flow.dst,
                     left: hi - lo,
                     since: now,
                 };
+                self.flows[flow.id as usize].unsent += 1;
                 self.push_seg(s, d, prio, seg, false);
                 lo = hi;
             }
@@ -1865,6 +2405,10 @@ impl Fabric for Negotiator {
             ("packets_lost", c.packets_lost as f64),
             ("bytes_retransmitted", c.bytes_lost as f64),
             ("contention_violations", c.contention as f64),
+            ("relay_requests", c.relay_requests as f64),
+            ("relay_refused_by_intermediate", c.relay_refused as f64),
+            ("relay_accepts", c.relay_accepts as f64),
+            ("relayed_bytes", c.relayed_bytes as f64),
             (
                 "failure_window_goodput_ratio",
                 if self.bytes_before_failure > 0 {
@@ -1891,8 +2435,11 @@ impl Fabric for Negotiator {
                 self.host_pending + self.delivered_bytes
             ));
         }
-        let accounted =
-            self.queued + self.host_pending + self.delivered_bytes + self.retransmit_bytes;
+        let accounted = self.queued
+            + self.host_pending
+            + self.delivered_bytes
+            + self.retransmit_bytes
+            + self.relay_flight_bytes;
         if accounted != self.added_bytes {
             return Err(format!(
                 "negotiator: {} B offered but {accounted} B accounted for (queued {}, sent {}, delivered {}, to retransmit {})",
@@ -1920,7 +2467,8 @@ impl Fabric for Negotiator {
             dst[j] = true;
         }
         let tor_sum: u64 = self.tor_bytes.iter().sum();
-        let pair_sum: u64 = self.pair_bytes.iter().sum();
+        let pair_sum: u64 =
+            self.pq.iter().map(|q| q.bytes).sum::<u64>() + self.relay_bytes.iter().sum::<u64>();
         if tor_sum != self.queued || pair_sum != self.queued {
             return Err(format!(
                 "negotiator: queue counters disagree ({tor_sum}, {pair_sum}, {})",

@@ -547,6 +547,42 @@ pub fn projector_grant(
     }
 }
 
+/// Traffic-aware selective relay (App. A.2.2), the source's choice: up to
+/// `fanout` intermediate ToRs for source `s`'s elephant data to `d`, scanning
+/// ToRs cyclically from `start`. A ToR m is a candidate unless it is `s` or
+/// `d`, `s` already requests m directly (the s → m link carries direct
+/// data), or `s`'s egress port towards m (`port_to(m)`) carries high-volume
+/// direct traffic (`loaded[port]`: bandwidth competition on a shared link).
+/// The intermediate's own checks (its queue and its egress port towards d)
+/// come at GRANT.
+#[allow(clippy::too_many_arguments)] // the source's local view, each piece named
+pub fn relay_candidates(
+    n: usize,
+    s: usize,
+    d: usize,
+    port_to: &dyn Fn(usize) -> usize,
+    loaded: &[bool],
+    direct: &dyn Fn(usize) -> bool,
+    fanout: usize,
+    start: usize,
+    out: &mut Vec<u32>,
+) {
+    out.clear();
+    if fanout == 0 {
+        return;
+    }
+    for i in 0..n {
+        let m = (start + i) % n;
+        if m == s || m == d || direct(m) || loaded[port_to(m)] {
+            continue;
+        }
+        out.push(m as u32);
+        if out.len() == fanout {
+            return;
+        }
+    }
+}
+
 /// §3.2.2: the expected acceptance probability of a grant when each of the
 /// `n` possible granters of a source port grants it with probability 1/n:
 /// E[1/(X+1)], X ~ B(n−1, 1/n), = 1 − (1 − 1/n)^n.

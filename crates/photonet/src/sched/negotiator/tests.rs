@@ -325,3 +325,40 @@ proptest! {
         }
     }
 }
+
+/// Figure 16's situation on a hand-worked thin-clos of 8 ToRs, 2 ports,
+/// 4-port AWGRs (groups {0..3} and {4..7}; a ToR reaches group x on its port
+/// x). ToR 4 relays elephant data to ToR 3.
+#[test]
+fn relay_candidates_follow_the_hand_worked_case() {
+    let port_to = |m: usize| m / 4;
+    let mut out = Vec::new();
+    // Port 0 of ToR 4 carries its direct data to 3 (loaded): 0, 1, 2 share
+    // that link and are out; 5, 6, 7 are reached on the idle port 1.
+    let loaded = [true, false];
+    relay_candidates(8, 4, 3, &port_to, &loaded, &|_| false, 8, 0, &mut out);
+    assert_eq!(out, vec![5, 6, 7]);
+    // ToR 4 also requests 6 directly: 6 is out; the fan-out keeps the first
+    // candidates from `start` on, cyclically.
+    relay_candidates(8, 4, 3, &port_to, &loaded, &|m| m == 6, 1, 6, &mut out);
+    assert_eq!(out, vec![7]);
+    relay_candidates(8, 4, 3, &port_to, &loaded, &|m| m == 6, 2, 6, &mut out);
+    assert_eq!(out, vec![7, 5]);
+    // Heavy direct traffic on both ports: no relay at all (the scheme turns
+    // itself off under load).
+    relay_candidates(8, 4, 3, &port_to, &[true, true], &|_| false, 8, 0, &mut out);
+    assert!(out.is_empty());
+    // Neither the source nor the destination is ever an intermediate.
+    relay_candidates(
+        8,
+        4,
+        5,
+        &port_to,
+        &[false, false],
+        &|_| false,
+        8,
+        0,
+        &mut out,
+    );
+    assert_eq!(out, vec![0, 1, 2, 3, 6, 7]);
+}
