@@ -447,6 +447,11 @@ struct FlowState {
     receiver_done: bool,
     start: u64,
     finish: u64,
+    /// Packets of this flow (data or ACK) lost in the network, and that
+    /// count at the last retransmission timeout: a timeout with no loss
+    /// since the previous one is spurious.
+    losses: u32,
+    losses_at_rto: u32,
 }
 
 /// Counters of the whole network.
@@ -460,6 +465,13 @@ struct Counters {
     retransmissions: u64,
     fast_retransmits: u64,
     timeouts: u64,
+    /// Timeouts of a flow none of whose packets or ACKs was lost since its
+    /// previous timeout (the packet resent was not lost).
+    spurious_timeouts: u64,
+    /// Data packets' wait at the sending NIC before their first bit leaves:
+    /// total and largest, ps.
+    nic_wait: u64,
+    nic_wait_max: u64,
     duplicates: u64,
     early: u64,
     lost: u64,
@@ -718,6 +730,8 @@ impl<R: Router> Network<R> {
             receiver_done: false,
             start: now.0,
             finish: 0,
+            losses: 0,
+            losses_at_rto: 0,
         });
         self.active += 1;
         match self.cfg.transport {
@@ -794,6 +808,7 @@ impl<R: Router> Network<R> {
             && (self.loss_rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < self.cfg.loss
         {
             self.n.drops += 1;
+            self.flows[pkt.flow as usize].losses += 1;
             self.n.lost += 1;
             self.n.lost_data += (pkt.flags & FLAG_ACK == 0) as u64;
             if self.credit {
@@ -885,6 +900,7 @@ impl<R: Router> Network<R> {
             if over {
                 port.drops += 1;
                 self.n.drops += 1;
+                self.flows[pkt.flow as usize].losses += 1;
                 return;
             }
             if mark && pkt.flags & FLAG_ACK == 0 {
@@ -894,6 +910,10 @@ impl<R: Router> Network<R> {
             port.peak = port.peak.max(occ_after);
         }
         let start = port.busy_until.max(now);
+        if !is_switch && pkt.flags & FLAG_ACK == 0 {
+            self.n.nic_wait += start - now;
+            self.n.nic_wait_max = self.n.nic_wait_max.max(start - now);
+        }
         let mut end = start + port.ser(wire);
         let arrival;
         if self.cfg.cut_through {
@@ -944,6 +964,7 @@ impl<R: Router> Network<R> {
                     if qi.ingress + wire > self.cfg.buffer {
                         self.ports[p as usize].drops += 1;
                         self.n.drops += 1;
+                        self.flows[pkt.flow as usize].losses += 1;
                         return;
                     }
                     qi.ingress += wire;
@@ -973,6 +994,7 @@ impl<R: Router> Network<R> {
                     if port.occ + wire > self.cfg.buffer {
                         port.drops += 1;
                         self.n.drops += 1;
+                        self.flows[pkt.flow as usize].losses += 1;
                         return;
                     }
                 }
@@ -1287,6 +1309,8 @@ impl<R: Router> Network<R> {
         }
         // Timeout: go back to the first unacknowledged packet.
         self.n.timeouts += 1;
+        self.n.spurious_timeouts += (fl.losses == fl.losses_at_rto) as u64;
+        fl.losses_at_rto = fl.losses;
         fl.cc.on_timeout(fl.snd_nxt);
         fl.rto = (fl.rto * 2).min(SimTime::S);
         fl.in_recovery = false;
@@ -1505,6 +1529,12 @@ impl<R: Router> Network<R> {
             ("retransmissions".into(), n.retransmissions as f64),
             ("fast_retransmits".into(), n.fast_retransmits as f64),
             ("timeouts".into(), n.timeouts as f64),
+            ("spurious_timeouts".into(), n.spurious_timeouts as f64),
+            (
+                "nic_wait_mean_us".into(),
+                n.nic_wait as f64 / 1e6 / n.data_sent.max(1) as f64,
+            ),
+            ("nic_wait_max_us".into(), n.nic_wait_max as f64 / 1e6),
             ("duplicate_packets".into(), n.duplicates as f64),
             ("reordered_packets".into(), n.early as f64),
             (
