@@ -12,7 +12,7 @@ use photonet::fabric::fat_tree::{
 use photonet::fabric::registry::BuildContext;
 use photonet::fabric::Fabric;
 use photonet::flow::Flow;
-use photonet::net::Routing;
+use photonet::net::{NicQueues, Routing};
 use photonet::recorder::Recorder;
 use photonet::run::{prepare, simulate, Paths};
 use photonet::topology::Topology;
@@ -938,4 +938,43 @@ fn delayed_acks_wait_for_a_second_packet_or_the_timeout() {
     let s = net.stats();
     let ratio = s["acks"] / s["data_packets_delivered"];
     assert!((0.5..0.55).contains(&ratio), "{ratio}: {s:?}");
+}
+
+#[test]
+fn a_short_flow_does_not_wait_behind_a_long_flow_at_its_nic() {
+    // Host 0 sends 20 MB to host 15; at 300 us, when the long flow's window
+    // has grown far past the path's bandwidth-delay product (all links run
+    // at the NIC's 100 Gbps, so the excess waits at host 0's NIC), host 0
+    // starts a 2-packet flow to host 14. With per-flow NIC queues served
+    // round-robin, its first packet waits for the long flow's packet on the
+    // wire, the one the NIC already holds next, and at most one more (the
+    // long flow may be next in the round), and its second one more: FCT <=
+    // the lone-flow bound + 4 x 332.8 ns, and nothing times out. With one shared FIFO it waits behind the long flow's
+    // backlog (tens of microseconds or more) and its timer runs meanwhile.
+    let frame = SimTime(332_800);
+    for nic in [NicQueues::RoundRobin, NicQueues::Fifo] {
+        let p = FatTreeParams {
+            k: 4,
+            nic_queues: nic,
+            ..FatTreeParams::default()
+        };
+        let mut net = build(&p, false, &topo100(), 1);
+        let flows = [
+            flow(0, 0, 15, 20_000_000, 0),
+            flow(1, 0, 14, 8_192, 300_000),
+        ];
+        let rec = drain(&mut net, &flows, |_, _, _| {});
+        let lone = lone_flow_bounds(&p, net.clos(), 0, 14, 8_192).max;
+        let short = fct(&rec, &flows[1]);
+        let s = net.stats();
+        match nic {
+            NicQueues::RoundRobin => {
+                assert!(short <= lone + frame * 4, "{short} vs lone {lone}");
+                assert_eq!(s["timeouts"], 0.0, "{s:?}");
+            }
+            NicQueues::Fifo => {
+                assert!(short > lone + SimTime::us(20), "{short} vs lone {lone}");
+            }
+        }
+    }
 }

@@ -37,8 +37,8 @@ use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable,
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::Flow;
 use crate::net::{
-    Candidates, CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig,
-    PortSpec, Priority, Router, Routing, Transport,
+    Candidates, CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues,
+    PfcConfig, PortSpec, Priority, Router, Routing, Transport,
 };
 use crate::recorder::Recorder;
 use crate::units::{ByteSize, Rate, SimTime};
@@ -167,6 +167,11 @@ pub struct FatTreeParams {
     /// Probability that a switch loses a packet it receives (loss-recovery
     /// studies; 0.0 = none).
     pub loss_rate: f64,
+    /// DCTCP: how a host's NIC orders its flows' data packets:
+    /// "round_robin" (a queue per flow, one packet each in turn, handed over
+    /// when the NIC is free, as a fair-queueing qdisc with TCP small queues)
+    /// or "fifo" (each flow puts its whole window into one shared FIFO).
+    pub nic_queues: NicQueues,
 }
 
 impl Default for FatTreeParams {
@@ -203,6 +208,7 @@ impl Default for FatTreeParams {
             priority_thresholds: vec![ByteSize(10_000), ByteSize(100_000)],
             cut_through: false,
             loss_rate: 0.0,
+            nic_queues: NicQueues::RoundRobin,
         }
     }
 }
@@ -806,6 +812,7 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
                 PriorityKind::Size => Priority::Size(t),
             }
         },
+        nic: p.nic_queues,
     }
 }
 
