@@ -978,3 +978,26 @@ fn a_short_flow_does_not_wait_behind_a_long_flow_at_its_nic() {
         }
     }
 }
+
+#[test]
+fn one_flow_fct_with_per_link_delays_equals_the_closed_form() {
+    // k = 4, 100 Gbps, host links 200 ns, switch-to-switch links 1 us; a
+    // 10-packet flow (wire 41,600 B = 3.328 us; 332.8 ns per frame):
+    //   FCT = wire/R + (hops - 1) x 332.8 ns + 2 x 0.2 us + (hops - 2) x 1 us.
+    // Across pods (6 links): 3.328 + 1.664 + 0.4 + 4 = 9.392 us.
+    // Same pod (4 links): 3.328 + 0.9984 + 0.4 + 2 = 6.7264 us.
+    // Same ToR (2 links): 3.328 + 0.3328 + 0.4 = 4.0608 us.
+    let p = FatTreeParams {
+        k: 4,
+        host_propagation: Some(SimTime::ns(200)),
+        ..FatTreeParams::default()
+    };
+    for (dst, want) in [(15, 9_392_000), (2, 6_726_400), (1, 4_060_800)] {
+        let mut net = build(&p, false, &topo100(), 1);
+        let f = flow(0, 0, dst, 40_960, 0);
+        let rec = drain(&mut net, &[f], |_, _, _| {});
+        assert_eq!(fct(&rec, &f), SimTime(want), "0 -> {dst}");
+        let b = lone_flow_bounds(&p, net.clos(), 0, dst, 40_960);
+        assert!(b.min <= SimTime(want) && SimTime(want) <= b.max, "{b:?}");
+    }
+}

@@ -300,6 +300,10 @@ pub struct Graph {
     pub reverse: Vec<u32>,
     /// Names of the port tiers, e.g. `"tor_up"`.
     pub tiers: Vec<&'static str>,
+    /// Propagation delay of each port's link (one per port), or empty: every
+    /// link has [`NetConfig::propagation`]. PFC frames and credits travel
+    /// back over a link in its own delay.
+    pub delays: Vec<SimTime>,
 }
 
 const FLAG_ACK: u8 = 1;
@@ -369,6 +373,8 @@ struct Port {
     /// Lossy ports with a whole number of ps per byte: the buffer and the
     /// ECN threshold as serialisation times.
     buffer_ps: u64,
+    /// Propagation delay of its link, ps.
+    prop: u64,
     ecn_ps: u64,
     /// PFC: bytes queued or on the wire (lossy ports use `backlog`).
     occ: u64,
@@ -583,11 +589,18 @@ pub struct Network<R: Router> {
 impl<R: Router> Network<R> {
     pub fn new(cfg: NetConfig, graph: Graph, router: R) -> Self {
         assert_eq!(graph.ports.len(), graph.reverse.len());
+        assert!(
+            graph.delays.is_empty() || graph.delays.len() == graph.ports.len(),
+            "net: {} link delays for {} ports",
+            graph.delays.len(),
+            graph.ports.len()
+        );
         let hosts = graph.hosts as usize;
         let ports: Vec<Port> = graph
             .ports
             .iter()
-            .map(|s| {
+            .enumerate()
+            .map(|(i, s)| {
                 let exact = (8 * SimTime::S).is_multiple_of(s.rate.0);
                 let ps_per_byte = if exact { 8 * SimTime::S / s.rate.0 } else { 0 };
                 Port {
@@ -596,6 +609,7 @@ impl<R: Router> Network<R> {
                     rate: s.rate,
                     to: s.to,
                     buffer_ps: cfg.buffer.saturating_mul(ps_per_byte),
+                    prop: graph.delays.get(i).map_or(cfg.propagation.0, |d| d.0),
                     ecn_ps: cfg.ecn_k.unwrap_or(u64::MAX).saturating_mul(ps_per_byte),
                     occ: 0,
                     peak: 0,
@@ -711,7 +725,7 @@ impl<R: Router> Network<R> {
         let FlowControl::Credit(c) = self.cfg.flow_control else {
             unreachable!()
         };
-        let at = now + self.cfg.propagation.0 + c.credit_delay.0;
+        let at = now + self.ports[(b / self.vcs) as usize].prop + c.credit_delay.0;
         self.events.push(
             at,
             Packet {
@@ -969,14 +983,14 @@ impl<R: Router> Network<R> {
             if pkt.tail > now {
                 end = end.max(pkt.tail);
             }
-            pkt.tail = end + self.cfg.propagation.0;
+            pkt.tail = end + port.prop;
             arrival = if port.to < self.graph.hosts {
                 pkt.tail
             } else {
-                start + port.ser(self.cfg.header as u64) + self.cfg.propagation.0
+                start + port.ser(self.cfg.header as u64) + port.prop
             };
         } else {
-            arrival = end + self.cfg.propagation.0;
+            arrival = end + port.prop;
         }
         port.busy_until = end;
         pkt.port = p;
@@ -1022,7 +1036,7 @@ impl<R: Router> Network<R> {
                     if l.far > pfc.xoff && !l.pause_sent {
                         l.pause_sent = true;
                         l.frame_seq += 1;
-                        let at = now + self.cfg.propagation.0 + pfc.pause_delay.0;
+                        let at = now + self.ports[inp as usize].prop + pfc.pause_delay.0;
                         let seq = l.frame_seq;
                         self.timers.schedule(
                             SimTime(at),
@@ -1156,7 +1170,8 @@ impl<R: Router> Network<R> {
                 ..Packet::default()
             },
         );
-        self.events.push(end + self.cfg.propagation.0, pkt);
+        let prop = self.ports[p as usize].prop;
+        self.events.push(end + prop, pkt);
         self.packet_events += 1;
     }
 
@@ -1193,7 +1208,7 @@ impl<R: Router> Network<R> {
                     if l.pause_sent && l.far <= pfc.xon {
                         l.pause_sent = false;
                         l.frame_seq += 1;
-                        let at = now + self.cfg.propagation.0 + pfc.resume_delay.0;
+                        let at = now + self.ports[link as usize].prop + pfc.resume_delay.0;
                         let seq = l.frame_seq;
                         self.timers.schedule(
                             SimTime(at),
