@@ -12,7 +12,7 @@ use photonet::fabric::fat_tree::{
 use photonet::fabric::registry::BuildContext;
 use photonet::fabric::Fabric;
 use photonet::flow::Flow;
-use photonet::net::Routing;
+use photonet::net::{NicQueues, Routing};
 use photonet::recorder::Recorder;
 use photonet::run::{prepare, simulate, Paths};
 use photonet::topology::Topology;
@@ -938,4 +938,66 @@ fn delayed_acks_wait_for_a_second_packet_or_the_timeout() {
     let s = net.stats();
     let ratio = s["acks"] / s["data_packets_delivered"];
     assert!((0.5..0.55).contains(&ratio), "{ratio}: {s:?}");
+}
+
+#[test]
+fn a_short_flow_does_not_wait_behind_a_long_flow_at_its_nic() {
+    // Host 0 sends 20 MB to host 15; at 300 us, when the long flow's window
+    // has grown far past the path's bandwidth-delay product (all links run
+    // at the NIC's 100 Gbps, so the excess waits at host 0's NIC), host 0
+    // starts a 2-packet flow to host 14. With per-flow NIC queues served
+    // round-robin, its first packet waits for the long flow's packet on the
+    // wire, the one the NIC already holds next, and at most one more (the
+    // long flow may be next in the round), and its second one more: FCT <=
+    // the lone-flow bound + 4 x 332.8 ns, and nothing times out. With one shared FIFO it waits behind the long flow's
+    // backlog (tens of microseconds or more) and its timer runs meanwhile.
+    let frame = SimTime(332_800);
+    for nic in [NicQueues::RoundRobin, NicQueues::Fifo] {
+        let p = FatTreeParams {
+            k: 4,
+            nic_queues: nic,
+            ..FatTreeParams::default()
+        };
+        let mut net = build(&p, false, &topo100(), 1);
+        let flows = [
+            flow(0, 0, 15, 20_000_000, 0),
+            flow(1, 0, 14, 8_192, 300_000),
+        ];
+        let rec = drain(&mut net, &flows, |_, _, _| {});
+        let lone = lone_flow_bounds(&p, net.clos(), 0, 14, 8_192).max;
+        let short = fct(&rec, &flows[1]);
+        let s = net.stats();
+        match nic {
+            NicQueues::RoundRobin => {
+                assert!(short <= lone + frame * 4, "{short} vs lone {lone}");
+                assert_eq!(s["timeouts"], 0.0, "{s:?}");
+            }
+            NicQueues::Fifo => {
+                assert!(short > lone + SimTime::us(20), "{short} vs lone {lone}");
+            }
+        }
+    }
+}
+
+#[test]
+fn one_flow_fct_with_per_link_delays_equals_the_closed_form() {
+    // k = 4, 100 Gbps, host links 200 ns, switch-to-switch links 1 us; a
+    // 10-packet flow (wire 41,600 B = 3.328 us; 332.8 ns per frame):
+    //   FCT = wire/R + (hops - 1) x 332.8 ns + 2 x 0.2 us + (hops - 2) x 1 us.
+    // Across pods (6 links): 3.328 + 1.664 + 0.4 + 4 = 9.392 us.
+    // Same pod (4 links): 3.328 + 0.9984 + 0.4 + 2 = 6.7264 us.
+    // Same ToR (2 links): 3.328 + 0.3328 + 0.4 = 4.0608 us.
+    let p = FatTreeParams {
+        k: 4,
+        host_propagation: Some(SimTime::ns(200)),
+        ..FatTreeParams::default()
+    };
+    for (dst, want) in [(15, 9_392_000), (2, 6_726_400), (1, 4_060_800)] {
+        let mut net = build(&p, false, &topo100(), 1);
+        let f = flow(0, 0, dst, 40_960, 0);
+        let rec = drain(&mut net, &[f], |_, _, _| {});
+        assert_eq!(fct(&rec, &f), SimTime(want), "0 -> {dst}");
+        let b = lone_flow_bounds(&p, net.clos(), 0, dst, 40_960);
+        assert!(b.min <= SimTime(want) && SimTime(want) <= b.max, "{b:?}");
+    }
 }

@@ -37,8 +37,8 @@ use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable,
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::Flow;
 use crate::net::{
-    Candidates, CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig,
-    PortSpec, Priority, Router, Routing, Transport,
+    Candidates, CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues,
+    PfcConfig, PortSpec, Priority, Router, Routing, Transport,
 };
 use crate::recorder::Recorder;
 use crate::units::{ByteSize, Rate, SimTime};
@@ -104,8 +104,12 @@ pub struct FatTreeParams {
     /// Fat-tree only: aggregation-tier oversubscription; an aggregation
     /// switch has (ToRs per pod)/ratio core uplinks (must divide).
     pub agg_oversubscription: u32,
-    /// Propagation delay of every link.
+    /// Propagation delay of every switch-to-switch link (and of the host
+    /// links unless `host_propagation` is set).
     pub propagation: SimTime,
+    /// Propagation delay of the host links (NIC to ToR and back); unset =
+    /// `propagation`.
+    pub host_propagation: Option<SimTime>,
     /// Payload bytes of a full data packet (the MSS).
     pub mtu: ByteSize,
     /// Header bytes added to every data packet.
@@ -167,6 +171,11 @@ pub struct FatTreeParams {
     /// Probability that a switch loses a packet it receives (loss-recovery
     /// studies; 0.0 = none).
     pub loss_rate: f64,
+    /// DCTCP: how a host's NIC orders its flows' data packets:
+    /// "round_robin" (a queue per flow, one packet each in turn, handed over
+    /// when the NIC is free, as a fair-queueing qdisc with TCP small queues)
+    /// or "fifo" (each flow puts its whole window into one shared FIFO).
+    pub nic_queues: NicQueues,
 }
 
 impl Default for FatTreeParams {
@@ -177,6 +186,7 @@ impl Default for FatTreeParams {
             tor_oversubscription: 1,
             agg_oversubscription: 1,
             propagation: SimTime::ns(1_000),
+            host_propagation: None,
             mtu: ByteSize(4096),
             header: ByteSize(64),
             ack_size: ByteSize(64),
@@ -203,7 +213,20 @@ impl Default for FatTreeParams {
             priority_thresholds: vec![ByteSize(10_000), ByteSize(100_000)],
             cut_through: false,
             loss_rate: 0.0,
+            nic_queues: NicQueues::RoundRobin,
         }
+    }
+}
+
+impl FatTreeParams {
+    /// Propagation delay of a host link.
+    pub fn host_prop(&self) -> SimTime {
+        self.host_propagation.unwrap_or(self.propagation)
+    }
+
+    /// Total propagation over a path of `h` links (two of them host links).
+    pub fn path_propagation(&self, h: u64) -> SimTime {
+        self.host_prop() * 2.min(h) + self.propagation * h.saturating_sub(2)
     }
 }
 
@@ -509,6 +532,7 @@ impl Clos {
                 "agg_up",
                 "core_down",
             ],
+            delays: Vec::new(),
         }
     }
 }
@@ -738,7 +762,7 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
                 ));
             }
             let fastest = clos.host_rate.max(clos.uplink_rate);
-            let rtt = p.propagation * 2 + p.pfc_pause_delay;
+            let rtt = p.propagation.max(p.host_prop()) * 2 + p.pfc_pause_delay;
             let headroom = fastest.bytes_in(rtt) + 1 + 2 * frame;
             if classes * (p.pfc_xoff.0 + headroom) > p.buffer.0 {
                 return Err(err(
@@ -747,7 +771,7 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
                     format!(
                         "{classes} class(es) x (xoff + the bytes one link round trip still delivers after a pause ({headroom} B: \
                          {fastest} over 2 x {} + pfc_pause_delay {}, plus two frames)) = {} B exceeds the buffer ({} B)",
-                        p.propagation,
+                        p.propagation.max(p.host_prop()),
                         p.pfc_pause_delay,
                         classes * (p.pfc_xoff.0 + headroom),
                         p.buffer.0
@@ -806,6 +830,7 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
                 PriorityKind::Size => Priority::Size(t),
             }
         },
+        nic: p.nic_queues,
     }
 }
 
@@ -880,7 +905,7 @@ pub fn lone_flow_bounds(
     let h = clos.hops(src, dst) as u64;
     let rates = clos.path_rates(src, dst);
     let slowest = *rates.iter().min().expect("a path has links");
-    let prop = p.propagation * h;
+    let prop = p.path_propagation(h);
     let min = clos.host_rate.tx_time(wire).saturating_sub(SimTime(1)) + prop;
     let pipeline = slowest.tx_time(wire) + slowest.tx_time(first) * (h - 1) + prop;
     // Slow start: the window doubles per round trip until it covers the flow.
@@ -908,7 +933,21 @@ pub struct PacketFabric {
 
 impl PacketFabric {
     pub fn new(p: &FatTreeParams, v: &Variant, clos: Clos, seed: u64) -> PacketFabric {
-        let graph = clos.graph();
+        let mut graph = clos.graph();
+        if p.host_propagation.is_some() {
+            // Tiers 0 and 1 are the host links (NIC up, ToR down).
+            graph.delays = graph
+                .ports
+                .iter()
+                .map(|s| {
+                    if s.tier <= 1 {
+                        p.host_prop()
+                    } else {
+                        p.propagation
+                    }
+                })
+                .collect();
+        }
         let routing = match p.routing {
             Routing::Ecmp => "ECMP",
             Routing::Spray => "spraying",
@@ -962,7 +1001,7 @@ impl PacketFabric {
             let slowest = self.clos.host_rate.min(self.clos.uplink_rate);
             let ideal = self.clos.host_rate.tx_time(wire)
                 + slowest.tx_time(first) * (h - 1)
-                + p.propagation * h;
+                + p.path_propagation(h);
             let x = fct.0 as f64 / ideal.0 as f64;
             let c = if bytes < 10_000 {
                 0

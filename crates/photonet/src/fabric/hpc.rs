@@ -29,15 +29,14 @@
 //! # Delays
 //! Table VI gives a switch latency (90 ns) and link delays per link kind
 //! (multi-butterfly 100 ns; dragonfly 10 ns within a group, 100 ns between
-//! groups). The substrate has one propagation delay for every link, so each
-//! link here carries one uniform delay that makes the stated paths exact:
-//! - multi-butterfly: every path has k + 1 links and k switches, so the
-//!   delay per link is (link·(k+1) + switch·k)/(k+1) and every path's total
-//!   is exact (to k + 1 ps);
-//! - dragonfly: the delay per link is that of the longest minimal path
-//!   (NIC, local, global, local, down links; 4 routers), (4·switch +
-//!   4·local + global)/5, exact for it; shorter paths are then charged
-//!   up to 90 ns more than Table VI (a path within one router: 2 links).
+//! groups). Each link carries its own delay (`Graph::delays`): its Table VI
+//! delay, plus the switch latency when a switch sends on it (the latency of
+//! the switch it leaves), so every path's total is exact:
+//! - multi-butterfly: NIC links `link_delay`, every other link
+//!   `link_delay + switch_latency`: (k+1)·link + k·switch on every path;
+//! - dragonfly: NIC links `local_link_delay`, router-to-host and local links
+//!   `local_link_delay + switch_latency`, global links `link_delay +
+//!   switch_latency`.
 
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
@@ -253,15 +252,48 @@ impl Shape {
         }
     }
 
-    /// The uniform delay per link (see the module docs).
-    fn propagation(&self, p: &HpcParams) -> SimTime {
+    /// The delay of a link of tier `tier` (see the module docs): its
+    /// Table VI delay plus, if a switch sends on it, the switch latency.
+    fn delay(&self, p: &HpcParams, tier: u8) -> SimTime {
+        let from_switch = if tier == 0 {
+            SimTime::ZERO
+        } else {
+            p.switch_latency
+        };
+        let link = match self {
+            // Tiers: nic, stage, eject.
+            Shape::Mb(_) => p.link_delay,
+            // Tiers: nic, down, local, global.
+            Shape::Df(_) => {
+                if tier == 3 {
+                    p.link_delay
+                } else {
+                    p.local_link_delay
+                }
+            }
+        };
+        link + from_switch
+    }
+
+    /// The longest link delay (for the PFC headroom).
+    fn max_delay(&self, p: &HpcParams) -> SimTime {
+        (0..4).map(|t| self.delay(p, t)).max().expect("tiers")
+    }
+
+    /// Total delay over the minimal path from `src` to `dst`.
+    fn path_delay(&self, p: &HpcParams, src: u32, dst: u32) -> SimTime {
         match self {
             Shape::Mb(mb) => {
                 let k = mb.stages() as u64;
-                SimTime((p.link_delay.0 * (k + 1) + p.switch_latency.0 * k) / (k + 1))
+                self.delay(p, 0) + self.delay(p, 1) * k
             }
-            Shape::Df(_) => {
-                SimTime((4 * p.switch_latency.0 + 4 * p.local_link_delay.0 + p.link_delay.0) / 5)
+            Shape::Df(d) => {
+                let links = d.minimal_links(src, dst) as u64;
+                let globals = d.minimal_globals(src, dst) as u64;
+                self.delay(p, 0)
+                    + self.delay(p, 1)
+                    + self.delay(p, 3) * globals
+                    + self.delay(p, 2) * (links - 2 - globals)
             }
         }
     }
@@ -350,7 +382,7 @@ impl FabricModule for HpcModule {
         // at build time.
         let s = Shape::new(p, &MULTIBUTTERFLY, ctx)
             .or_else(|e| Shape::new(p, &DRAGONFLY, ctx).map_err(|_| e))?;
-        flow_control(p, ctx.topology.host_rate(), s.propagation(p)).map(|_| ())
+        flow_control(p, ctx.topology.host_rate(), s.max_delay(p)).map(|_| ())
     }
 
     fn build(
@@ -362,7 +394,8 @@ impl FabricModule for HpcModule {
         let shape = Shape::new(&p, v, ctx)?;
         let rate = ctx.topology.host_rate();
         let n = ctx.topology.hosts();
-        let prop = shape.propagation(&p);
+        let prop = shape.max_delay(&p);
+        let tier_delay: Vec<SimTime> = (0..4).map(|t| shape.delay(&p, t)).collect();
         let cfg = NetConfig {
             payload: p.packet.0 as u32,
             header: p.header.0 as u32,
@@ -381,7 +414,12 @@ impl FabricModule for HpcModule {
         Ok(match shape {
             Shape::Mb(mb) => {
                 let label = format!("Electrical multi-butterfly (m = {})", mb.multiplicity());
-                let g = mb.graph(rate);
+                let mut g = mb.graph(rate);
+                g.delays = g
+                    .ports
+                    .iter()
+                    .map(|s| tier_delay[s.tier as usize])
+                    .collect();
                 Box::new(HpcFabric::new(label, n, rate, cfg, g, mb))
             }
             Shape::Df(d) => {
@@ -393,7 +431,12 @@ impl FabricModule for HpcModule {
                     d.g,
                     if d.ugal { "UGAL" } else { "minimal" }
                 );
-                let g = d.graph(rate);
+                let mut g = d.graph(rate);
+                g.delays = g
+                    .ports
+                    .iter()
+                    .map(|s| tier_delay[s.tier as usize])
+                    .collect();
                 Box::new(HpcFabric::new(label, n, rate, cfg, g, d))
             }
         })
@@ -418,7 +461,7 @@ impl FabricModule for HpcModule {
         let wire = bytes + npkts * p.header.0;
         let first = bytes.min(p.packet.0) + p.header.0;
         let h = shape.links(src, dst);
-        let prop = shape.propagation(p) * h;
+        let prop = shape.path_delay(p, src, dst);
         Ok(FctBounds {
             min: r.tx_time(wire).saturating_sub(SimTime(1)) + prop,
             max: r.tx_time(wire) + r.tx_time(first) * (h - 1) + prop + SimTime(npkts * h),
@@ -591,14 +634,32 @@ mod tests {
     }
 
     #[test]
-    fn multibutterfly_delay_per_link_makes_every_path_exact() {
+    fn per_link_delays_make_every_path_exact() {
         // Table VI: 10 switches x 90 ns + 11 links x 100 ns = 2,000 ns.
         let t = topo(1024);
-        let s = Shape::new(&HpcParams::default(), &MULTIBUTTERFLY, &ctx(&t)).unwrap();
-        let total = s.propagation(&HpcParams::default()) * s.links(0, 1);
-        assert!(SimTime::ns(2_000) - total < SimTime(11), "{total:?}");
-        // Dragonfly, longest minimal path: 4 x 90 + 4 x 10 + 100 = 500 ns.
-        let s = Shape::new(&HpcParams::default(), &DRAGONFLY, &ctx(&t)).unwrap();
-        assert_eq!(s.propagation(&HpcParams::default()) * 5, SimTime::ns(500));
+        let p = HpcParams::default();
+        let s = Shape::new(&p, &MULTIBUTTERFLY, &ctx(&t)).unwrap();
+        assert_eq!(s.path_delay(&p, 0, 1), SimTime::ns(2_000));
+        // Dragonfly, longest minimal path: NIC 10, local 10 + 90, global
+        // 100 + 90, local 10 + 90, down 10 + 90 = 500 ns; within one router:
+        // NIC 10, down 10 + 90 = 110 ns.
+        let s = Shape::new(&p, &DRAGONFLY, &ctx(&t)).unwrap();
+        let Shape::Df(d) = &s else { unreachable!() };
+        let (mut longest, mut shortest) = (SimTime::ZERO, SimTime::MAX);
+        for dst in 1..1024 {
+            let want = match (d.minimal_links(0, dst), d.minimal_globals(0, dst)) {
+                (2, 0) => 110,
+                (3, 0) => 210,
+                (3, 1) => 300,
+                (4, 1) => 400,
+                (5, 1) => 500,
+                other => panic!("{other:?}"),
+            };
+            let got = s.path_delay(&p, 0, dst);
+            assert_eq!(got, SimTime::ns(want), "0 -> {dst}");
+            longest = longest.max(got);
+            shortest = shortest.min(got);
+        }
+        assert_eq!((shortest, longest), (SimTime::ns(110), SimTime::ns(500)));
     }
 }

@@ -51,13 +51,24 @@ impl Dctcp {
         self.cwnd as u32
     }
 
-    /// A cumulative ACK up to `ack` (exclusive) acknowledged `newly` more
-    /// packets; `ece` if it echoed a congestion mark; `snd_nxt` is the next
-    /// sequence the sender will send.
-    pub fn on_ack(&mut self, newly: u32, ece: bool, ack: u32, snd_nxt: u32) {
-        self.acked += newly;
+    /// An ACK: the cumulative ACK, up to `ack` (exclusive), acknowledged
+    /// `newly` more packets (0 for a duplicate ACK); `delivered` is the
+    /// number of packets whose arrival this ACK reports for the first time
+    /// (1 for a duplicate ACK that reports an out-of-order packet; for a
+    /// cumulative ACK after reordering, `newly` minus the packets that
+    /// duplicate ACKs already reported); `ece` if it echoed a congestion
+    /// mark; `snd_nxt` is the next sequence the sender will send.
+    ///
+    /// α counts *delivered* packets (RFC 8257 §3.3 counts bytes acknowledged
+    /// cumulatively or selectively, each once): counting `newly` for
+    /// every marked ACK would count a reordered window's packets twice —
+    /// once by their duplicate ACKs and again by the cumulative ACK that
+    /// covers them — and inflate the marked fraction of the flow whose
+    /// packets happen to be reordered more.
+    pub fn on_ack(&mut self, newly: u32, delivered: u32, ece: bool, ack: u32, snd_nxt: u32) {
+        self.acked += delivered;
         if ece {
-            self.marked += newly.max(1);
+            self.marked += delivered;
         }
         if ack > self.window_end {
             // One window of data acknowledged: update α.
@@ -107,12 +118,12 @@ mod tests {
     #[test]
     fn slow_start_doubles_per_window_then_grows_by_one() {
         let mut c = Dctcp::new(2.0, 1.0 / 16.0, 1000.0);
-        c.on_ack(1, false, 1, 2);
-        c.on_ack(1, false, 2, 3);
+        c.on_ack(1, 1, false, 1, 2);
+        c.on_ack(1, 1, false, 2, 3);
         assert_eq!(c.cwnd, 4.0);
         c.ssthresh = 4.0;
         for i in 0..4 {
-            c.on_ack(1, false, 3 + i, 8);
+            c.on_ack(1, 1, false, 3 + i, 8);
         }
         // 4 + 1/4 + 1/4.25 + 1/4.485 + 1/4.708 = 4.921: about one packet per window.
         assert!((c.cwnd - 4.921).abs() < 0.001, "{}", c.cwnd);
@@ -126,7 +137,7 @@ mod tests {
         for _ in 0..200 {
             for k in 0..10 {
                 seq += 1;
-                c.on_ack(1, k % 2 == 0, seq, seq + 10);
+                c.on_ack(1, 1, k % 2 == 0, seq, seq + 10);
             }
         }
         assert!((c.alpha - 0.5).abs() < 0.01, "{}", c.alpha);
@@ -134,14 +145,14 @@ mod tests {
         let mut d = Dctcp::new(40.0, 1.0 / 16.0, 100.0);
         d.alpha = 0.5;
         d.window_end = 1000;
-        d.on_ack(1, true, 1, 40);
+        d.on_ack(1, 1, true, 1, 40);
         assert_eq!(d.cwnd, 30.0);
-        d.on_ack(1, true, 2, 40);
+        d.on_ack(1, 1, true, 2, 40);
         assert_eq!(
             d.cwnd, 30.0,
             "a second mark in the same window does not cut"
         );
-        d.on_ack(1, true, 41, 80);
+        d.on_ack(1, 1, true, 41, 80);
         assert_eq!(d.cwnd, 22.5);
     }
 
@@ -155,5 +166,70 @@ mod tests {
         let mut d = Dctcp::new(3.0, 1.0 / 16.0, 100.0);
         d.on_fast_retransmit(3);
         assert_eq!(d.cwnd, 2.0, "never below two after a fast retransmit");
+    }
+
+    /// Feeds one window of `n` packets (0..n) whose CE marks are `ce`,
+    /// arriving in `order`, one ACK per packet as the receiver sends them
+    /// (cumulative ACK = next expected; a packet above it is a duplicate
+    /// ACK), to a sender whose α update is due at the end of the window.
+    /// Returns the marked fraction α takes with g = 1.
+    fn alpha_after(ce: &[bool], order: &[usize]) -> f64 {
+        let n = ce.len() as u32;
+        let mut c = Dctcp::new(1000.0, 1.0, 1000.0);
+        c.window_end = n - 1;
+        let mut got = vec![false; ce.len()];
+        let (mut next, mut una, mut dups) = (0u32, 0u32, 0u32);
+        for &i in order {
+            got[i] = true;
+            while (next as usize) < got.len() && got[next as usize] {
+                next += 1;
+            }
+            if next > una {
+                // All it covers but the packet that filled the hole were
+                // reported by duplicate ACKs.
+                let newly = next - una;
+                let covered = dups.min(newly - 1);
+                c.on_ack(newly, newly - covered, ce[i], next, n);
+                una = next;
+                dups -= covered;
+            } else {
+                dups += 1;
+                c.on_ack(0, 1, ce[i], una, n);
+            }
+        }
+        c.alpha
+    }
+
+    #[test]
+    fn reordering_does_not_inflate_the_marked_fraction() {
+        // Ten packets, every other one marked; packet 0 arrives last: nine
+        // duplicate ACKs, then one cumulative ACK of all ten.
+        let ce: Vec<bool> = (0..10).map(|k| k % 2 == 0).collect();
+        let late: Vec<usize> = (1..10).chain([0]).collect();
+        let in_order: Vec<usize> = (0..10).collect();
+        assert_eq!(alpha_after(&ce, &in_order), 0.5);
+        assert_eq!(alpha_after(&ce, &late), 0.5);
+    }
+
+    proptest::proptest! {
+        /// Oracle: the marked fraction of a window is (marked packets) /
+        /// (packets), whatever order they arrive in.
+        #[test]
+        fn the_marked_fraction_ignores_arrival_order(
+            ce in proptest::collection::vec(proptest::bool::ANY, 2..40),
+            seed in 0u64..1_000_000,
+        ) {
+            let n = ce.len();
+            let mut order: Vec<usize> = (0..n).collect();
+            // A seeded Fisher-Yates shuffle.
+            let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            for i in (1..n).rev() {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                order.swap(i, (x >> 33) as usize % (i + 1));
+            }
+            let want = ce.iter().filter(|&&m| m).count() as f64 / n as f64;
+            let got = alpha_after(&ce, &order);
+            proptest::prop_assert!((got - want).abs() < 1e-12, "{} vs {}", got, want);
+        }
     }
 }

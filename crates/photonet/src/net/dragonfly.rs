@@ -250,6 +250,13 @@ impl Dragonfly {
         3 + (o != rs % self.a) as u32 + (o2 != rd % self.a) as u32
     }
 
+    /// Global links on the minimal path from `src` to `dst` (hosts): 1
+    /// across groups, else 0.
+    pub fn minimal_globals(&self, src: u32, dst: u32) -> u32 {
+        let (rs, rd) = (self.router_of(src), self.router_of(dst));
+        (rs / self.a != rd / self.a) as u32
+    }
+
     /// Whether port `port` (of a router) is a global link.
     pub fn is_global(&self, port: u32) -> bool {
         self.global.get(port as usize).copied().unwrap_or(false)
@@ -308,6 +315,7 @@ impl Dragonfly {
             ports,
             reverse,
             tiers: vec!["nic", "down", "local", "global"],
+            delays: Vec::new(),
         }
     }
 }

@@ -49,6 +49,6 @@ pub mod sim;
 
 pub use route::{hop_count_vc, Candidates, Hop, Router, Routing};
 pub use sim::{
-    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec,
-    Priority, Transport, MAX_CLASSES, MAX_VCS,
+    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues, PfcConfig,
+    PortSpec, Priority, Transport, MAX_CLASSES, MAX_VCS,
 };

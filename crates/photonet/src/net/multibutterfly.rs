@@ -161,6 +161,7 @@ impl MultiButterfly {
             ports,
             reverse,
             tiers: vec!["nic", "stage", "eject"],
+            delays: Vec::new(),
         }
     }
 }
