@@ -183,12 +183,24 @@ impl<E: Copy + Ord> CalendarQueue<E> {
             let old_abs = self.cur_abs;
             self.cur_abs = a;
             self.cur.push((t, ev));
+            // (Usually all empty: scanned a bitmap word at a time.)
             let n = (old_abs - a).min(BUCKETS as u64);
-            for k in 0..n {
+            let mut k = 0;
+            while k < n {
                 let b = ((a + k) & MASK) as usize;
-                if self.bits[b / 64] & (1 << (b % 64)) != 0 {
-                    self.unlink_all(b, |q, e| q.overflow.push(Reverse(e)));
+                let span = (64 - (b % 64) as u64).min(n - k);
+                let word = self.bits[b / 64] >> (b % 64);
+                let mut m = if span == 64 {
+                    word
+                } else {
+                    word & ((1u64 << span) - 1)
+                };
+                while m != 0 {
+                    let i = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    self.unlink_all(b + i, |q, e| q.overflow.push(Reverse(e)));
                 }
+                k += span;
             }
         }
     }
@@ -269,6 +281,9 @@ fn sort_descending<E: Copy + Ord>(v: &mut [(u64, E)]) {
         return;
     }
     for i in 1..v.len() {
+        if v[i - 1] >= v[i] {
+            continue;
+        }
         let e = v[i];
         let mut j = i;
         while j > 0 && v[j - 1] < e {
