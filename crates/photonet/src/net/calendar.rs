@@ -3,8 +3,11 @@
 //!
 //! Packet events are dense in time (thousands per simulated microsecond in
 //! a loaded fat-tree) and almost all land within a few tens of microseconds
-//! of the present (a propagation delay plus queueing). The wheel has
-//! `2^16` buckets of `2^9` ps (0.5 ns) each — a 33.5 µs horizon; later
+//! of the present (a propagation delay plus queueing); a NIC's backlog (a
+//! whole window sent at once) lands up to a few hundred. The wheel has
+//! `2^18` buckets of `2^9` ps (0.5 ns) each — a 134 µs horizon (at `2^16`,
+//! 33.5 µs, the overflow heap took ~6 % of the k = 16 spraying benchmark's
+//! time; 4× the buckets made it 0.96× the CPU time); later
 //! events wait in an overflow binary heap and move onto the wheel as it
 //! turns. `push` links the entry into its bucket's list (entries live in one
 //! slab with a free list: no allocation per bucket) and sets a bit in an
@@ -15,6 +18,21 @@
 //! picosecond keys over a ~10 µs horizon the radix heap moves each entry
 //! ~20 times, the calendar once.
 //!
+//! Memory: the pending events of a loaded k = 16 fat-tree (~25,000) do not
+//! fit in a core's L2, so draining a bucket misses once per entry. A slab
+//! entry is padded to one 64-byte line (a packet event is 56 bytes;
+//! unaligned, nearly every entry straddled two lines: simulated with
+//! cachegrind, a 512 KiB last level, the k = 16 spraying benchmark with
+//! 1 MiB flows, that cut the queue's misses from 6.0 M to 3.1 M). The
+//! lists' links are an array of their own (4 bytes a slot: it stays in
+//! cache), so walking a bucket never waits for an entry's miss to find the
+//! next one and the entries' misses overlap (with the links inside the
+//! entries, ~45 % of the run was that one dependent load; apart: 0.71× the
+//! CPU time). The slab's free list is last-in first-out, so a push writes
+//! where a pop has just read. (Tried and dropped, not faster in CPU time
+//! and with more simulated misses: per-bucket vectors of entries, and
+//! per-bucket vectors of slab indices.)
+//!
 //! Order: exact by time; entries at the same time come out by ascending
 //! payload, so the order depends only on what was pushed, never on how.
 //! [`peek_time`](CalendarQueue::peek_time) is O(1) on `&self` (the current
@@ -24,10 +42,19 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 const SHIFT: u32 = 9;
-const BUCKETS: usize = 1 << 16;
+const BUCKETS: usize = 1 << 18;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
 const NIL: u32 = u32::MAX;
+
+/// A wheel entry: one cache line (a packet event is 56 bytes; unaligned,
+/// most entries would straddle two lines and a pop would miss twice).
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+struct Slot<E> {
+    t: u64,
+    ev: E,
+}
 
 /// A min-queue of `(time, payload)`; every push must be at or after the
 /// time of the last pop. The payload is stored by value: a packet network
@@ -37,9 +64,13 @@ const NIL: u32 = u32::MAX;
 pub struct CalendarQueue<E = u32> {
     /// Per bucket, the first entry of its list in `slab` (NIL: empty).
     heads: Vec<u32>,
-    /// Entries of all buckets: (time, next in the bucket's list, payload);
-    /// released slots are chained through `free`.
-    slab: Vec<(u64, u32, E)>,
+    /// Entries of all buckets; released slots are chained (through `next`)
+    /// from `free`, the last released first.
+    slab: Vec<Slot<E>>,
+    /// Per slot, the next slot in its bucket's list or in the free list:
+    /// apart from the entries, so that walking a list stays in cache (4
+    /// bytes a slot) and the entries' loads do not wait for each other.
+    next: Vec<u32>,
     free: u32,
     bits: [u64; WORDS],
     /// The current bucket's entries, sorted descending (the minimum last).
@@ -62,6 +93,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
         CalendarQueue {
             heads: vec![NIL; BUCKETS],
             slab: Vec::new(),
+            next: Vec::new(),
             free: NIL,
             bits: [0; WORDS],
             cur: Vec::new(),
@@ -101,11 +133,13 @@ impl<E: Copy + Ord> CalendarQueue<E> {
         let head = self.heads[b];
         let i = if self.free != NIL {
             let i = self.free;
-            self.free = self.slab[i as usize].1;
-            self.slab[i as usize] = (t, head, ev);
+            self.free = self.next[i as usize];
+            self.next[i as usize] = head;
+            self.slab[i as usize] = Slot { t, ev };
             i
         } else {
-            self.slab.push((t, head, ev));
+            self.slab.push(Slot { t, ev });
+            self.next.push(head);
             (self.slab.len() - 1) as u32
         };
         self.heads[b] = i;
@@ -118,8 +152,9 @@ impl<E: Copy + Ord> CalendarQueue<E> {
         let mut i = std::mem::replace(&mut self.heads[b], NIL);
         self.bits[b / 64] &= !(1 << (b % 64));
         while i != NIL {
-            let (t, next, ev) = self.slab[i as usize];
-            self.slab[i as usize].1 = self.free;
+            let next = self.next[i as usize];
+            self.next[i as usize] = self.free;
+            let Slot { t, ev } = self.slab[i as usize];
             self.free = i;
             f(self, (t, ev));
             i = next;
@@ -162,12 +197,24 @@ impl<E: Copy + Ord> CalendarQueue<E> {
             let old_abs = self.cur_abs;
             self.cur_abs = a;
             self.cur.push((t, ev));
+            // (Usually all empty: scanned a bitmap word at a time.)
             let n = (old_abs - a).min(BUCKETS as u64);
-            for k in 0..n {
+            let mut k = 0;
+            while k < n {
                 let b = ((a + k) & MASK) as usize;
-                if self.bits[b / 64] & (1 << (b % 64)) != 0 {
-                    self.unlink_all(b, |q, e| q.overflow.push(Reverse(e)));
+                let span = (64 - (b % 64) as u64).min(n - k);
+                let word = self.bits[b / 64] >> (b % 64);
+                let mut m = if span == 64 {
+                    word
+                } else {
+                    word & ((1u64 << span) - 1)
+                };
+                while m != 0 {
+                    let i = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    self.unlink_all(b + i, |q, e| q.overflow.push(Reverse(e)));
                 }
+                k += span;
             }
         }
     }
@@ -232,15 +279,25 @@ impl<E: Copy + Ord> CalendarQueue<E> {
     }
 }
 
-/// Sorts descending (the minimum last). Buckets hold a handful of entries:
-/// insertion sort, falling back to the library sort for long ones.
+/// Sorts descending (the minimum last). A bucket's list comes out newest
+/// push first, and most pushes are later than the ones before (a hop's
+/// delay is mostly one fixed serialisation plus propagation): nearly sorted
+/// already. Short buckets: insertion sort; long ones (synchronised bursts:
+/// many hosts started together) are checked first and otherwise go to the
+/// library's run-adaptive stable sort. Entries that compare equal are
+/// identical, so the result is the same whichever sort runs.
 #[inline]
 fn sort_descending<E: Copy + Ord>(v: &mut [(u64, E)]) {
     if v.len() > 32 {
-        v.sort_unstable_by(|x, y| y.cmp(x));
+        if !v.is_sorted_by(|x, y| x >= y) {
+            v.sort_by(|x, y| y.cmp(x));
+        }
         return;
     }
     for i in 1..v.len() {
+        if v[i - 1] >= v[i] {
+            continue;
+        }
         let e = v[i];
         let mut j = i;
         while j > 0 && v[j - 1] < e {
@@ -261,7 +318,7 @@ mod tests {
         /// and pops agree with a sorted oracle, entry for entry.
         #[test]
         fn pops_in_time_then_payload_order(
-            ops in prop::collection::vec((0u64..60_000_000, 0u8..4), 1..600)
+            ops in prop::collection::vec((0u64..300_000_000, 0u8..4), 1..600)
         ) {
             let mut q = CalendarQueue::<u32>::new();
             let mut oracle: Vec<(u64, u32)> = Vec::new();
@@ -286,6 +343,65 @@ mod tests {
                 prop_assert_eq!(q.peek_time(), oracle.iter().map(|o| o.0).min());
             }
         }
+    }
+
+    proptest! {
+        /// Against a `BinaryHeap` oracle, with many entries at equal times
+        /// (times drawn from a few values near the present, some far ahead)
+        /// and repeated payloads: every pop returns the oracle's minimum of
+        /// (time, payload), and `pop_due` stops at its bound.
+        #[test]
+        fn equal_times_against_a_binary_heap(
+            ops in prop::collection::vec((0u64..8, 0u64..4, 0u32..6, 0u8..5), 1..800)
+        ) {
+            let mut q = CalendarQueue::<(u32, u8)>::new();
+            let mut oracle = BinaryHeap::new();
+            let mut now = 0u64;
+            for (step, scale, payload, op) in ops {
+                if op < 2 {
+                    // Pop what is due within a few buckets of the present.
+                    let bound = now + step * 700;
+                    let got = q.pop_due(bound);
+                    let want = match oracle.peek() {
+                        Some(&Reverse((t, _))) if t <= bound => oracle.pop().map(|r| r.0),
+                        _ => None,
+                    };
+                    prop_assert_eq!(got, want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                } else {
+                    // Equal times are common: a handful of offsets, scaled
+                    // from within one bucket to beyond the wheel's horizon.
+                    let t = now + step * [1, 256, 4_096, 40_000_000][scale as usize];
+                    let e = (payload, op);
+                    q.push(t, e);
+                    oracle.push(Reverse((t, e)));
+                }
+                prop_assert_eq!(q.len(), oracle.len());
+                prop_assert_eq!(q.peek_time(), oracle.peek().map(|r| r.0 .0));
+            }
+            while let Some(Reverse(want)) = oracle.pop() {
+                prop_assert_eq!(q.pop_due(u64::MAX), Some(want));
+            }
+            prop_assert!(q.is_empty());
+        }
+    }
+
+    #[test]
+    fn long_bucket_of_equal_times_comes_out_by_payload() {
+        // More entries in one bucket than the insertion sort handles, in
+        // an order that is not sorted: the library sort orders them.
+        let mut q = CalendarQueue::<u32>::new();
+        q.push(0, 0);
+        for i in 0..100u32 {
+            q.push(1_000, (i * 37) % 100);
+        }
+        assert_eq!(q.pop_due(0), Some((0, 0)));
+        for i in 0..100u32 {
+            assert_eq!(q.pop_due(1_000), Some((1_000, i)));
+        }
+        assert!(q.is_empty());
     }
 
     #[test]

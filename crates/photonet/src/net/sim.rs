@@ -362,8 +362,11 @@ enum Timer {
     },
 }
 
-/// The state of a port that every packet touches.
+/// The state of a port that every packet touches: one cache line (the
+/// lossy fast path reads and writes a port per hop; its rare counters are
+/// in [`PortCounts`]).
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Port {
     busy_until: u64,
     /// Serialisation picoseconds per byte when that is a whole number, else 0.
@@ -381,6 +384,12 @@ struct Port {
     /// Peak occupancy: bytes, or (lossy, whole ps per byte) picoseconds of
     /// backlog; see [`Port::peak_bytes`].
     peak: u64,
+}
+
+/// A port's drop and ECN-mark counts (apart from [`Port`]: touched only
+/// when a packet is dropped or marked).
+#[derive(Clone, Copy, Debug, Default)]
+struct PortCounts {
     drops: u64,
     marks: u64,
 }
@@ -553,6 +562,7 @@ pub struct Network<R: Router> {
     graph: Graph,
     router: R,
     ports: Vec<Port>,
+    counts: Vec<PortCounts>,
     qports: Vec<QPort>,
     /// PFC queues' packets.
     pool: Pool<Packet>,
@@ -613,8 +623,6 @@ impl<R: Router> Network<R> {
                     ecn_ps: cfg.ecn_k.unwrap_or(u64::MAX).saturating_mul(ps_per_byte),
                     occ: 0,
                     peak: 0,
-                    drops: 0,
-                    marks: 0,
                 }
             })
             .collect();
@@ -653,6 +661,7 @@ impl<R: Router> Network<R> {
             } else {
                 Vec::new()
             },
+            counts: vec![PortCounts::default(); ports.len()],
             ports,
             pool: Pool::new(),
             events: CalendarQueue::new(),
@@ -960,14 +969,14 @@ impl<R: Router> Network<R> {
                 (after > self.cfg.buffer, after > k, after)
             };
             if over {
-                port.drops += 1;
+                self.counts[p as usize].drops += 1;
                 self.n.drops += 1;
                 self.flows[pkt.flow as usize].losses += 1;
                 return;
             }
             if mark && pkt.flags & FLAG_ACK == 0 {
                 pkt.flags |= FLAG_CE;
-                port.marks += 1;
+                self.counts[p as usize].marks += 1;
             }
             port.peak = port.peak.max(occ_after);
         }
@@ -1024,7 +1033,7 @@ impl<R: Router> Network<R> {
                 FlowControl::Pfc(pfc) => {
                     let qi = &mut self.qports[inp as usize];
                     if qi.ingress + wire > self.cfg.buffer {
-                        self.ports[p as usize].drops += 1;
+                        self.counts[p as usize].drops += 1;
                         self.n.drops += 1;
                         self.flows[pkt.flow as usize].losses += 1;
                         return;
@@ -1052,9 +1061,8 @@ impl<R: Router> Network<R> {
                 FlowControl::None => {
                     // Priority classes on a lossy network: drop-tail on the
                     // bytes the output port holds (queued or on the wire).
-                    let port = &mut self.ports[p as usize];
-                    if port.occ + wire > self.cfg.buffer {
-                        port.drops += 1;
+                    if self.ports[p as usize].occ + wire > self.cfg.buffer {
+                        self.counts[p as usize].drops += 1;
                         self.n.drops += 1;
                         self.flows[pkt.flow as usize].losses += 1;
                         return;
@@ -1065,7 +1073,7 @@ impl<R: Router> Network<R> {
             if let Some(k) = self.cfg.ecn_k {
                 if port.occ + wire > k && pkt.flags & FLAG_ACK == 0 {
                     pkt.flags |= FLAG_CE;
-                    port.marks += 1;
+                    self.counts[p as usize].marks += 1;
                 }
             }
         }
@@ -1705,8 +1713,8 @@ impl<R: Router> Network<R> {
             } else {
                 p.peak_bytes(false)
             });
-            drops[t] += p.drops;
-            marks[t] += p.marks;
+            drops[t] += self.counts[i].drops;
+            marks[t] += self.counts[i].marks;
             if let Some(q) = self.qports.get(i) {
                 pause[t] += q.pause_time;
                 pauses[t] += q.pauses;
@@ -1748,8 +1756,8 @@ impl<R: Router> Network<R> {
         let q = self.qports.get(port as usize);
         (
             q.map_or(p.peak_bytes(false), |q| q.peak_ingress.max(p.peak)),
-            p.drops,
-            p.marks,
+            self.counts[port as usize].drops,
+            self.counts[port as usize].marks,
             q.map_or(0, |q| q.pause_time),
         )
     }
