@@ -4,8 +4,7 @@
 //! partner at t = 0, 100 Gbps, 1 us propagation, 4,096 + 64 B packets,
 //! 34-packet queues) under spraying, ECMP and adaptive routing; the counts
 //! and the flows' completion times must equal those the engine produced
-//! before its calendar became per-bucket slot vectors (commit 76204ca, slab
-//! lists), entry for entry.
+//! before the calendar speed work, entry for entry (see `PINNED`).
 
 use photonet::config::Config;
 use photonet::engine::{run, StopRule};
@@ -94,56 +93,60 @@ fn pinned_permutations() {
     assert_eq!(got, want);
 }
 
-/// Produced by the engine of commit 76204ca (before the speed work).
+/// Produced by the engine of the `nettcp` branch (per-flow round-robin NIC
+/// queues, DCTCP alpha counted once per delivered packet) *before* the
+/// calendar speed work was merged onto it; the merged engine reproduces them
+/// exactly. (The speed work alone reproduced commit 76204ca's values; the
+/// NIC model change is what moved them.)
 const PINNED: [Pin; 5] = [
     (
-        141753600,
+        129184000,
         4096,
         48128,
         0,
         0,
         0,
-        2053049600,
-        7953997552604172316,
+        1991276800,
+        9026812839649055156,
     ),
     (
-        809304320,
-        4228,
-        50083,
-        175,
-        1,
-        289,
-        5696736640,
-        7937417369666304454,
+        643253760,
+        4096,
+        48266,
+        73,
+        0,
+        73,
+        3813364480,
+        1980313114978617238,
     ),
     (
-        167568000,
-        13957,
-        157244,
+        130162560,
+        13851,
+        155972,
         0,
         0,
-        133,
-        6851608320,
-        1240676149747252083,
+        27,
+        6616679040,
+        2556281249729151847,
     ),
     (
-        917076480,
-        13825,
-        156645,
-        420,
-        1,
-        416,
-        16256176640,
-        17008250387717452068,
+        605007360,
+        13824,
+        156253,
+        287,
+        0,
+        287,
+        14144935680,
+        3661947218938789198,
     ),
     (
-        649511040,
-        14038,
-        158983,
-        215,
-        1,
-        412,
-        10823624320,
-        656010555253225463,
+        289306880,
+        14008,
+        157992,
+        37,
+        0,
+        221,
+        8201120640,
+        4747169015963494083,
     ),
 ];
