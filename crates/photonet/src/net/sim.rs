@@ -369,10 +369,12 @@ enum Timer {
 #[repr(align(64))]
 struct Port {
     busy_until: u64,
-    /// Serialisation picoseconds per byte when that is a whole number, else 0.
-    ps_per_byte: u64,
-    rate: Rate,
+    /// Serialisation picoseconds per byte when that is a whole number (and
+    /// fits 32 bits, i.e. rates above ~1.9 kbps), else 0. u32 so that `to`
+    /// shares its word and the port stays one cache line.
+    ps_per_byte: u32,
     to: u32,
+    rate: Rate,
     /// Lossy ports with a whole number of ps per byte: the buffer and the
     /// ECN threshold as serialisation times.
     buffer_ps: u64,
@@ -386,6 +388,9 @@ struct Port {
     peak: u64,
 }
 
+// The hot path touches one line per port-hop; keep it so.
+const _: () = assert!(std::mem::size_of::<Port>() == 64);
+
 /// A port's drop and ECN-mark counts (apart from [`Port`]: touched only
 /// when a packet is dropped or marked).
 #[derive(Clone, Copy, Debug, Default)]
@@ -397,7 +402,7 @@ struct PortCounts {
 impl Port {
     fn peak_bytes(&self, lossless: bool) -> u64 {
         if !lossless && self.ps_per_byte != 0 {
-            self.peak / self.ps_per_byte
+            self.peak / self.ps_per_byte as u64
         } else {
             self.peak
         }
@@ -410,7 +415,7 @@ impl Port {
         if left == 0 {
             0
         } else if self.ps_per_byte != 0 {
-            left.div_ceil(self.ps_per_byte)
+            left.div_ceil(self.ps_per_byte as u64)
         } else {
             (left as u128 * self.rate.0 as u128).div_ceil(8 * SimTime::S as u128) as u64
         }
@@ -419,7 +424,7 @@ impl Port {
     #[inline]
     fn ser(&self, bytes: u64) -> u64 {
         if self.ps_per_byte != 0 {
-            bytes * self.ps_per_byte
+            bytes * self.ps_per_byte as u64
         } else {
             self.rate.tx_time(bytes).0
         }
@@ -613,9 +618,10 @@ impl<R: Router> Network<R> {
             .map(|(i, s)| {
                 let exact = (8 * SimTime::S).is_multiple_of(s.rate.0);
                 let ps_per_byte = if exact { 8 * SimTime::S / s.rate.0 } else { 0 };
+                let ps_per_byte = u32::try_from(ps_per_byte).unwrap_or(0) as u64;
                 Port {
                     busy_until: 0,
-                    ps_per_byte,
+                    ps_per_byte: ps_per_byte as u32,
                     rate: s.rate,
                     to: s.to,
                     buffer_ps: cfg.buffer.saturating_mul(ps_per_byte),
@@ -961,7 +967,7 @@ impl<R: Router> Network<R> {
             // sent. With a whole number of ps per byte the tests compare
             // times (no division per hop); otherwise bytes.
             let (over, mark, occ_after) = if port.ps_per_byte != 0 {
-                let after = port.busy_until.saturating_sub(now) + wire * port.ps_per_byte;
+                let after = port.busy_until.saturating_sub(now) + wire * port.ps_per_byte as u64;
                 (after > port.buffer_ps, after > port.ecn_ps, after)
             } else {
                 let after = port.backlog(now) + wire;
