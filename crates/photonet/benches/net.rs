@@ -17,17 +17,15 @@
 //!   drain (the `photonet bench` scenario `fat-tree-k16-websearch`).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use photonet::config::Config;
 use photonet::engine::{run, StopRule};
-use photonet::fabric::fat_tree::FatTreeParams;
-use photonet::flow::Flow;
 use photonet::net::calendar::CalendarQueue;
 use photonet::net::radix::RadixQueue;
 use photonet::net::Routing;
 use photonet::queue::EventQueue;
 use photonet::recorder::Recorder;
 use photonet::rng::RngStreams;
-use photonet::units::{ByteSize, Rate, SimTime};
+use photonet::scenarios;
+use photonet::units::SimTime;
 use rand::Rng;
 use std::hint::black_box;
 
@@ -106,28 +104,10 @@ fn queues(c: &mut Criterion) {
 
 /// The issue-7 permutation on a k-ary fat-tree; returns delivered packets.
 pub fn permutation(k: u32, routing: Routing) -> f64 {
-    let mut c = Config {
-        fabric: "fat_tree".into(),
-        ..Config::default()
-    };
-    c.topology.uplink_rate = Rate::gbps(100);
-    c.set_params(&FatTreeParams {
-        k,
-        routing,
-        buffer: ByteSize(34 * 4160),
-        dupack_threshold: if routing == Routing::Ecmp { 3 } else { 10 },
-        ..FatTreeParams::default()
-    });
+    let c = scenarios::fat_tree_config(k, routing, scenarios::default_dupacks(routing));
     let mut fabric = photonet::run::build_fabric(&c).unwrap();
     let n = fabric.hosts() as u32;
-    let perm = photonet::workload::derangement(n, &mut RngStreams::new(1).stream("perm"));
-    let mut flows = (0..n).map(|i| Flow {
-        id: i,
-        src: i,
-        dst: perm[i as usize],
-        bytes: 2 << 20,
-        start: SimTime::ZERO,
-    });
+    let mut flows = scenarios::permutation_flows(n, 2 << 20).into_iter();
     let stop = StopRule {
         drain: true,
         ..StopRule::default()
@@ -145,33 +125,9 @@ pub fn permutation(k: u32, routing: Routing) -> f64 {
 
 /// The issue-7 web-search scenario; returns delivered packets.
 pub fn websearch() -> f64 {
-    use photonet::config::SizesConfig;
-    use photonet::run::{prepare, simulate, Paths};
-    let mut c = Config {
-        fabric: "fat_tree".into(),
-        ..Config::default()
-    };
-    c.topology.uplink_rate = Rate::gbps(100);
-    c.set_params(&FatTreeParams {
-        k: 16,
-        routing: Routing::Ecmp,
-        buffer: ByteSize(34 * 4160),
-        ..FatTreeParams::default()
-    });
-    c.workload.load = 0.4;
-    c.workload.sizes = SizesConfig::cdf("websearch.cdf");
-    c.stop.flows = None;
-    c.stop.duration = Some(SimTime::ms(2));
-    // $PHOTONET_WORKLOADS first, then ../shared/workloads beside the repo.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
-    let mut search: Vec<std::path::PathBuf> = std::env::var_os("PHOTONET_WORKLOADS")
-        .map(|v| std::env::split_paths(&v).collect())
-        .unwrap_or_default();
-    search.push(root.join("shared/workloads"));
-    let paths = Paths {
-        base_dir: None,
-        search,
-    };
+    use photonet::run::{prepare, simulate};
+    let c = scenarios::websearch_config(16);
+    let paths = scenarios::workload_paths();
     let r = simulate(prepare(&c, &paths).unwrap(), &mut |_| true);
     r.summary.fabric_stats["data_packets_delivered"]
 }

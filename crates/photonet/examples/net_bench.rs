@@ -10,14 +10,10 @@
 //! run ends when every flow has completed. Prints wall time, ns of wall per
 //! delivered data packet and per packet-hop, and peak RSS.
 
-use photonet::config::Config;
 use photonet::engine::{run, StopRule};
-use photonet::fabric::fat_tree::FatTreeParams;
-use photonet::flow::Flow;
 use photonet::net::Routing;
 use photonet::recorder::Recorder;
-use photonet::rng::RngStreams;
-use photonet::units::{ByteSize, Rate, SimTime};
+use photonet::scenarios;
 use std::time::Instant;
 
 fn main() {
@@ -36,34 +32,12 @@ fn main() {
     // spurious fast retransmits.
     let dupack: u32 = args
         .get(4)
-        .map_or(if routing == Routing::Ecmp { 3 } else { 10 }, |s| {
-            s.parse().unwrap()
-        });
-    let mut c = Config {
-        fabric: "fat_tree".into(),
-        ..Config::default()
-    };
-    c.topology.uplink_rate = Rate::gbps(100);
-    c.set_params(&FatTreeParams {
-        k,
-        routing,
-        buffer: ByteSize(34 * 4160),
-        dupack_threshold: dupack,
-        ..FatTreeParams::default()
-    });
+        .map_or(scenarios::default_dupacks(routing), |s| s.parse().unwrap());
+    let c = scenarios::fat_tree_config(k, routing, dupack);
     let t0 = Instant::now();
     let mut fabric = photonet::run::build_fabric(&c).unwrap();
     let n = fabric.hosts() as u32;
-    let perm = photonet::workload::derangement(n, &mut RngStreams::new(1).stream("perm"));
-    let flows: Vec<Flow> = (0..n)
-        .map(|i| Flow {
-            id: i,
-            src: i,
-            dst: perm[i as usize],
-            bytes: mib << 20,
-            start: SimTime::ZERO,
-        })
-        .collect();
+    let flows = scenarios::permutation_flows(n, mib << 20);
     let stop = StopRule {
         drain: true,
         ..StopRule::default()
@@ -114,32 +88,9 @@ fn cpu_s(wall: f64) -> f64 {
 
 /// The web-search scenario of `benches/net.rs`: ECMP, load 0.4, 2 ms.
 fn websearch(k: u32) {
-    use photonet::config::SizesConfig;
-    use photonet::run::{prepare, simulate, Paths};
-    let mut c = Config {
-        fabric: "fat_tree".into(),
-        ..Config::default()
-    };
-    c.topology.uplink_rate = Rate::gbps(100);
-    c.set_params(&FatTreeParams {
-        k,
-        routing: Routing::Ecmp,
-        buffer: ByteSize(34 * 4160),
-        ..FatTreeParams::default()
-    });
-    c.workload.load = 0.4;
-    c.workload.sizes = SizesConfig::cdf("websearch.cdf");
-    c.stop.flows = None;
-    c.stop.duration = Some(SimTime::ms(2));
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
-    let mut search: Vec<std::path::PathBuf> = std::env::var_os("PHOTONET_WORKLOADS")
-        .map(|v| std::env::split_paths(&v).collect())
-        .unwrap_or_default();
-    search.push(root.join("shared/workloads"));
-    let paths = Paths {
-        base_dir: None,
-        search,
-    };
+    use photonet::run::{prepare, simulate};
+    let c = scenarios::websearch_config(k);
+    let paths = scenarios::workload_paths();
     let t0 = Instant::now();
     let r = simulate(prepare(&c, &paths).unwrap(), &mut |_| true);
     let wall = t0.elapsed().as_secs_f64();

@@ -47,6 +47,7 @@ pub mod engine;
 pub mod config;
 pub mod metrics;
 pub mod run;
+pub mod scenarios;
 
 pub use config::{Config, ConfigError};
 pub use run::{prepare, simulate, Prepared, RunResult};

@@ -6,42 +6,20 @@
 //! and the flows' completion times must equal those the engine produced
 //! before the calendar speed work, entry for entry (see `PINNED`).
 
-use photonet::config::Config;
 use photonet::engine::{run, StopRule};
-use photonet::fabric::fat_tree::FatTreeParams;
-use photonet::flow::Flow;
 use photonet::net::Routing;
 use photonet::recorder::Recorder;
-use photonet::rng::RngStreams;
-use photonet::units::{ByteSize, Rate, SimTime};
+use photonet::scenarios;
 
 /// (end time ps, data packets delivered, packet hops, drops, timeouts,
 /// retransmissions, sum of completion times ps, xor-fold of completion times).
 type Pin = (u64, u64, u64, u64, u64, u64, u64, u64);
 
 fn permutation(k: u32, routing: Routing, bytes: u64) -> Pin {
-    let mut c = Config {
-        fabric: "fat_tree".into(),
-        ..Config::default()
-    };
-    c.topology.uplink_rate = Rate::gbps(100);
-    c.set_params(&FatTreeParams {
-        k,
-        routing,
-        buffer: ByteSize(34 * 4160),
-        dupack_threshold: if routing == Routing::Ecmp { 3 } else { 10 },
-        ..FatTreeParams::default()
-    });
+    let c = scenarios::fat_tree_config(k, routing, scenarios::default_dupacks(routing));
     let mut fabric = photonet::run::build_fabric(&c).unwrap();
     let n = fabric.hosts() as u32;
-    let perm = photonet::workload::derangement(n, &mut RngStreams::new(1).stream("perm"));
-    let mut flows = (0..n).map(|i| Flow {
-        id: i,
-        src: i,
-        dst: perm[i as usize],
-        bytes,
-        start: SimTime::ZERO,
-    });
+    let mut flows = scenarios::permutation_flows(n, bytes).into_iter();
     let stop = StopRule {
         drain: true,
         ..StopRule::default()
