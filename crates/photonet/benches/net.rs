@@ -17,12 +17,10 @@
 //!   drain (the `photonet bench` scenario `fat-tree-k16-websearch`).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use photonet::engine::{run, StopRule};
 use photonet::net::calendar::CalendarQueue;
 use photonet::net::radix::RadixQueue;
 use photonet::net::Routing;
 use photonet::queue::EventQueue;
-use photonet::recorder::Recorder;
 use photonet::rng::RngStreams;
 use photonet::scenarios;
 use photonet::units::SimTime;
@@ -105,20 +103,8 @@ fn queues(c: &mut Criterion) {
 /// The issue-7 permutation on a k-ary fat-tree; returns delivered packets.
 pub fn permutation(k: u32, routing: Routing) -> f64 {
     let c = scenarios::fat_tree_config(k, routing, scenarios::default_dupacks(routing));
-    let mut fabric = photonet::run::build_fabric(&c).unwrap();
+    let (fabric, out) = scenarios::run_permutation(&c, 2 << 20);
     let n = fabric.hosts() as u32;
-    let mut flows = scenarios::permutation_flows(n, 2 << 20).into_iter();
-    let stop = StopRule {
-        drain: true,
-        ..StopRule::default()
-    };
-    let out = run(
-        fabric.as_mut(),
-        &mut flows,
-        &stop,
-        Recorder::new(None),
-        &mut |_| true,
-    );
     assert_eq!(out.recorder.completed(), n as u64);
     fabric.stats()["data_packets_delivered"]
 }

@@ -83,3 +83,25 @@ pub fn workload_paths() -> Paths {
         search,
     }
 }
+
+/// Builds the fabric of `c`, runs every host's permutation flow of `bytes`
+/// to completion (drained) and returns the fabric and the run's output.
+pub fn run_permutation(
+    c: &Config,
+    bytes: u64,
+) -> (Box<dyn crate::fabric::Fabric>, crate::engine::RunOutput) {
+    let mut fabric = crate::run::build_fabric(c).expect("the scenario's config is valid");
+    let n = fabric.hosts() as u32;
+    let stop = crate::engine::StopRule {
+        drain: true,
+        ..crate::engine::StopRule::default()
+    };
+    let out = crate::engine::run(
+        fabric.as_mut(),
+        &mut permutation_flows(n, bytes).into_iter(),
+        &stop,
+        crate::recorder::Recorder::new(None),
+        &mut |_| true,
+    );
+    (fabric, out)
+}

@@ -6,9 +6,7 @@
 //! and the flows' completion times must equal those the engine produced
 //! before the calendar speed work, entry for entry (see `PINNED`).
 
-use photonet::engine::{run, StopRule};
 use photonet::net::Routing;
-use photonet::recorder::Recorder;
 use photonet::scenarios;
 
 /// (end time ps, data packets delivered, packet hops, drops, timeouts,
@@ -17,20 +15,8 @@ type Pin = (u64, u64, u64, u64, u64, u64, u64, u64);
 
 fn permutation(k: u32, routing: Routing, bytes: u64) -> Pin {
     let c = scenarios::fat_tree_config(k, routing, scenarios::default_dupacks(routing));
-    let mut fabric = photonet::run::build_fabric(&c).unwrap();
+    let (fabric, out) = scenarios::run_permutation(&c, bytes);
     let n = fabric.hosts() as u32;
-    let mut flows = scenarios::permutation_flows(n, bytes).into_iter();
-    let stop = StopRule {
-        drain: true,
-        ..StopRule::default()
-    };
-    let out = run(
-        fabric.as_mut(),
-        &mut flows,
-        &stop,
-        Recorder::new(None),
-        &mut |_| true,
-    );
     assert_eq!(out.recorder.completed(), n as u64);
     let s = fabric.stats();
     let (mut sum, mut fold) = (0u64, 0u64);
