@@ -77,6 +77,36 @@ impl Member {
     }
 }
 
+/// One flow's rate and what an update keeps about it.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
+struct FlowState {
+    rate: f64,
+    /// The update (stamp) in which the flow was last in the working set.
+    in_set: u64,
+    /// The dirty epoch in which the flow, held, was last found to have a
+    /// bottleneck (0: not since it last joined W), and that bottleneck
+    /// (`verified`). It stays one until that resource's load changes (a
+    /// later `dirty_at`): the flow's own rate has not moved, and neither has
+    /// anything on it.
+    checked_at: u64,
+    verified: u32,
+    /// The resource the flow was last frozen at (u32::MAX: none yet).
+    last_bottleneck: u32,
+}
+
+impl Default for FlowState {
+    fn default() -> FlowState {
+        FlowState {
+            rate: 0.0,
+            in_set: 0,
+            checked_at: 0,
+            verified: 0,
+            last_bottleneck: u32::MAX,
+        }
+    }
+}
+
 /// Flows (identified by caller-chosen small integers) sharing resources of
 /// fixed capacity, with their max-min fair rates.
 #[derive(Default)]
@@ -84,18 +114,16 @@ pub struct Sharing {
     capacity: Vec<f64>,
     res_flows: Vec<Vec<u32>>,
     members: Vec<Member>,
-    /// Each flow's rate, apart from the members so that scans of a
-    /// resource's flows touch one dense array.
-    rate: Vec<f64>,
-    /// The resource each flow was last frozen at (u32::MAX: none yet).
-    last_bottleneck: Vec<u32>,
+    /// Each flow's rate and bookkeeping, apart from the members and in one
+    /// 32-byte record, so that a scan of a resource's flows (ids in no
+    /// particular order) touches one cache line per flow.
+    flow: Vec<FlowState>,
     // What changed since the last update.
     added: Vec<u32>,
     vacated: Vec<u32>,
     // The working set and its flows' rates before the update (stamped per
     // update).
     stamp: u64,
-    in_set: Vec<u64>,
     set: Vec<u32>,
     old_rate: Vec<f64>,
     // The working set's problem, grown as W grows (stamped per update): the
@@ -133,12 +161,6 @@ pub struct Sharing {
     /// during an update; a join invalidates the join's resources).
     held_top_at: Vec<u64>,
     held_top: Vec<f64>,
-    /// The dirty epoch in which a held flow was last found to have a
-    /// bottleneck (0: not since it last joined W), and that bottleneck. It
-    /// stays one until that resource's load changes (a later `dirty_at`):
-    /// the flow's own rate has not moved, and neither has anything on it.
-    checked_at: Vec<u64>,
-    verified: Vec<u32>,
     // Statistics.
     updates: u64,
     solved: u64,
@@ -185,11 +207,7 @@ impl Sharing {
         let i = id as usize;
         if i >= self.members.len() {
             self.members.resize(i + 1, Member::default());
-            self.rate.resize(i + 1, 0.0);
-            self.last_bottleneck.resize(i + 1, u32::MAX);
-            self.in_set.resize(i + 1, 0);
-            self.checked_at.resize(i + 1, 0);
-            self.verified.resize(i + 1, 0);
+            self.flow.resize(i + 1, FlowState::default());
         }
         assert!(!self.members[i].live, "flow {id} is already sharing");
         let mut m = Member {
@@ -204,9 +222,9 @@ impl Sharing {
             list.push(id);
         }
         self.members[i] = m;
-        self.rate[i] = 0.0;
-        self.last_bottleneck[i] = u32::MAX;
-        self.checked_at[i] = 0;
+        self.flow[i].rate = 0.0;
+        self.flow[i].last_bottleneck = u32::MAX;
+        self.flow[i].checked_at = 0;
         self.added.push(id);
     }
 
@@ -234,7 +252,7 @@ impl Sharing {
     }
 
     pub fn rate(&self, id: u32) -> f64 {
-        self.rate[id as usize]
+        self.flow[id as usize].rate
     }
 
     pub fn is_live(&self, id: u32) -> bool {
@@ -275,7 +293,7 @@ impl Sharing {
         self.dirty.clear();
         let added = std::mem::take(&mut self.added);
         for &id in &added {
-            if self.members[id as usize].live && self.in_set[id as usize] != self.stamp {
+            if self.members[id as usize].live && self.flow[id as usize].in_set != self.stamp {
                 self.join(id);
             }
         }
@@ -302,7 +320,7 @@ impl Sharing {
                 if b == u32::MAX || self.pulled_at[b as usize] == self.dirty_epoch {
                     continue;
                 }
-                let mine = self.rate[self.set[i] as usize];
+                let mine = self.flow[self.set[i] as usize].rate;
                 if self.held_top_of(b) > mine * (1.0 + TOLERANCE) {
                     self.pulled_at[b as usize] = self.dirty_epoch;
                     self.pull_above_level(b);
@@ -314,17 +332,17 @@ impl Sharing {
                 for j in 0..self.res_flows[r as usize].len() {
                     let g = self.res_flows[r as usize][j];
                     let gu = g as usize;
-                    if self.in_set[gu] == self.stamp {
+                    if self.flow[gu].in_set == self.stamp {
                         continue;
                     }
-                    let c = self.checked_at[gu];
-                    if c != 0 && self.dirty_at[self.verified[gu] as usize] <= c {
+                    let c = self.flow[gu].checked_at;
+                    if c != 0 && self.dirty_at[self.flow[gu].verified as usize] <= c {
                         continue;
                     }
                     match self.bottleneck_of(g) {
                         Some(v) => {
-                            self.checked_at[gu] = self.dirty_epoch;
-                            self.verified[gu] = v;
+                            self.flow[gu].checked_at = self.dirty_epoch;
+                            self.flow[gu].verified = v;
                         }
                         None => self.join(g),
                     }
@@ -338,7 +356,7 @@ impl Sharing {
             }
         }
         for (i, &id) in self.set.iter().enumerate() {
-            if self.rate[id as usize] != self.old_rate[i] {
+            if self.flow[id as usize].rate != self.old_rate[i] {
                 changed.push(id);
             }
         }
@@ -356,10 +374,10 @@ impl Sharing {
         held.clear();
         let mut in_w = 0usize;
         for &g in &self.res_flows[bu] {
-            if self.in_set[g as usize] == self.stamp {
+            if self.flow[g as usize].in_set == self.stamp {
                 in_w += 1;
             } else {
-                held.push(self.rate[g as usize]);
+                held.push(self.flow[g as usize].rate);
             }
         }
         held.sort_unstable_by(f64::total_cmp);
@@ -377,8 +395,8 @@ impl Sharing {
         self.held_scratch = held;
         for j in 0..self.res_flows[bu].len() {
             let g = self.res_flows[bu][j];
-            if self.in_set[g as usize] != self.stamp
-                && self.rate[g as usize] > level * (1.0 + TOLERANCE)
+            if self.flow[g as usize].in_set != self.stamp
+                && self.flow[g as usize].rate > level * (1.0 + TOLERANCE)
             {
                 self.join(g);
             }
@@ -393,10 +411,10 @@ impl Sharing {
     }
 
     fn join(&mut self, id: u32) {
-        self.in_set[id as usize] = self.stamp;
-        self.checked_at[id as usize] = 0;
+        self.flow[id as usize].in_set = self.stamp;
+        self.flow[id as usize].checked_at = 0;
         self.set.push(id);
-        self.old_rate.push(self.rate[id as usize]);
+        self.old_rate.push(self.flow[id as usize].rate);
         let m = &self.members[id as usize];
         for &r in &m.res[..m.n as usize] {
             self.held_top_at[r as usize] = 0;
@@ -410,8 +428,8 @@ impl Sharing {
             self.held_top_at[ru] = self.stamp;
             self.held_top[ru] = self.res_flows[ru]
                 .iter()
-                .filter(|&&g| self.in_set[g as usize] != self.stamp)
-                .map(|&g| self.rate[g as usize])
+                .filter(|&&g| self.flow[g as usize].in_set != self.stamp)
+                .map(|&g| self.flow[g as usize].rate)
                 .fold(0.0, f64::max);
         }
         self.held_top[ru]
@@ -424,8 +442,8 @@ impl Sharing {
 
     /// Sets a flow's rate, keeping its resources' totals and highest rates.
     fn set_rate(&mut self, id: u32, x: f64) {
-        let old = self.rate[id as usize];
-        self.rate[id as usize] = x;
+        let old = self.flow[id as usize].rate;
+        self.flow[id as usize].rate = x;
         let (fo, fx) = (self.fixed(old), self.fixed(x));
         let m = &self.members[id as usize];
         for &r in &m.res[..m.n as usize] {
@@ -446,7 +464,7 @@ impl Sharing {
             self.top_stale[ru] = false;
             self.top[ru] = self.res_flows[ru]
                 .iter()
-                .map(|&g| self.rate[g as usize])
+                .map(|&g| self.flow[g as usize].rate)
                 .fold(0.0, f64::max);
         }
         self.top[ru]
@@ -460,8 +478,8 @@ impl Sharing {
     /// A bottleneck of flow `id`, if it has one: the one it was last frozen
     /// at first (usually still it), then the others.
     fn bottleneck_of(&mut self, id: u32) -> Option<u32> {
-        let x = self.rate[id as usize];
-        let last = self.last_bottleneck[id as usize];
+        let x = self.flow[id as usize].rate;
+        let last = self.flow[id as usize].last_bottleneck;
         if last != u32::MAX && self.is_bottleneck_of(last, x) {
             return Some(last);
         }
@@ -487,7 +505,7 @@ impl Sharing {
         for i in self.posed..self.set.len() {
             let id = self.set[i] as usize;
             let (res, n) = (self.members[id].res, self.members[id].n as usize);
-            let mine = self.fixed(self.rate[id]);
+            let mine = self.fixed(self.flow[id].rate);
             for (l, &r) in local.iter_mut().zip(&res[..n]) {
                 let ru = r as usize;
                 if self.local_at[ru] != self.stamp {
@@ -519,7 +537,7 @@ impl Sharing {
                 b => self.local_res[b as usize],
             };
             let x = self.rates[i];
-            if x != self.rate[id] {
+            if x != self.flow[id].rate {
                 self.set_rate(id as u32, x);
                 let (res, n) = (self.members[id].res, self.members[id].n as usize);
                 for &r in &res[..n] {
@@ -530,7 +548,7 @@ impl Sharing {
                 self.recheck.push(i as u32);
             }
             self.bottleneck[i] = b;
-            self.last_bottleneck[id] = b;
+            self.flow[id].last_bottleneck = b;
         }
     }
 
@@ -543,7 +561,7 @@ impl Sharing {
             if m.live {
                 p.add_flow(m.resources());
                 ids.push(i as u32);
-                rates.push(self.rate[i]);
+                rates.push(self.flow[i].rate);
             }
         }
         (p, ids, rates)
