@@ -133,11 +133,19 @@ impl Default for CoarseSeries {
     }
 }
 
+/// A flow's size and what has reached its destination so far.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    bytes: u64,
+    delivered: u64,
+}
+
 /// Collects what a fabric reports during a run.
 #[derive(Debug, Default)]
 pub struct Recorder {
-    bytes: Vec<u64>,
-    delivered: Vec<u64>,
+    /// Per flow, its size and bytes delivered side by side: a packet-level
+    /// fabric delivers once per packet, so one cache line per delivery.
+    tally: Vec<Tally>,
     finish: Vec<Option<SimTime>>,
     completed: u64,
     last_completion: SimTime,
@@ -160,8 +168,7 @@ impl Recorder {
 
     /// Room for `n` flows (when the run's flow count is known).
     pub fn reserve(&mut self, n: usize) {
-        self.bytes.reserve_exact(n);
-        self.delivered.reserve_exact(n);
+        self.tally.reserve_exact(n);
         self.finish.reserve_exact(n);
     }
 
@@ -184,11 +191,13 @@ impl Recorder {
     pub fn register(&mut self, f: &Flow) {
         assert_eq!(
             f.id as usize,
-            self.bytes.len(),
+            self.tally.len(),
             "flow ids must be dense and in order"
         );
-        self.bytes.push(f.bytes);
-        self.delivered.push(0);
+        self.tally.push(Tally {
+            bytes: f.bytes,
+            delivered: 0,
+        });
         self.finish.push(None);
     }
 
@@ -207,12 +216,12 @@ impl Recorder {
 
     /// `bytes` of flow `id` arrived evenly over [t0, t1] (fluid models).
     pub fn deliver_span(&mut self, id: FlowId, t0: SimTime, t1: SimTime, bytes: u64) {
-        let i = id as usize;
-        self.delivered[i] += bytes;
-        if self.delivered[i] > self.bytes[i] {
+        let t = &mut self.tally[id as usize];
+        t.delivered += bytes;
+        if t.delivered > t.bytes {
             let msg = format!(
                 "flow {id}: delivered {} B of a {} B flow",
-                self.delivered[i], self.bytes[i]
+                t.delivered, t.bytes
             );
             self.violation(msg);
         }
@@ -238,10 +247,11 @@ impl Recorder {
             self.violation(format!("flow {id} completed twice"));
             return;
         }
-        if self.delivered[i] != self.bytes[i] {
+        let tally = self.tally[i];
+        if tally.delivered != tally.bytes {
             let msg = format!(
                 "flow {id} completed with {} of {} B delivered",
-                self.delivered[i], self.bytes[i]
+                tally.delivered, tally.bytes
             );
             self.violation(msg);
         }
@@ -260,10 +270,10 @@ impl Recorder {
     }
 
     pub fn flows(&self) -> usize {
-        self.bytes.len()
+        self.tally.len()
     }
     pub fn delivered(&self, id: FlowId) -> u64 {
-        self.delivered[id as usize]
+        self.tally[id as usize].delivered
     }
     pub fn finish(&self, id: FlowId) -> Option<SimTime> {
         self.finish[id as usize]
@@ -280,7 +290,7 @@ impl Recorder {
     /// Bytes delivered over all flows (u128: a sum of many large flows must
     /// not wrap).
     pub fn delivered_total(&self) -> u128 {
-        self.delivered.iter().map(|&b| b as u128).sum()
+        self.tally.iter().map(|t| t.delivered as u128).sum()
     }
     /// Deliveries over time at a coarse resolution (always kept).
     pub fn coarse(&self) -> &CoarseSeries {
@@ -293,11 +303,14 @@ impl Recorder {
         self.series.take()
     }
     /// Consumes the recorder: per flow, its finish time in ps (None:
-    /// unfinished) and bytes delivered, without copying the columns.
+    /// unfinished) and bytes delivered (finish times without a copy).
     pub fn into_columns(self) -> (Vec<Option<u64>>, Vec<u64>) {
         // Same layout: collected in place.
         let finish = self.finish.into_iter().map(|t| t.map(|t| t.0)).collect();
-        (finish, self.delivered)
+        (
+            finish,
+            self.tally.into_iter().map(|t| t.delivered).collect(),
+        )
     }
     /// The first violation messages (see [`Recorder::violation_count`]).
     pub fn violations(&self) -> &[String] {
