@@ -696,6 +696,24 @@ struct Seg {
     since: SimTime,
 }
 
+impl Seg {
+    /// Cuts up to `max` packets of at most `payload` bytes off the front of
+    /// the segment (packets never mix segments): (packets, bytes).
+    #[inline]
+    fn cut(&mut self, payload: u64, max: u64) -> (u64, u64) {
+        // One packet (a predefined slot) needs no division: a queued segment
+        // is never empty.
+        let k = if max == 1 {
+            1
+        } else {
+            max.min(self.left.div_ceil(payload))
+        };
+        let b = self.left.min(k * payload);
+        self.left -= b;
+        (k, b)
+    }
+}
+
 /// A source ToR's queue for one destination: its byte count and, inline,
 /// the segment packets are taken from (the front of the highest non-empty
 /// priority), so the packet-by-packet work touches one cache line; the other
@@ -1157,13 +1175,7 @@ impl Negotiator {
         }
         let seg = &mut pq.head;
         let prio = pq.head_prio as usize;
-        let k = if max == 1 {
-            1
-        } else {
-            max.min(seg.left.div_ceil(payload))
-        };
-        let b = seg.left.min(k * payload);
-        seg.left -= b;
+        let (k, b) = seg.cut(payload, max);
         let (flow, ep) = (seg.flow, seg.ep);
         let seg_done = seg.left == 0;
         pq.bytes -= b;
@@ -1189,9 +1201,7 @@ impl Negotiator {
                 pq.head_prio = p as u32;
                 self.pool.release(i);
             }
-            let f = &mut self.flows[flow as usize];
-            f.unsent -= 1;
-            last = f.unsent == 0;
+            last = self.segment_sent(flow);
         }
         if emptied {
             let pos = self.pq[pair].active_pos as usize;
@@ -1230,9 +1240,7 @@ impl Negotiator {
             .front()
             .expect("low-priority bytes without segments");
         let seg = self.pool.get_mut(i);
-        let k = max.min(seg.left.div_ceil(payload));
-        let b = seg.left.min(k * payload);
-        seg.left -= b;
+        let (k, b) = seg.cut(payload, max);
         let (flow, ep, seg_done) = (seg.flow, seg.ep, seg.left == 0);
         let mut last = false;
         if seg_done {
@@ -1240,9 +1248,7 @@ impl Negotiator {
             self.pool.pop_front(&mut list);
             self.q[li] = list;
             self.pool.release(i);
-            let f = &mut self.flows[flow as usize];
-            f.unsent -= 1;
-            last = f.unsent == 0;
+            last = self.segment_sent(flow);
         }
         self.pq[pair].bytes -= b;
         self.low_bytes[pair] -= b;
@@ -1262,16 +1268,12 @@ impl Negotiator {
     fn take_relayed(&mut self, m: usize, d: usize, payload: u64, max: u64) -> Option<Pkt> {
         let pair = m * self.l.n + d;
         let seg = self.rq[pair].front_mut()?;
-        let k = max.min(seg.left.div_ceil(payload));
-        let b = seg.left.min(k * payload);
-        seg.left -= b;
+        let (k, b) = seg.cut(payload, max);
         let (flow, ep, seg_done) = (seg.flow, seg.ep, seg.left == 0);
         let mut last = false;
         if seg_done {
             self.rq[pair].pop_front();
-            let f = &mut self.flows[flow as usize];
-            f.unsent -= 1;
-            last = f.unsent == 0;
+            last = self.segment_sent(flow);
         }
         self.relay_bytes[pair] -= b;
         self.tor_bytes[m] -= b;
@@ -1289,6 +1291,14 @@ impl Negotiator {
             packets: k,
             last,
         })
+    }
+
+    /// The last byte of one of `flow`'s segments has been taken: whether it
+    /// was the flow's last segment.
+    fn segment_sent(&mut self, flow: u32) -> bool {
+        let f = &mut self.flows[flow as usize];
+        f.unsent -= 1;
+        f.unsent == 0
     }
 
     /// Relayed data reaches its intermediate `m` and queues for `d`.
