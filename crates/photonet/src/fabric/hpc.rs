@@ -411,15 +411,19 @@ impl FabricModule for HpcModule {
             seed: ctx.seed,
             ..NetConfig::default()
         };
+        // Each link carries its tier's Table VI delay.
+        let with_delays = |mut g: Graph| {
+            g.delays = g
+                .ports
+                .iter()
+                .map(|s| tier_delay[s.tier as usize])
+                .collect();
+            g
+        };
         Ok(match shape {
             Shape::Mb(mb) => {
                 let label = format!("Electrical multi-butterfly (m = {})", mb.multiplicity());
-                let mut g = mb.graph(rate);
-                g.delays = g
-                    .ports
-                    .iter()
-                    .map(|s| tier_delay[s.tier as usize])
-                    .collect();
+                let g = with_delays(mb.graph(rate));
                 Box::new(HpcFabric::new(label, n, rate, cfg, g, mb))
             }
             Shape::Df(d) => {
@@ -431,12 +435,7 @@ impl FabricModule for HpcModule {
                     d.g,
                     if d.ugal { "UGAL" } else { "minimal" }
                 );
-                let mut g = d.graph(rate);
-                g.delays = g
-                    .ports
-                    .iter()
-                    .map(|s| tier_delay[s.tier as usize])
-                    .collect();
+                let g = with_delays(d.graph(rate));
                 Box::new(HpcFabric::new(label, n, rate, cfg, g, d))
             }
         })
