@@ -150,6 +150,64 @@ fn one_flow_fct_equals_the_store_and_forward_closed_form() {
     let f = flow(0, 0, 15, 40_960, 0);
     let rec = drain(&mut net, &[f], |_, _, _| {});
     assert_eq!(fct(&rec, &f), SimTime(9_353_600));
+    // The same with lossless queued ports (credits on 3 VCs, or PFC) and the
+    // window-free transport: the same 9.3536 us (store-and-forward:
+    // 10.992 us, as above).
+    for (fc, vcs) in [(FlowControlKind::Credit, 3), (FlowControlKind::Pfc, 1)] {
+        for (cut_through, want) in [(true, 9_353_600), (false, 10_992_000)] {
+            let q = FatTreeParams {
+                cut_through,
+                flow_control: fc,
+                vcs,
+                transport: TransportKind::Paced,
+                ecn_threshold: ByteSize(0),
+                buffer: ByteSize(300_000),
+                ..p.clone()
+            };
+            let mut net = build(&q, false, &topo100(), 1);
+            let rec = drain(&mut net, &[f], |_, _, _| {});
+            assert_eq!(
+                fct(&rec, &f),
+                SimTime(want),
+                "{fc:?} cut-through {cut_through}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_first_rto_is_rto_init_before_any_rtt_sample() {
+    // k = 4, 30 us propagation on every link: a lone one-packet flow across
+    // pods (6 links) has a first round trip of 12 x 30 us of propagation
+    // plus serialisation, 0.36 ms: longer than rto_min (200 us), shorter
+    // than the 1 ms default rto_init (RFC 6298 §2.1: the RTO before the
+    // first sample). With rto_init = 300 us the timer fires once, before the
+    // ACK is back, and the packet is resent (spuriously: nothing was lost);
+    // with the default it does not. The data arrives with the first copy
+    // either way: the store-and-forward closed form, 6 links x (332.8 ns
+    // serialisation of 4,160 B + 30 us).
+    let base = FatTreeParams {
+        k: 4,
+        propagation: SimTime::us(30),
+        ..FatTreeParams::default()
+    };
+    assert_eq!(base.rto_init, SimTime::ms(1));
+    // 4,160 B wire = 332.8 ns per link, 6 links: 6 x 332.8 ns + 180 us.
+    let want = SimTime(6 * 332_800 + 180_000_000);
+    for (rto_init, timeouts) in [(SimTime::us(300), 1.0), (SimTime::ms(1), 0.0)] {
+        let p = FatTreeParams {
+            rto_init,
+            ..base.clone()
+        };
+        let mut net = build(&p, false, &topo100(), 1);
+        let f = flow(0, 0, 15, 4_096, 0);
+        let rec = drain(&mut net, &[f], |_, _, _| {});
+        assert_eq!(fct(&rec, &f), want, "rto_init {rto_init}");
+        let s = net.stats();
+        assert_eq!(s["timeouts"], timeouts, "rto_init {rto_init}");
+        assert_eq!(s["spurious_timeouts"], timeouts, "rto_init {rto_init}");
+        assert_eq!(s["retransmissions"], timeouts, "rto_init {rto_init}");
+    }
 }
 
 #[test]

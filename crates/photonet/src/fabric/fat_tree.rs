@@ -134,6 +134,13 @@ pub struct FatTreeParams {
     pub dctcp_g: f64,
     /// Floor of the retransmission timeout (RTT estimate + 4 deviations).
     pub rto_min: SimTime,
+    /// Retransmission timeout before a flow's first RTT sample (RFC 6298
+    /// §2.1, which says 1 s for the Internet). Default 1 ms: 5 × `rto_min`,
+    /// above the worst first round trip of the default network (every
+    /// buffer of a 5-switch path full: 5 × 256 KB at 100 Gb/s = 102 µs,
+    /// plus 12 µs of propagation), so a first packet that waits in full
+    /// queues is not resent spuriously. At least `rto_min`.
+    pub rto_init: SimTime,
     /// Duplicate ACKs that trigger a fast retransmit.
     pub dupack_threshold: u32,
     /// DCTCP: selective acknowledgements (SACK scoreboard, one hole
@@ -166,7 +173,9 @@ pub struct FatTreeParams {
     pub priority: PriorityKind,
     /// Class boundaries, increasing (classes = thresholds + 1, at most 8).
     pub priority_thresholds: Vec<ByteSize>,
-    /// Cut-through: switches start forwarding once a header has arrived (lossy only).
+    /// Cut-through: switches start forwarding once a header has arrived
+    /// (with credits: and the VC holds credits for the whole packet; a
+    /// transmission never ends before the packet's last bit has arrived).
     pub cut_through: bool,
     /// Probability that a switch loses a packet it receives (loss-recovery
     /// studies; 0.0 = none).
@@ -198,6 +207,7 @@ impl Default for FatTreeParams {
             max_cwnd: 1_000,
             dctcp_g: 1.0 / 16.0,
             rto_min: SimTime::us(200),
+            rto_init: SimTime::ms(1),
             dupack_threshold: 3,
             sack: false,
             delayed_ack: 1,
@@ -666,6 +676,16 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
             "a retransmission timeout must be > 0",
         ));
     }
+    if p.rto_init < p.rto_min {
+        return Err(err(
+            "rto_init",
+            format!("\"{}\"", p.rto_init),
+            format!(
+                "the initial retransmission timeout must be at least rto_min ({})",
+                p.rto_min
+            ),
+        ));
+    }
     if p.vcs != 1 && p.flow_control != FlowControlKind::Credit {
         return Err(err(
             "vcs",
@@ -729,13 +749,6 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
                     ),
                 ));
             }
-            if p.cut_through {
-                return Err(err(
-                    "cut_through",
-                    true,
-                    "is implemented for lossy ports only (flow_control = \"none\")",
-                ));
-            }
         }
         FlowControlKind::None => {
             if p.transport == TransportKind::Paced {
@@ -747,13 +760,6 @@ fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
             }
         }
         FlowControlKind::Pfc => {
-            if p.cut_through {
-                return Err(err(
-                    "cut_through",
-                    true,
-                    "is implemented for lossy ports only (flow_control = \"none\")",
-                ));
-            }
             if p.pfc_xon.0 > p.pfc_xoff.0 {
                 return Err(err(
                     "pfc_xon",
@@ -811,6 +817,7 @@ fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
                 max_cwnd: p.max_cwnd,
                 g: p.dctcp_g,
                 rto_min: p.rto_min,
+                rto_init: p.rto_init,
                 dupack_threshold: p.dupack_threshold,
                 sack: p.sack,
                 delayed_ack: p.delayed_ack,
@@ -1209,6 +1216,14 @@ mod tests {
             "pfc",
         );
         check(FatTreeParams { vcs: 2, ..d() }, "vcs", "credit");
+        check(
+            FatTreeParams {
+                rto_init: SimTime::us(100),
+                ..d()
+            },
+            "rto_init",
+            "at least rto_min",
+        );
         let prio = |t: Vec<u64>| FatTreeParams {
             priority: PriorityKind::Pias,
             priority_thresholds: t.into_iter().map(ByteSize).collect(),
@@ -1258,14 +1273,6 @@ mod tests {
             },
             "vcs",
             "less than one frame",
-        );
-        check(
-            FatTreeParams {
-                cut_through: true,
-                ..credit()
-            },
-            "cut_through",
-            "lossy",
         );
         check(
             FatTreeParams {

@@ -11,7 +11,8 @@
 //! HPC networks are lossless: hosts send window-free at line rate (the
 //! substrate's paced transport, no ACKs) and switches hold packets in
 //! finite input buffers (`buffer`, Table VI: 24 KB per port) under
-//! link-level flow control, store-and-forward. A packet's latency is its
+//! link-level flow control, cut-through (`cut_through`, Table VI's 90 ns
+//! switches; or store-and-forward). A packet's latency is its
 //! (one-packet) flow's completion time: from generation, through the NIC
 //! queue, to delivery.
 //!
@@ -122,6 +123,13 @@ pub struct HpcParams {
     /// How a switch picks among equal next hops (the multi-butterfly's m
     /// ports of a direction): "adaptive" (least backlog), "spray", "ecmp".
     pub routing: Routing,
+    /// Cut-through switching (true, Table VI's): a switch sends a packet on
+    /// as soon as its header (`header` bytes; with 0, its first bit) has
+    /// arrived and the output and the VC's credits for the whole packet
+    /// are free (virtual cut-through); false: store-and-forward. Table VI's
+    /// 90 ns EDR InfiniBand switch latency is shorter than the 163.84 ns a
+    /// 512 B packet takes at 25 Gb/s, so its switches cut through.
+    pub cut_through: bool,
     /// Multi-butterfly: when racks x servers_per_rack is not a power of two,
     /// build the next larger one and leave its extra hosts idle (true), or
     /// refuse the topology (false). `photonet compare`'s 192 servers set it.
@@ -146,6 +154,7 @@ impl Default for HpcParams {
             flow_control: HpcFlowControl::Credit,
             vcs: 3,
             routing: Routing::Adaptive,
+            cut_through: true,
             round_up_nodes: false,
         }
     }
@@ -406,7 +415,7 @@ impl FabricModule for HpcModule {
             flow_control: flow_control(&p, rate, prop)?,
             transport: Transport::Paced,
             routing: p.routing,
-            cut_through: false,
+            cut_through: p.cut_through,
             loss: 0.0,
             seed: ctx.seed,
             ..NetConfig::default()
@@ -444,7 +453,8 @@ impl FabricModule for HpcModule {
     /// Store-and-forward at one rate R over the path's `h` links with the
     /// uniform link delay d: FCT = wire/R + (h − 1)·s₀/R + h·d (s₀ the first
     /// packet's bytes on the wire), at least wire/R + h·d; plus a
-    /// picosecond of rounding per packet-hop.
+    /// picosecond of rounding per packet-hop. Cut-through lies between:
+    /// wire/R + (h − 1)·header/R + h·d.
     fn lone_flow_fct(
         p: &HpcParams,
         v: &Variant,
@@ -630,6 +640,76 @@ mod tests {
             "hpc.packet",
             "1 B",
         );
+    }
+
+    /// Runs one flow of `bytes` from `src` to `dst` alone; its FCT.
+    fn lone_fct(p: &HpcParams, v: &Variant, n: u32, src: u32, dst: u32, bytes: u64) -> SimTime {
+        let t = topo(n);
+        let mut fab = HpcModule::build(p.clone(), v, &ctx(&t)).unwrap();
+        let f = Flow {
+            id: 0,
+            src,
+            dst,
+            bytes,
+            start: SimTime::ZERO,
+        };
+        let mut rec = Recorder::new(None);
+        rec.register(&f);
+        fab.add_flow(SimTime::ZERO, &f, &mut rec);
+        while let Some(t) = fab.next_event() {
+            fab.advance(t, &mut rec);
+            fab.check_invariants().unwrap();
+        }
+        rec.finish(0).expect("the flow completes")
+    }
+
+    #[test]
+    fn cut_through_latency_is_hand_worked_on_both_baselines() {
+        // 25 Gb/s: a 512 B packet takes 163.84 ns on a link. Multi-butterfly
+        // of 8 nodes (3 stages): 4 links, NIC 100 ns + 3 x (100 + 90) ns =
+        // 670 ns of delay on every path.
+        //   store-and-forward, one packet: 4 x 163.84 + 670 = 1,325.36 ns;
+        //   cut-through: each switch forwards the first bit on at once
+        //   (header 0 B): 163.84 + 670 = 833.84 ns.
+        //   Three packets (1,536 B), back to back: SF 3 x 163.84 + 3 x
+        //   163.84 + 670 = 1,653.04 ns; CT 3 x 163.84 + 670 = 1,161.52 ns.
+        //   A 16 B header (528 B = 168.96 ns; header 5.12 ns), one packet:
+        //   CT 168.96 + 3 x 5.12 + 670 = 854.32 ns.
+        let sf = HpcParams {
+            cut_through: false,
+            ..HpcParams::default()
+        };
+        let ct = HpcParams::default();
+        assert!(ct.cut_through, "Table VI's switches cut through");
+        let mb = &MULTIBUTTERFLY;
+        assert_eq!(lone_fct(&sf, mb, 8, 0, 5, 512), SimTime(1_325_360));
+        assert_eq!(lone_fct(&ct, mb, 8, 0, 5, 512), SimTime(833_840));
+        assert_eq!(lone_fct(&sf, mb, 8, 3, 6, 1_536), SimTime(1_653_040));
+        assert_eq!(lone_fct(&ct, mb, 8, 3, 6, 1_536), SimTime(1_161_520));
+        let hdr = HpcParams {
+            header: ByteSize(16),
+            ..ct.clone()
+        };
+        assert_eq!(lone_fct(&hdr, mb, 8, 0, 5, 512), SimTime(854_320));
+        // Dragonfly of 72 nodes (p = 2: a = 4, h = 2, 9 groups), hosts 0
+        // and 1 on one router: NIC 10 ns + down 10 + 90 ns = 110 ns, 2
+        // links: SF 2 x 163.84 + 110 = 437.68 ns; CT 163.84 + 110 = 273.84
+        // ns. To another group (0 -> 71, a minimal path of `links` links
+        // through links - 1 routers) CT saves one serialisation per router:
+        // (links - 1) x 163.84 ns.
+        let df = &DRAGONFLY;
+        assert_eq!(lone_fct(&sf, df, 72, 0, 1, 512), SimTime(437_680));
+        assert_eq!(lone_fct(&ct, df, 72, 0, 1, 512), SimTime(273_840));
+        let t = topo(72);
+        let Shape::Df(d) = Shape::new(&ct, df, &ctx(&t)).unwrap() else {
+            unreachable!()
+        };
+        let links = d.minimal_links(0, 71) as u64;
+        let (a, b) = (
+            lone_fct(&sf, df, 72, 0, 71, 512),
+            lone_fct(&ct, df, 72, 0, 71, 512),
+        );
+        assert_eq!(a.0 - b.0, (links - 1) * 163_840, "{a} vs {b}");
     }
 
     #[test]

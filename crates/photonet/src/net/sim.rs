@@ -58,7 +58,8 @@
 //!   control (`net::dctcp`), one ACK per data packet echoing its CE mark and
 //!   timestamp, fast retransmit on `dupack_threshold` duplicate ACKs
 //!   (NewReno partial ACKs), retransmission timeout (go-back-N, exponential
-//!   backoff) with an RTT estimate (RFC 6298) floored at `rto_min`.
+//!   backoff) with an RTT estimate (RFC 6298) floored at `rto_min`; before
+//!   a flow's first RTT sample its RTO is `rto_init` (RFC 6298 §2.1).
 //! - [`Transport::Paced`]: window-free, for lossless networks: each NIC sends
 //!   its flows' packets round-robin, one at a time, at line rate; no ACKs.
 //!
@@ -90,6 +91,10 @@ pub struct DctcpConfig {
     pub g: f64,
     /// Floor of the retransmission timeout.
     pub rto_min: SimTime,
+    /// The retransmission timeout before the flow's first RTT sample
+    /// (RFC 6298 §2.1: 1 s on the Internet; a datacenter value here).
+    /// After the first sample, RTO = max(SRTT + 4·RTTVAR, `rto_min`).
+    pub rto_init: SimTime,
     /// Duplicate ACKs that trigger a fast retransmit.
     pub dupack_threshold: u32,
     /// Selective acknowledgements: every ACK of an out-of-order packet
@@ -249,7 +254,7 @@ pub enum NicQueues {
 impl Default for NetConfig {
     /// 4,096 B payload + 64 B header, 64 B ACKs, 1 us propagation, 256 KB
     /// buffers, no ECN, lossy, DCTCP hosts (initial window 10, 200 us
-    /// minimum RTO), ECMP, one class.
+    /// minimum RTO, 1 ms initial RTO), ECMP, one class.
     fn default() -> Self {
         NetConfig {
             payload: 4096,
@@ -264,6 +269,7 @@ impl Default for NetConfig {
                 max_cwnd: 1_000,
                 g: 1.0 / 16.0,
                 rto_min: SimTime::us(200),
+                rto_init: SimTime::ms(1),
                 dupack_threshold: 3,
                 sack: false,
                 delayed_ack: 1,
@@ -318,10 +324,10 @@ const FLAG_ECE: u8 = 4;
 struct Packet {
     /// Data: send time; ACK: the echoed send time of the data packet.
     ts: u64,
-    /// Cut-through (lossy ports): when the packet's last bit reaches the
-    /// next node. Queued ports: while waiting in a port's queue, the ingress
-    /// buffer it occupies at this switch (PFC: the link it came by; lanes:
-    /// `link · lanes + lane`); 0 once sent.
+    /// Cut-through: when the packet's last bit reaches the node it is
+    /// sent to (0 without cut-through). Queued ports: while it waits, the
+    /// ingress buffer it occupies is `port · lanes + vc` (the link and lane
+    /// it came by); it takes its new lane's VC when it starts.
     tail: u64,
     flow: u32,
     seq: u32,
@@ -772,7 +778,7 @@ impl<R: Router> Network<R> {
         let (cc, rto) = match &self.cfg.transport {
             Transport::Dctcp(d) => (
                 Dctcp::new(d.init_cwnd as f64, d.g, d.max_cwnd as f64),
-                d.rto_min.0,
+                d.rto_init.0,
             ),
             Transport::Paced => (Dctcp::new(1.0, 0.0, 1.0), 0),
         };
@@ -1020,11 +1026,13 @@ impl<R: Router> Network<R> {
         let hosts = self.graph.hosts;
         let wire = pkt.wire as u64;
         let lanes = self.vcs;
+        // The lane it waits in: its class, or (credits) the VC the router
+        // picks; `pkt.vc` keeps the lane it came by until it starts.
+        let mut out_lane = pkt.vc;
         if p >= hosts {
             // The ingress buffer it occupies: (link it came by, lane).
             let inp = pkt.port;
             let b = inp * lanes + pkt.vc as u32;
-            pkt.tail = b as u64;
             match self.cfg.flow_control {
                 FlowControl::Credit(c) => {
                     // The sender held credits for these bytes: they fit.
@@ -1099,13 +1107,13 @@ impl<R: Router> Network<R> {
                 (vc as u32) < lanes,
                 "net: the router put a packet on VC {vc} of {lanes}"
             );
-            pkt.vc = vc;
+            out_lane = vc;
         }
         let port = &mut self.ports[p as usize];
         port.occ += wire;
         port.peak = port.peak.max(port.occ);
         let pi = self.pool.alloc(pkt);
-        let b = (p * lanes + pkt.vc as u32) as usize;
+        let b = (p * lanes + out_lane as u32) as usize;
         let mut list = self.lanes[b].queue;
         self.pool.push_back(&mut list, pi);
         self.lanes[b].queue = list;
@@ -1118,7 +1126,7 @@ impl<R: Router> Network<R> {
     /// round-robin over its VCs whose head packet fits the credits held for
     /// that VC (and takes them). Otherwise strict priority: the first lane
     /// (class) that has a packet and is not paused.
-    fn pop_next(&mut self, p: u32) -> Option<u32> {
+    fn pop_next(&mut self, p: u32) -> Option<(u32, u8)> {
         let lanes = self.vcs;
         let base = p * lanes;
         if !self.credit {
@@ -1130,7 +1138,7 @@ impl<R: Router> Network<R> {
                 let mut list = l.queue;
                 let pi = self.pool.pop_front(&mut list);
                 self.lanes[(base + v) as usize].queue = list;
-                return pi;
+                return pi.map(|pi| (pi, v as u8));
             }
             return None;
         }
@@ -1153,29 +1161,54 @@ impl<R: Router> Network<R> {
             let pi = self.pool.pop_front(&mut list);
             self.lanes[b].queue = list;
             self.qports[p as usize].rr = ((v + 1) % lanes) as u8;
-            return pi;
+            return pi.map(|pi| (pi, v as u8));
         }
         self.n.credit_stalls += waiting as u64;
         None
     }
 
     /// Queued ports: starts sending the next packet of port `p`.
+    ///
+    /// Cut-through (virtual cut-through: a packet starts only when its
+    /// lane's credits hold all of it, as without): the next node gets the
+    /// packet when its header has arrived there, `start + header
+    /// serialisation + propagation`, and may send it on at once; but a port
+    /// cannot finish sending a packet before its last bit has arrived, so
+    /// the transmission ends at `max(start + serialisation, tail arrival)`.
+    /// A host receives it when its last bit arrives.
     fn start_tx(&mut self, p: u32, now: u64) {
-        let Some(pi) = self.pop_next(p) else {
+        let Some((pi, lane)) = self.pop_next(p) else {
             return;
         };
+        let hosts = self.graph.hosts;
         let q = &mut self.qports[p as usize];
         let mut pkt = self.pool[pi];
         self.pool.release(pi);
         let port = &mut self.ports[p as usize];
-        let end = now.max(port.busy_until) + port.ser(pkt.wire as u64);
+        let start = now.max(port.busy_until);
+        let mut end = start + port.ser(pkt.wire as u64);
+        if pkt.tail > end {
+            end = pkt.tail;
+        }
         port.busy_until = end;
         q.busy = true;
-        q.tx_inp = pkt.tail as u32;
-        pkt.tail = 0;
+        q.tx_inp = if p >= hosts {
+            pkt.port * self.vcs + pkt.vc as u32
+        } else {
+            0
+        };
         q.tx_wire = pkt.wire as u32;
+        pkt.vc = lane;
         pkt.port = p;
         pkt.node = port.to;
+        let prop = port.prop;
+        let arrival = if self.cfg.cut_through && port.to >= hosts {
+            pkt.tail = end + prop;
+            start + port.ser(self.cfg.header as u64) + prop
+        } else {
+            pkt.tail = 0;
+            end + prop
+        };
         self.events.push(
             end,
             Packet {
@@ -1184,8 +1217,7 @@ impl<R: Router> Network<R> {
                 ..Packet::default()
             },
         );
-        let prop = self.ports[p as usize].prop;
-        self.events.push(end + prop, pkt);
+        self.events.push(arrival, pkt);
         self.packet_events += 1;
     }
 
