@@ -43,6 +43,14 @@
 //! ([`Router::route`]) — the hooks a dragonfly (UGAL, VCs for deadlock
 //! freedom) or a multi-butterfly needs.
 //!
+//! Cut-through (`cut_through`) works on both kinds of port. Lossy ports
+//! forward a packet once its header has arrived; queued (credit, PFC)
+//! ports likewise, as virtual cut-through: a packet starts on the next link
+//! once its header has arrived there, the port is free and (credits) its
+//! VC holds credits for the whole packet; a transmission never ends before
+//! the packet's last bit has arrived (`Packet::tail`), and a host receives
+//! a packet when its last bit arrives.
+//!
 //! A packet in flight lives *in its arrival event*, by value (the calendar
 //! stores payloads inline): popping the event brings the packet with it, so
 //! a hop costs one cache miss, not two (measured: the pooled layout spent
