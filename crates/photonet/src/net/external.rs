@@ -331,7 +331,7 @@ mod tests {
         }
         assert!(pauses >= 5 && resumes == pauses, "{pauses} {resumes}");
         assert_eq!(n.drops(), 0);
-        assert_eq!(r.finish(0).is_some() && r.finish(1).is_some(), true);
+        assert!(r.finish(0).is_some() && r.finish(1).is_some());
         // 400 kB through one 10 Gbps port: 320 µs, plus one packet's
         // store-and-forward; PFC keeps the port busy throughout.
         let last = r.finish(0).unwrap().max(r.finish(1).unwrap());
