@@ -37,58 +37,46 @@
 //! * Rate limits (§3.3): circuit traffic to destination j is paced at
 //!   `min(circuit_rate, R − EPS share into j / W)` (at least R − eps_rate),
 //!   which leaves room for the EPS at j's downlink, where circuit traffic
-//!   has priority. A host's EPS classes share its `eps_rate` uplink max-min
-//!   fairly (their limits sum to the EPS rate).
-//! * The EPS is output-queued: a FIFO per destination port draining at
-//!   `eps_rate` (less whatever circuit traffic takes of the downlink), with a
-//!   lossless buffer of `eps_buffer` per ingress port and PFC on it: above
-//!   `pfc_xoff` bytes from a host, the EPS pauses that host's EPS classes
-//!   (effective after the off delay), below `pfc_xon` unpauses them (after
-//!   the on delay). The threshold must leave headroom for the reaction.
+//!   has priority.
+//! * The EPS is a packet network on `net/` (the substrate of the electrical
+//!   fabrics, issue 11): a star of host NICs at `eps_rate` → one
+//!   output-queued switch with a port per host at `eps_rate` → each host's
+//!   REACToR downlink at R (link delay `latency`) → the host. Lossless with
+//!   `FlowControl::Pfc` on every ingress link: `eps_buffer` per link, PAUSE
+//!   above `pfc_xoff`, RESUME at or below `pfc_xon`, each frame taking
+//!   effect `pfc_off_min..pfc_off_max` (pause) or `pfc_on_min..pfc_on_max`
+//!   (resume) later, drawn per frame from the seeded stream `net.pfc`
+//!   (`Network::set_pfc_jitter`). Packets of 1,500 B of class bytes (no
+//!   header: the EPS split and the rate limits count class bytes), the
+//!   paced transport (a NIC sends its net flows round-robin, one packet at
+//!   a time, at line rate).
+//! * Each EPS class (i → j) is one net flow that grows as host i releases
+//!   its bytes (`Network::extend_flow`; a new one after a short last packet
+//!   has left). Every tick, a host whose NIC is not paused
+//!   (`Network::host_paused`) and holds less than a tick's worth plus one
+//!   packet (`Network::host_unsent`) releases its EPS classes' bytes one
+//!   packet at a time, round-robin; bytes already handed to the NIC finish
+//!   on the EPS even if the next period maps their class to a circuit (at
+//!   most that backlog per host). The network's deliveries
+//!   (`Network::take_deliveries`) are mapped back to photonet flows in the
+//!   order their bytes were handed over.
+//! * The circuit bytes a tick brings to downlink j occupy that port first
+//!   (`Network::occupy_port`, strict priority, non-preemptive): EPS packets
+//!   queued there wait for them, and PFC backs the EPS up if they must.
 //! * `reactor_circuit`: the pure circuit-switched ToR of §5.4 — no EPS, every
 //!   class is scheduled on circuits, rate limit `circuit_rate` (default R).
 //!
 //! # Time stepping
-//! Fluid in fixed ticks of `tick` (1 µs by default): one internal event per
-//! tick for the whole ToR while any byte is at a host or in the EPS, none
-//! while idle. In a tick, each circuit carries what its rate limit allows
-//! over the overlap of the tick with its sending window, each EPS uplink its
-//! rate over the unpaused part of the tick, each EPS port its rate less the
-//! circuit bytes at that downlink. Bytes are delivered at the end of the
-//! tick plus `latency`. An arrival at an idle ToR starts a period at once.
-//!
-//! # Why not `net::Network` (yet)
-//! `net/` owns its hosts and their transports; here the ToR decides, per
-//! class and per microsecond, which of a host's queues may send and at which
-//! rate, and circuit bytes pre-empt EPS bytes at the downlink. Driving that
-//! through `net::sim` would need hooks in its core loop (per-class host
-//! pause, an external circuit at the egress port), which this module avoids:
-//! the single EPS hop is an output queue per port with per-ingress PFC
-//! accounting, which is all that path has.
-//!
-//! Moving the EPS onto `net::Network` (issue 11) needs, in `net/`, besides
-//! a star graph (host NICs at `eps_rate` → one EPS switch → a port per
-//! host at `eps_rate` → the REACToR downlink at R), the paced transport and
-//! `FlowControl::Pfc`:
-//! 1. growable flows: REACToR hands EPS bytes to a host NIC a tick at a
-//!    time, per (host, destination); fixed-size `add_flow` would need a net
-//!    flow per chunk (≈ 64 hosts × 12,000 ticks per run), so an
-//!    `extend_flow(now, flow, bytes)` for the paced transport (raise
-//!    `bytes`/`npkts`, re-queue the flow in its host's round-robin, clear
-//!    `sender_done`) and one net flow per class, delivered bytes mapped back
-//!    to photonet flows in FIFO order as `eps_q` does now;
-//! 2. a pause query for a host NIC (`all_paused` of the host's port, made
-//!    public), so that a host releases EPS-class bytes only while unpaused
-//!    and bytes already in the NIC cannot outlive a period's class mapping;
-//! 3. PFC reaction delays drawn per frame from a range (the measured
-//!    1.0–2.2 µs off, 1.2–1.3 µs on) instead of `PfcConfig`'s fixed
-//!    `pause_delay`/`resume_delay`;
-//! 4. strict-priority external load on an egress port: the circuit bytes a
-//!    tick brings to downlink j occupy the port (push its `busy_until`)
-//!    before any queued EPS packet starts;
-//! 5. the co-simulation: `next_event` = min(next tick, the network's next
-//!    event), the network advanced to each tick boundary before the tick's
-//!    circuits and rate limits are worked out.
+//! Circuits are fluid in fixed ticks of `tick` (1 µs by default): one
+//! internal event per tick for the whole ToR while any byte is at a host or
+//! in the EPS, none while idle. In a tick, each circuit carries what its
+//! rate limit allows over the overlap of the tick with its sending window;
+//! its bytes are delivered at the end of the tick plus `latency`. The EPS
+//! network is co-simulated: the fabric's next event is the earlier of the
+//! next tick and the network's next event, and the network is run up to a
+//! tick (`Network::run_until`) before the tick's circuits, downlink loads
+//! and releases are worked out. An arrival at an idle ToR starts a period
+//! at once.
 
 // Matrix code reads best with explicit (i, j) indices.
 #![allow(clippy::needless_range_loop)]
@@ -128,11 +116,12 @@ pub struct ReactorParams {
     pub circuit_rate: Rate,
     /// EPS buffer per ingress port (lossless, with PFC).
     pub eps_buffer: ByteSize,
-    /// EPS bytes from one host above which the EPS pauses that host's EPS
-    /// classes; `eps_buffer − pfc_xoff` must absorb eps_rate × (pfc_off_max
-    /// + 2 ticks).
+    /// Bytes buffered from one ingress link of the EPS (a host's NIC, or the
+    /// EPS port into a downlink) above which it is paused; `eps_buffer −
+    /// pfc_xoff` must absorb eps_rate × (pfc_off_max + 2 ticks) and at least
+    /// eps_rate × pfc_off_max plus two 1,500 B packets.
     pub pfc_xoff: ByteSize,
-    /// EPS bytes from one host at or below which it is unpaused.
+    /// Bytes from one ingress link at or below which it is resumed.
     pub pfc_xon: ByteSize,
     /// Shortest time from a PFC pause frame to the host's last byte
     /// (§3.4: 1,014 ns measured).
@@ -305,15 +294,18 @@ impl ReactorParams {
             if self.pfc_xon > self.pfc_xoff {
                 return Err(err("pfc_xon", self.pfc_xon, "must not exceed pfc_xoff"));
             }
+            // After a link crosses xoff: what arrives until the PAUSE takes
+            // effect, the packet then on the wire and the one that crossed.
             let need = self
                 .eps_rate
-                .bytes_in(self.pfc_off_max + self.tick + self.tick);
+                .bytes_in(self.pfc_off_max + self.tick + self.tick)
+                .max(self.eps_rate.bytes_in(self.pfc_off_max) + 2 * EPS_PACKET);
             if self.pfc_xoff.0 >= self.eps_buffer.0 || self.eps_buffer.0 - self.pfc_xoff.0 < need {
                 return Err(err(
                     "pfc_xoff",
                     self.pfc_xoff,
                     format!(
-                        "cannot absorb the pause reaction: eps_buffer − pfc_xoff must hold {need} B (eps_rate × (pfc_off_max + 2 ticks)), eps_buffer is {} B",
+                        "cannot absorb the pause reaction: eps_buffer − pfc_xoff must hold {need} B (eps_rate × (pfc_off_max + 2 ticks), at least eps_rate × pfc_off_max + two 1,500 B packets), eps_buffer is {} B",
                         self.eps_buffer.0
                     ),
                 ));
