@@ -14,6 +14,11 @@
 //! - [`route`]: ECMP hashing, spraying, adaptive choice, the `Router` hook;
 //! - [`dctcp`]: DCTCP window arithmetic;
 //! - [`sim`]: the network itself (ports, hosts, transports, PFC, credits).
+//! - `external` (in `sim`): hooks for a fabric that drives a network from
+//!   outside and shares its links — growable paced flows
+//!   ([`Network::extend_flow`]), host pause / backlog queries, PFC reaction
+//!   delays drawn from a range, strict-priority outside load on a port, a
+//!   delivery log, `run_until` (used by `fabric::reactor`'s EPS).
 //!
 //! # Building a topology on it (API)
 //! 1. Number nodes: hosts `0..hosts` first (host `h`'s NIC is port `h`),

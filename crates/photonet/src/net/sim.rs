@@ -88,6 +88,9 @@ use crate::units::{Rate, SimTime};
 use rand::RngCore;
 use std::collections::VecDeque;
 
+#[path = "external.rs"]
+mod external;
+
 /// DCTCP transport settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DctcpConfig {
@@ -613,6 +616,8 @@ pub struct Network<R: Router> {
     active: u64,
     last_advance: u64,
     peak_events: usize,
+    /// Hooks for outside drivers (`net/external.rs`).
+    ext: external::Ext,
 }
 
 impl<R: Router> Network<R> {
@@ -710,6 +715,7 @@ impl<R: Router> Network<R> {
             active: 0,
             last_advance: 0,
             peak_events: 0,
+            ext: external::Ext::default(),
             cfg,
             graph,
             router,
@@ -1067,8 +1073,11 @@ impl<R: Router> Network<R> {
                     if l.far > pfc.xoff && !l.pause_sent {
                         l.pause_sent = true;
                         l.frame_seq += 1;
-                        let at = now + self.ports[inp as usize].prop + pfc.pause_delay.0;
                         let seq = l.frame_seq;
+                        let at = now
+                            + self.ports[inp as usize].prop
+                            + pfc.pause_delay.0
+                            + self.ext.pfc_extra(true);
                         self.timers.schedule(
                             SimTime(at),
                             Timer::Pfc {
@@ -1262,8 +1271,11 @@ impl<R: Router> Network<R> {
                     if l.pause_sent && l.far <= pfc.xon {
                         l.pause_sent = false;
                         l.frame_seq += 1;
-                        let at = now + self.ports[link as usize].prop + pfc.resume_delay.0;
                         let seq = l.frame_seq;
+                        let at = now
+                            + self.ports[link as usize].prop
+                            + pfc.resume_delay.0
+                            + self.ext.pfc_extra(false);
                         self.timers.schedule(
                             SimTime(at),
                             Timer::Pfc {
@@ -1530,6 +1542,9 @@ impl<R: Router> Network<R> {
                 let begin = end - released as u64;
                 let bytes = (end * payload).min(fl.bytes) - begin * payload;
                 rec.deliver(pkt.flow, SimTime(now), bytes);
+                if let Some(log) = &mut self.ext.log {
+                    log.push((pkt.flow, SimTime(now), bytes));
+                }
                 if !fl.receiver_done && fl.rb.is_complete(fl.npkts) {
                     fl.receiver_done = true;
                     rec.complete(pkt.flow, SimTime(now));

@@ -1,0 +1,384 @@
+//! Hooks for a fabric that drives a [`Network`] from outside and shares
+//! its links with traffic the network does not carry (a hybrid ToR whose
+//! packet switch is a `net/` network: REACToR's EPS, `fabric::reactor`).
+//! All additive: a network that never calls them behaves as before.
+//!
+//! - [`Network::extend_flow`]: the paced transport's flows can grow — an
+//!   outside scheduler hands a host more bytes of a flow as it releases
+//!   them (one net flow per traffic class instead of one per chunk).
+//! - [`Network::host_paused`], [`Network::host_unsent`]: whether PFC holds
+//!   a host's NIC, and how many bytes its transport has not yet handed the
+//!   NIC, so that the outside releases bytes only while the NIC can send
+//!   them and keeps the NIC's backlog small.
+//! - [`Network::set_pfc_jitter`]: PFC reaction delays drawn per frame from
+//!   a range (`pause_delay + U[0, pause_extra]`, `resume_delay + U[0,
+//!   resume_extra]`, from the seeded stream `net.pfc`) instead of fixed.
+//! - [`Network::occupy_port`]: strict-priority external load on a queued
+//!   port: bytes the port carries for the outside before any queued packet
+//!   that has not started yet (a packet on the wire finishes first).
+//! - [`Network::log_deliveries`], [`Network::take_deliveries`]: every
+//!   in-order delivery (net flow, time, bytes) as it happens, so the outside
+//!   can map a net flow's bytes back to its own flows.
+//! - [`Network::run_until`]: processes every event up to a time and returns
+//!   (co-simulation with an outside clock).
+//!
+//! A module of `net::sim` (it reads the network's private state); the file
+//! lives beside it.
+
+use super::{FlowControl, Network, Transport};
+use crate::recorder::Recorder;
+use crate::rng::{RngStreams, SimRng};
+use crate::units::SimTime;
+use rand::Rng;
+
+/// The hooks' state inside a [`Network`].
+#[derive(Default)]
+pub(super) struct Ext {
+    /// PFC jitter: largest extra pause and resume delays, ps, and the
+    /// stream they are drawn from (set by `set_pfc_jitter`).
+    pause_extra: u64,
+    resume_extra: u64,
+    rng: Option<SimRng>,
+    /// Delivery log (net flow, time, bytes), when on.
+    pub(super) log: Option<Vec<(u32, SimTime, u64)>>,
+}
+
+impl Ext {
+    /// The extra delay of one PFC frame (0 without jitter).
+    #[inline]
+    pub(super) fn pfc_extra(&mut self, pause: bool) -> u64 {
+        let Some(rng) = &mut self.rng else {
+            return 0;
+        };
+        let max = if pause {
+            self.pause_extra
+        } else {
+            self.resume_extra
+        };
+        rng.random_range(0..=max)
+    }
+}
+
+impl<R: super::Router> Network<R> {
+    /// Paced transport: `bytes` more of flow `f` at `now`. The flow's
+    /// packets keep their numbering (full packets, the last one possibly
+    /// short); a flow whose short last packet has already left cannot grow
+    /// (`false`; add a new flow instead). A flow whose bytes were all
+    /// delivered is reopened: its next completion is reported again.
+    pub fn extend_flow(&mut self, now: SimTime, f: u32, bytes: u64) -> bool {
+        assert!(
+            matches!(self.cfg.transport, Transport::Paced),
+            "net: extend_flow needs the paced transport"
+        );
+        if bytes == 0 {
+            return true;
+        }
+        let payload = self.cfg.payload as u64;
+        let fl = &mut self.flows[f as usize];
+        if !fl.bytes.is_multiple_of(payload) && fl.snd_nxt >= fl.npkts {
+            return false;
+        }
+        let total = fl
+            .bytes
+            .checked_add(bytes)
+            .expect("net: flow size overflow");
+        let npkts = u32::try_from(total.div_ceil(payload)).expect("net: more than 2^32 packets");
+        fl.bytes = total;
+        fl.npkts = npkts;
+        let src = fl.src;
+        if fl.receiver_done {
+            fl.receiver_done = false;
+            self.active += 1;
+        }
+        self.last_advance = now.0;
+        if fl.sender_done {
+            fl.sender_done = false;
+            self.paced[src as usize].push_back(f);
+            if !self.qports[src as usize].busy && !self.all_paused(src) && !self.has_queue(src) {
+                self.pace(src, now.0);
+            }
+        }
+        true
+    }
+
+    /// Whether PFC has paused every class of `host`'s NIC (false without
+    /// queued ports).
+    pub fn host_paused(&self, host: u32) -> bool {
+        self.queued() && self.all_paused(host)
+    }
+
+    /// Paced transport: bytes of `host`'s flows not yet handed to its NIC.
+    pub fn host_unsent(&self, host: u32) -> u64 {
+        let p = self.cfg.payload as u64;
+        self.paced[host as usize]
+            .iter()
+            .map(|&f| {
+                let fl = &self.flows[f as usize];
+                fl.bytes - (fl.snd_nxt as u64 * p).min(fl.bytes)
+            })
+            .sum()
+    }
+
+    /// PFC: every PAUSE takes `pause_delay + U[0, pause_extra]` and every
+    /// RESUME `resume_delay + U[0, resume_extra]` (besides propagation),
+    /// drawn per frame from the stream `net.pfc` of the network's seed.
+    pub fn set_pfc_jitter(&mut self, pause_extra: SimTime, resume_extra: SimTime) {
+        assert!(
+            matches!(self.cfg.flow_control, FlowControl::Pfc(_)),
+            "net: PFC jitter without PFC"
+        );
+        self.ext.pause_extra = pause_extra.0;
+        self.ext.resume_extra = resume_extra.0;
+        self.ext.rng = Some(RngStreams::new(self.cfg.seed).stream("net.pfc"));
+    }
+
+    /// Queued ports: `bytes` of outside traffic on port `p` from `now` (or
+    /// from when the port is next free), with priority over every packet
+    /// not yet started; returns when the port is free again.
+    pub fn occupy_port(&mut self, now: SimTime, p: u32, bytes: u64) -> SimTime {
+        assert!(self.queued(), "net: occupy_port needs queued ports");
+        let port = &mut self.ports[p as usize];
+        let end = port.busy_until.max(now.0) + port.ser(bytes);
+        port.busy_until = end;
+        SimTime(end)
+    }
+
+    /// Keeps a log of deliveries for [`Network::take_deliveries`].
+    pub fn log_deliveries(&mut self, on: bool) {
+        self.ext.log = on.then(Vec::new);
+    }
+
+    /// Moves the deliveries (net flow, time, bytes) logged since the last
+    /// call into `out` (cleared first), in the order they happened.
+    pub fn take_deliveries(&mut self, out: &mut Vec<(u32, SimTime, u64)>) {
+        out.clear();
+        if let Some(log) = &mut self.ext.log {
+            std::mem::swap(log, out);
+        }
+    }
+
+    /// Processes every event due at or before `t`.
+    pub fn run_until(&mut self, t: SimTime, rec: &mut Recorder) {
+        while let Some(e) = self.next_event() {
+            if e > t {
+                break;
+            }
+            self.advance(e, rec);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Graph, NetConfig, PfcConfig, PortSpec};
+    use super::*;
+    use crate::flow::Flow;
+    use crate::net::route::{Candidates, Routing};
+    use crate::units::Rate;
+
+    /// A star: hosts 0..h, one switch (node h); NIC port i → switch, switch
+    /// port h + j → host j.
+    struct Star(u32);
+    impl super::super::Router for Star {
+        fn candidates(&self, _node: u32, dst: u32) -> Candidates {
+            Candidates {
+                first: self.0 + dst,
+                count: 1,
+            }
+        }
+    }
+
+    fn star(h: u32, rate: Rate, xoff: u64, xon: u64) -> Network<Star> {
+        let mut ports = Vec::new();
+        for _ in 0..h {
+            ports.push(PortSpec {
+                to: h,
+                rate,
+                tier: 0,
+            });
+        }
+        for j in 0..h {
+            ports.push(PortSpec {
+                to: j,
+                rate,
+                tier: 1,
+            });
+        }
+        let reverse = (0..2 * h).map(|p| (p + h) % (2 * h)).collect();
+        let graph = Graph {
+            hosts: h,
+            ports,
+            reverse,
+            tiers: vec!["nic", "down"],
+            delays: vec![],
+        };
+        let cfg = NetConfig {
+            payload: 1_000,
+            header: 0,
+            propagation: SimTime::ZERO,
+            buffer: 20_000,
+            flow_control: FlowControl::Pfc(PfcConfig {
+                xoff,
+                xon,
+                pause_delay: SimTime::us(1),
+                resume_delay: SimTime::us(1),
+            }),
+            transport: Transport::Paced,
+            routing: Routing::Ecmp,
+            ..NetConfig::default()
+        };
+        let mut n = Network::new(cfg, graph, Star(h));
+        n.log_deliveries(true);
+        n
+    }
+
+    fn flow(id: u32, src: u32, dst: u32, bytes: u64) -> Flow {
+        Flow {
+            id,
+            src,
+            dst,
+            bytes,
+            start: SimTime::ZERO,
+        }
+    }
+
+    fn rec(flows: &[u64]) -> Recorder {
+        let mut r = Recorder::new(None);
+        for (i, &b) in flows.iter().enumerate() {
+            r.register(&flow(i as u32, 0, 1, b));
+        }
+        r
+    }
+
+    #[test]
+    fn a_paced_flow_extended_mid_flight_and_after_completion_delivers_every_byte_once() {
+        // 10 Gbps, 1,000 B packets (0.8 µs each), no propagation: 10,000 B
+        // leave the NIC back to back; extended by 5,000 B at 3 µs (while
+        // sending), the 15 packets are back to back and the last reaches
+        // host 1 one store-and-forward later: 15 × 0.8 + 0.8 = 12.8 µs.
+        let mut n = star(2, Rate::gbps(10), 15_000, 10_000);
+        let mut r = rec(&[u64::MAX]);
+        n.add_flow(SimTime::ZERO, &flow(0, 0, 1, 10_000), &mut r);
+        n.run_until(SimTime::us(3), &mut r);
+        assert!(n.extend_flow(SimTime::us(3), 0, 5_000));
+        n.run_until(SimTime::MAX, &mut r);
+        let mut log = Vec::new();
+        n.take_deliveries(&mut log);
+        assert_eq!(log.iter().map(|d| d.2).sum::<u64>(), 15_000);
+        assert_eq!(log.last().unwrap().1, SimTime::ns(12_800));
+        assert_eq!(r.delivered(0), 15_000);
+        // Complete, then 2,500 B more at 20 µs: reopened; 3 packets of
+        // 1,000, 1,000 and 500 B. The switch sends them at 20.8–21.6,
+        // 21.6–22.4 and (the short one waits for the second) 22.4–22.8 µs.
+        assert_eq!(n.active_flows(), 0);
+        assert!(n.extend_flow(SimTime::us(20), 0, 2_500));
+        assert_eq!(n.active_flows(), 1);
+        n.run_until(SimTime::MAX, &mut r);
+        n.take_deliveries(&mut log);
+        assert_eq!(log.iter().map(|d| d.2).sum::<u64>(), 2_500);
+        assert_eq!(log.last().unwrap().1, SimTime::ns(22_800));
+        assert_eq!(r.delivered(0), 17_500);
+        assert_eq!(n.active_flows(), 0);
+        // Its short last packet has left: it cannot grow any more.
+        assert!(!n.extend_flow(SimTime::us(30), 0, 1));
+        n.check_invariants().unwrap();
+        let s: std::collections::HashMap<_, _> = n.stats().into_iter().collect();
+        assert_eq!(s["duplicate_packets"], 0.0);
+        assert_eq!(s["data_packets_delivered"], 18.0);
+    }
+
+    #[test]
+    fn a_short_last_packet_not_yet_sent_grows_in_place() {
+        // 1,500 B then 500 B before the short packet leaves: 2 full packets.
+        let mut n = star(2, Rate::gbps(10), 15_000, 10_000);
+        let mut r = rec(&[u64::MAX]);
+        n.add_flow(SimTime::ZERO, &flow(0, 0, 1, 1_500), &mut r);
+        assert!(n.extend_flow(SimTime::ZERO, 0, 500));
+        n.run_until(SimTime::MAX, &mut r);
+        let mut log = Vec::new();
+        n.take_deliveries(&mut log);
+        assert_eq!(
+            log,
+            vec![
+                (0, SimTime::ns(1_600), 1_000),
+                (0, SimTime::ns(2_400), 1_000)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_paused_host_hands_its_nic_nothing_until_resumed() {
+        // Hosts 0 and 1 send 200 kB each to host 2 at 10 Gbps: port 2 drains
+        // half of what arrives, both ingress links cross xoff and are paused.
+        // Stepping event by event: while host 0's NIC is paused its transport
+        // hands it no packet, and after a RESUME it sends again.
+        let mut n = star(3, Rate::gbps(10), 8_000, 4_000);
+        n.set_pfc_jitter(SimTime::ns(1_200), SimTime::ns(100));
+        let mut r = rec(&[200_000, 200_000]);
+        n.add_flow(SimTime::ZERO, &flow(0, 0, 2, 200_000), &mut r);
+        n.add_flow(SimTime::ZERO, &flow(1, 1, 2, 200_000), &mut r);
+        let (mut pauses, mut resumes) = (0, 0);
+        while let Some(t) = n.next_event() {
+            let (was, before) = (n.host_paused(0), n.host_unsent(0));
+            n.advance(t, &mut r);
+            let (is, after) = (n.host_paused(0), n.host_unsent(0));
+            if was && is {
+                assert_eq!(before, after, "host 0 sent while paused at {t}");
+            }
+            pauses += (!was && is) as u32;
+            resumes += (was && !is) as u32;
+            n.check_invariants().unwrap();
+        }
+        assert!(pauses >= 5 && resumes == pauses, "{pauses} {resumes}");
+        assert_eq!(n.drops(), 0);
+        assert!(r.finish(0).is_some() && r.finish(1).is_some());
+        // 400 kB through one 10 Gbps port: 320 µs, plus one packet's
+        // store-and-forward; PFC keeps the port busy throughout.
+        let last = r.finish(0).unwrap().max(r.finish(1).unwrap());
+        assert!(
+            last >= SimTime::ns(320_800) && last <= SimTime::ns(322_000),
+            "{last}"
+        );
+    }
+
+    #[test]
+    fn pfc_jitter_draws_stay_in_range_and_vary() {
+        let mut n = star(2, Rate::gbps(10), 8_000, 4_000);
+        n.set_pfc_jitter(SimTime::ns(1_174), SimTime::ns(100));
+        let d: Vec<u64> = (0..200).map(|_| n.ext.pfc_extra(true)).collect();
+        // Picoseconds.
+        assert!(d.iter().all(|&x| x <= 1_174_000));
+        assert!(d.iter().any(|&x| x < 300_000) && d.iter().any(|&x| x > 900_000));
+        let e: Vec<u64> = (0..200).map(|_| n.ext.pfc_extra(false)).collect();
+        assert!(e.iter().all(|&x| x <= 100_000));
+        // Same seed, same draws.
+        let mut m = star(2, Rate::gbps(10), 8_000, 4_000);
+        m.set_pfc_jitter(SimTime::ns(1_174), SimTime::ns(100));
+        let d2: Vec<u64> = (0..200).map(|_| m.ext.pfc_extra(true)).collect();
+        assert_eq!(d, d2);
+    }
+
+    #[test]
+    fn external_priority_load_of_x_leaves_r_minus_x() {
+        // A 10 Gbps downlink carries 4 Gbps of outside traffic (500 B every
+        // µs, first in line): a long flow into it gets 6 Gbps. Over
+        // [50, 550) µs: 6 Gbps × 500 µs = 375,000 B, within a packet or so.
+        let mut n = star(2, Rate::gbps(10), 8_000, 4_000);
+        let mut r = rec(&[1_000_000]);
+        n.add_flow(SimTime::ZERO, &flow(0, 0, 1, 1_000_000), &mut r);
+        for us in 0..600 {
+            let t = SimTime::us(us);
+            n.run_until(t, &mut r);
+            n.occupy_port(t, 3, 500);
+        }
+        let mut log = Vec::new();
+        n.take_deliveries(&mut log);
+        let got: u64 = log
+            .iter()
+            .filter(|d| d.1 >= SimTime::us(50) && d.1 < SimTime::us(550))
+            .map(|d| d.2)
+            .sum();
+        assert!((373_000..=377_000).contains(&got), "{got}");
+        assert_eq!(n.drops(), 0);
+    }
+}
