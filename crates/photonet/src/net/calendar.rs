@@ -279,6 +279,60 @@ impl<E: Copy + Ord> CalendarQueue<E> {
     }
 }
 
+/// Timers on a calendar wheel: due in (time, scheduling order), like
+/// [`TimerQueue`](crate::timer::TimerQueue) without cancellation. The packet
+/// network schedules a timer per data packet (its round-robin NIC's wake-up)
+/// and pushes RTOs back lazily, never cancelling: on a binary heap, its
+/// `pop` was ~8 % of the k = 16 spraying benchmark's profile.
+#[derive(Debug)]
+pub struct TimerWheel<E> {
+    q: CalendarQueue<(u64, E)>,
+    seq: u64,
+}
+
+impl<E: Copy + Ord> Default for TimerWheel<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E: Copy + Ord> TimerWheel<E> {
+    pub fn new() -> Self {
+        TimerWheel {
+            q: CalendarQueue::new(),
+            seq: 0,
+        }
+    }
+
+    /// Schedules `ev` at `at` (not before the last pop).
+    #[inline]
+    pub fn schedule(&mut self, at: crate::units::SimTime, ev: E) {
+        self.seq += 1;
+        self.q.push(at.0, (self.seq, ev));
+    }
+
+    /// The earliest timer's time. O(1).
+    #[inline]
+    pub fn peek_time(&self) -> Option<crate::units::SimTime> {
+        self.q.peek_time().map(crate::units::SimTime)
+    }
+
+    /// Removes the earliest timer (the first scheduled among equal times).
+    #[inline]
+    pub fn pop(&mut self) -> Option<(crate::units::SimTime, E)> {
+        self.q
+            .pop_due(u64::MAX)
+            .map(|(t, (_, ev))| (crate::units::SimTime(t), ev))
+    }
+
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+}
+
 /// Sorts descending (the minimum last). A bucket's list comes out newest
 /// push first, and most pushes are later than the ones before (a hop's
 /// delay is mostly one fixed serialisation plus propagation): nearly sorted
@@ -385,6 +439,42 @@ mod tests {
                 prop_assert_eq!(q.pop_due(u64::MAX), Some(want));
             }
             prop_assert!(q.is_empty());
+        }
+    }
+
+    proptest! {
+        /// The wheel fires timers as `timer::TimerQueue` does: by time, then
+        /// in scheduling order (payloads chosen so that their own order
+        /// disagrees with the scheduling order).
+        #[test]
+        fn timer_wheel_agrees_with_the_timer_queue(
+            ops in prop::collection::vec((0u64..6, 0u64..4, 0u8..4), 1..500)
+        ) {
+            use crate::timer::TimerQueue;
+            use crate::units::SimTime;
+            let mut w = TimerWheel::<u32>::new();
+            let mut tq = TimerQueue::<u32>::new();
+            let (mut now, mut id) = (0u64, 1_000_000u32);
+            for (step, scale, op) in ops {
+                if op == 0 {
+                    let got = w.pop();
+                    prop_assert_eq!(got, tq.pop());
+                    if let Some((t, _)) = got {
+                        now = t.0;
+                    }
+                } else {
+                    let at = SimTime(now + step * [1, 512, 100_000, 300_000_000][scale as usize]);
+                    w.schedule(at, id);
+                    tq.schedule(at, id);
+                    id -= 1;
+                }
+                prop_assert_eq!(w.len(), tq.len());
+                prop_assert_eq!(w.peek_time(), tq.peek_time());
+            }
+            while let Some(e) = tq.pop() {
+                prop_assert_eq!(w.pop(), Some(e));
+            }
+            prop_assert!(w.is_empty());
         }
     }
 
