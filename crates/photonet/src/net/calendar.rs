@@ -344,7 +344,7 @@ impl<E: Copy + Ord> TimerWheel<E> {
 fn sort_descending<E: Copy + Ord>(v: &mut [(u64, E)]) {
     if v.len() > 32 {
         if !v.is_sorted_by(|x, y| x >= y) {
-            v.sort_by(|x, y| y.cmp(x));
+            v.sort_unstable_by(|x, y| y.cmp(x));
         }
         return;
     }
