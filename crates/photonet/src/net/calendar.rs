@@ -31,7 +31,18 @@
 //! CPU time). The slab's free list is last-in first-out, so a push writes
 //! where a pop has just read. (Tried and dropped, not faster in CPU time
 //! and with more simulated misses: per-bucket vectors of entries, and
-//! per-bucket vectors of slab indices.)
+//! per-bucket vectors of slab indices.) A summary bitmap (a bit per
+//! occupancy word) bounds the search for the next occupied bucket, and the
+//! rewind's scan, to 64 words (a queue of sparse timers scanned 4,096).
+//!
+//! Tried in issue 7's second speed session and dropped (farm-bench -n 5,
+//! CPU, k = 16 spraying): a 24-byte compact packet event in a 32-byte slot
+//! (two to a line; send time in 48 bits, `node` looked up from `port`, the
+//! full 64-byte queue taken over on the first event that does not fit;
+//! outputs identical): 1.08x to 1.15x the CPU time of the 64-byte slots —
+//! the slab's misses did not go away, and packing, unpacking and the
+//! field-wise comparison added instructions; and buckets of 2^12 ps
+//! (2^15 of them): 1.08x.
 //!
 //! Order: exact by time; entries at the same time come out by ascending
 //! payload, so the order depends only on what was pushed, never on how.
@@ -45,6 +56,8 @@ const SHIFT: u32 = 9;
 const BUCKETS: usize = 1 << 18;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
+/// Words of the summary bitmap (a bit per occupancy word).
+const SUMMARY: usize = WORDS / 64;
 const NIL: u32 = u32::MAX;
 
 /// A wheel entry: one cache line (a packet event is 56 bytes; unaligned,
@@ -73,6 +86,10 @@ pub struct CalendarQueue<E = u32> {
     next: Vec<u32>,
     free: u32,
     bits: [u64; WORDS],
+    /// Bit `w` set iff `bits[w]` is non-zero: finding the next occupied
+    /// bucket scans at most `SUMMARY` words, not `WORDS` (a queue of sparse
+    /// timers — RTOs beyond the horizon — scanned all 4,096 per pop).
+    summary: [u64; SUMMARY],
     /// The current bucket's entries, sorted descending (the minimum last).
     cur: Vec<(u64, E)>,
     /// Absolute number (time >> SHIFT) of the current bucket.
@@ -96,6 +113,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
             next: Vec::new(),
             free: NIL,
             bits: [0; WORDS],
+            summary: [0; SUMMARY],
             cur: Vec::new(),
             cur_abs: 0,
             overflow: BinaryHeap::new(),
@@ -144,6 +162,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
         };
         self.heads[b] = i;
         self.bits[b / 64] |= 1 << (b % 64);
+        self.summary[b / 64 / 64] |= 1 << (b / 64 % 64);
     }
 
     /// Empties wheel bucket `b`, handing each entry to `f`.
@@ -151,6 +170,9 @@ impl<E: Copy + Ord> CalendarQueue<E> {
     fn unlink_all(&mut self, b: usize, mut f: impl FnMut(&mut Self, (u64, E))) {
         let mut i = std::mem::replace(&mut self.heads[b], NIL);
         self.bits[b / 64] &= !(1 << (b % 64));
+        if self.bits[b / 64] == 0 {
+            self.summary[b / 64 / 64] &= !(1 << (b / 64 % 64));
+        }
         while i != NIL {
             let next = self.next[i as usize];
             self.next[i as usize] = self.free;
@@ -197,13 +219,22 @@ impl<E: Copy + Ord> CalendarQueue<E> {
             let old_abs = self.cur_abs;
             self.cur_abs = a;
             self.cur.push((t, ev));
-            // (Usually all empty: scanned a bitmap word at a time.)
+            // (Usually all empty: empty words are skipped through the
+            // summary bitmap.)
             let n = (old_abs - a).min(BUCKETS as u64);
             let mut k = 0;
             while k < n {
                 let b = ((a + k) & MASK) as usize;
-                let span = (64 - (b % 64) as u64).min(n - k);
                 let word = self.bits[b / 64] >> (b % 64);
+                if word == 0 {
+                    // On to the next occupied word, if within the range.
+                    let Some(w) = self.next_word((b / 64 + 1) % WORDS) else {
+                        break;
+                    };
+                    k += (((w * 64) as u64).wrapping_sub(b as u64) & MASK).max(1);
+                    continue;
+                }
+                let span = (64 - (b % 64) as u64).min(n - k);
                 let mut m = if span == 64 {
                     word
                 } else {
@@ -239,22 +270,20 @@ impl<E: Copy + Ord> CalendarQueue<E> {
     fn advance(&mut self) {
         // The next occupied wheel bucket after the current one.
         let start = ((self.cur_abs + 1) & MASK) as usize;
-        let mut next_wheel = None;
-        for k in 0..=WORDS {
-            let w = (start / 64 + k) % WORDS;
-            let mut m = self.bits[w];
-            if k == 0 {
-                m &= !0u64 << (start % 64);
-            } else if k == WORDS {
-                m &= (1u64 << (start % 64)).wrapping_sub(1);
-            }
-            if m != 0 {
-                let b = w * 64 + m.trailing_zeros() as usize;
-                let dist = (b as u64).wrapping_sub(start as u64) & MASK;
-                next_wheel = Some(self.cur_abs + 1 + dist);
-                break;
-            }
-        }
+        let w0 = start / 64;
+        let m0 = self.bits[w0] & (!0u64 << (start % 64));
+        let b = if m0 != 0 {
+            Some(w0 * 64 + m0.trailing_zeros() as usize)
+        } else {
+            // The words after `w0`, circularly, `w0` itself last (its bits
+            // at or after `start` are clear: what is left of it is a lap on).
+            self.next_word((w0 + 1) % WORDS)
+                .map(|w| w * 64 + self.bits[w].trailing_zeros() as usize)
+        };
+        let next_wheel = b.map(|b| {
+            let dist = (b as u64).wrapping_sub(start as u64) & MASK;
+            self.cur_abs + 1 + dist
+        });
         let next_over = self.overflow.peek().map(|Reverse(e)| e.0 >> SHIFT);
         let a = match (next_wheel, next_over) {
             (Some(w), Some(o)) => w.min(o),
@@ -277,6 +306,80 @@ impl<E: Copy + Ord> CalendarQueue<E> {
         sort_descending(&mut cur);
         self.cur = cur;
     }
+
+    /// The first non-zero occupancy word at or after word `from`, going
+    /// round once (`from` - 1 last).
+    #[inline]
+    fn next_word(&self, from: usize) -> Option<usize> {
+        let (s0, bit) = (from / 64, from % 64);
+        for k in 0..=SUMMARY {
+            let i = (s0 + k) % SUMMARY;
+            let mut m = self.summary[i];
+            if k == 0 {
+                m &= !0u64 << bit;
+            } else if k == SUMMARY {
+                m &= (1u64 << bit).wrapping_sub(1);
+            }
+            if m != 0 {
+                return Some(i * 64 + m.trailing_zeros() as usize);
+            }
+        }
+        None
+    }
+}
+
+/// Timers on a calendar wheel: due in (time, scheduling order), like
+/// [`TimerQueue`](crate::timer::TimerQueue) without cancellation. The packet
+/// network schedules a timer per data packet (its round-robin NIC's wake-up)
+/// and pushes RTOs back lazily, never cancelling: on a binary heap, its
+/// `pop` was ~8 % of the k = 16 spraying benchmark's profile.
+#[derive(Debug)]
+pub struct TimerWheel<E> {
+    q: CalendarQueue<(u64, E)>,
+    seq: u64,
+}
+
+impl<E: Copy + Ord> Default for TimerWheel<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E: Copy + Ord> TimerWheel<E> {
+    pub fn new() -> Self {
+        TimerWheel {
+            q: CalendarQueue::new(),
+            seq: 0,
+        }
+    }
+
+    /// Schedules `ev` at `at` (not before the last pop).
+    #[inline]
+    pub fn schedule(&mut self, at: crate::units::SimTime, ev: E) {
+        self.seq += 1;
+        self.q.push(at.0, (self.seq, ev));
+    }
+
+    /// The earliest timer's time. O(1).
+    #[inline]
+    pub fn peek_time(&self) -> Option<crate::units::SimTime> {
+        self.q.peek_time().map(crate::units::SimTime)
+    }
+
+    /// Removes the earliest timer (the first scheduled among equal times).
+    #[inline]
+    pub fn pop(&mut self) -> Option<(crate::units::SimTime, E)> {
+        self.q
+            .pop_due(u64::MAX)
+            .map(|(t, (_, ev))| (crate::units::SimTime(t), ev))
+    }
+
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
 }
 
 /// Sorts descending (the minimum last). A bucket's list comes out newest
@@ -290,7 +393,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
 fn sort_descending<E: Copy + Ord>(v: &mut [(u64, E)]) {
     if v.len() > 32 {
         if !v.is_sorted_by(|x, y| x >= y) {
-            v.sort_by(|x, y| y.cmp(x));
+            v.sort_unstable_by(|x, y| y.cmp(x));
         }
         return;
     }
@@ -386,6 +489,61 @@ mod tests {
             }
             prop_assert!(q.is_empty());
         }
+    }
+
+    proptest! {
+        /// The wheel fires timers as `timer::TimerQueue` does: by time, then
+        /// in scheduling order (payloads chosen so that their own order
+        /// disagrees with the scheduling order).
+        #[test]
+        fn timer_wheel_agrees_with_the_timer_queue(
+            ops in prop::collection::vec((0u64..6, 0u64..4, 0u8..4), 1..500)
+        ) {
+            use crate::timer::TimerQueue;
+            use crate::units::SimTime;
+            let mut w = TimerWheel::<u32>::new();
+            let mut tq = TimerQueue::<u32>::new();
+            let (mut now, mut id) = (0u64, 1_000_000u32);
+            for (step, scale, op) in ops {
+                if op == 0 {
+                    let got = w.pop();
+                    prop_assert_eq!(got, tq.pop());
+                    if let Some((t, _)) = got {
+                        now = t.0;
+                    }
+                } else {
+                    let at = SimTime(now + step * [1, 512, 100_000, 300_000_000][scale as usize]);
+                    w.schedule(at, id);
+                    tq.schedule(at, id);
+                    id -= 1;
+                }
+                prop_assert_eq!(w.len(), tq.len());
+                prop_assert_eq!(w.peek_time(), tq.peek_time());
+            }
+            while let Some(e) = tq.pop() {
+                prop_assert_eq!(w.pop(), Some(e));
+            }
+            prop_assert!(w.is_empty());
+        }
+    }
+
+    #[test]
+    fn rewinding_moves_entries_a_lap_on_to_the_overflow() {
+        // The wheel stands at 100 us; an entry at 200 us sits at a position
+        // that, once the wheel rewinds to 1 us, stands for a later lap: the
+        // rewind must find it (through the summary bitmap) and park it.
+        let mut q = CalendarQueue::<u32>::new();
+        q.push(0, 0);
+        assert_eq!(q.pop_due(0), Some((0, 0)));
+        q.push(100_000_000, 1);
+        q.push(200_000_000, 2);
+        q.push(1_000_000, 3);
+        q.push(1_000_000 + (1 << 9) * 64 * 64 * 3, 4);
+        assert_eq!(q.pop_due(u64::MAX), Some((1_000_000, 3)));
+        assert_eq!(q.pop_due(u64::MAX), Some((7_291_456, 4)));
+        assert_eq!(q.pop_due(u64::MAX), Some((100_000_000, 1)));
+        assert_eq!(q.pop_due(u64::MAX), Some((200_000_000, 2)));
+        assert!(q.is_empty());
     }
 
     #[test]

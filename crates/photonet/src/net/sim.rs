@@ -21,8 +21,8 @@
 //! next packet unless the port is paused. Switches account buffered bytes
 //! per ingress link; above `xoff` a PAUSE reaches the upstream port
 //! `propagation + pause_delay` later, and below `xon` a RESUME
-//! `propagation + resume_delay` later (timers in a
-//! [`TimerQueue`](crate::timer::TimerQueue)). Each ingress link owns
+//! `propagation + resume_delay` later (timers on a
+//! [`TimerWheel`]). Each ingress link owns
 //! `buffer` bytes; `layout` checks that `xoff` plus the bytes one link round
 //! trip can still deliver after it fits, so nothing is ever dropped.
 //!
@@ -57,7 +57,9 @@
 //! ~60 % of its time on those two misses). PFC queues hold their waiting
 //! packets in a [`Pool`] threaded by [`List`]s (indices, no allocation per
 //! packet once warm); an ACK is the data packet it acknowledges, rewritten.
-//! Timers (retransmission timeouts, PFC frames) are in a `TimerQueue`; an
+//! Timers (retransmission timeouts, PFC frames, NIC wake-ups) are on a
+//! calendar wheel of their own ([`TimerWheel`]: fired by time, then in
+//! scheduling order, as a `TimerQueue` fires them); an
 //! RTO is armed once and pushed back lazily (a deadline field, re-armed when
 //! it fires early), so an ACK costs no timer operation.
 //!
@@ -77,13 +79,12 @@
 
 use crate::delivery::{Receipt, ReorderBuffer};
 use crate::flow::Flow;
-use crate::net::calendar::CalendarQueue;
+use crate::net::calendar::{CalendarQueue, TimerWheel};
 use crate::net::dctcp::Dctcp;
 use crate::net::route::{ecmp_choice, least_loaded, reduce, Hop, Router, Routing};
 use crate::pool::{List, Pool};
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
-use crate::timer::TimerQueue;
 use crate::units::{Rate, SimTime};
 use rand::RngCore;
 use std::collections::VecDeque;
@@ -365,7 +366,7 @@ const FLAG_PORT_FREE: u8 = 8;
 /// reach port `port`.
 const FLAG_CREDIT: u8 = 16;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Timer {
     Rto(u32),
     DelAck(u32),
@@ -589,7 +590,7 @@ pub struct Network<R: Router> {
     /// PFC queues' packets.
     pool: Pool<Packet>,
     events: CalendarQueue<Packet>,
-    timers: TimerQueue<Timer>,
+    timers: TimerWheel<Timer>,
     flows: Vec<FlowState>,
     /// Per host, its flows with a packet to send, served round-robin: the
     /// paced transport's flows with packets left, or (round-robin NIC) the
@@ -690,7 +691,7 @@ impl<R: Router> Network<R> {
             ports,
             pool: Pool::new(),
             events: CalendarQueue::new(),
-            timers: TimerQueue::new(),
+            timers: TimerWheel::new(),
             flows: Vec::new(),
             paced: vec![VecDeque::new(); hosts],
             nic_armed: vec![false; hosts],
