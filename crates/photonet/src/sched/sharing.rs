@@ -62,13 +62,28 @@ fn fixed_scale(capacity: &[f64]) -> f64 {
     2f64.powi(50 - exp)
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Member {
     res: [u32; MAX_PATH],
     /// Position of this flow in each resource's list (O(1) removal).
     pos: [u32; MAX_PATH],
+    /// Position of this flow in each resource's watch list (u32::MAX: not
+    /// in it).
+    wpos: [u32; MAX_PATH],
     n: u8,
     live: bool,
+}
+
+impl Default for Member {
+    fn default() -> Member {
+        Member {
+            res: [0; MAX_PATH],
+            pos: [0; MAX_PATH],
+            wpos: [u32::MAX; MAX_PATH],
+            n: 0,
+            live: false,
+        }
+    }
 }
 
 impl Member {
@@ -155,7 +170,19 @@ pub struct Sharing {
     held_scratch: Vec<f64>,
     dirty_at: Vec<u64>,
     dirty: Vec<u32>,
+    /// Each dirty resource's place in `dirty` (valid while `dirty_at` is
+    /// the current epoch).
+    dirty_idx: Vec<u32>,
     recheck: Vec<u32>,
+    /// Per resource, the held flows step 4 must look at when its load
+    /// changes: those verified at it, and those verified nowhere (in the
+    /// lists of all their resources). See [`Sharing::recheck_watched`].
+    watch: Vec<Vec<u32>>,
+    /// Step 4's candidates of one pass: (order key, flow).
+    cand: Vec<(u64, u32)>,
+    /// Step 4 by scanning every flow of each dirty resource (the former
+    /// method, kept as the oracle the watch lists must match exactly).
+    full_scan: bool,
     /// The highest rate of a held flow on each resource, valid while
     /// `held_top_at` is this update's stamp (held flows keep their rates
     /// during an update; a join invalidates the join's resources).
@@ -185,11 +212,23 @@ impl Sharing {
             top: vec![0.0; n],
             top_stale: vec![false; n],
             dirty_at: vec![0; n],
+            dirty_idx: vec![0; n],
+            watch: vec![Vec::new(); n],
             pulled_at: vec![0; n],
             held_top_at: vec![0; n],
             held_top: vec![0.0; n],
             capacity,
             ..Sharing::default()
+        }
+    }
+
+    /// The same, with step 4 done by scanning every flow of each resource
+    /// whose load changed (the method the watch lists replace; slower, same
+    /// results bit for bit): for tests.
+    pub fn with_full_scan(capacity: Vec<f64>) -> Sharing {
+        Sharing {
+            full_scan: true,
+            ..Sharing::new(capacity)
         }
     }
 
@@ -233,6 +272,7 @@ impl Sharing {
     pub fn remove(&mut self, id: u32) {
         assert!(self.is_live(id), "flow {id} is not sharing");
         self.set_rate(id, 0.0);
+        self.unwatch(id);
         let m = std::mem::take(&mut self.members[id as usize]);
         for k in 0..m.n as usize {
             let r = m.res[k];
@@ -327,8 +367,12 @@ impl Sharing {
                 }
             }
             // 4: held flows on a resource whose load changed keep a bottleneck.
+            if !self.full_scan {
+                self.recheck_watched();
+            }
             let dirty = std::mem::take(&mut self.dirty);
-            for &r in &dirty {
+            let scan: &[u32] = if self.full_scan { &dirty } else { &[] };
+            for &r in scan {
                 for j in 0..self.res_flows[r as usize].len() {
                     let g = self.res_flows[r as usize][j];
                     let gu = g as usize;
@@ -358,6 +402,140 @@ impl Sharing {
         for (i, &id) in self.set.iter().enumerate() {
             if self.flow[id as usize].rate != self.old_rate[i] {
                 changed.push(id);
+            }
+        }
+        if !self.full_scan {
+            self.verify_set();
+        }
+    }
+
+    /// Step 4 from the watch lists, with the decisions and the order of the
+    /// joins of a scan of every flow of each dirty resource (in `dirty`
+    /// order). That scan looks at a held flow when it was verified nowhere
+    /// (`checked_at` 0) or its verified bottleneck is dirty now (a resource
+    /// dirtied earlier was scanned in its own epoch, which re-verified or
+    /// pulled in every flow verified at it), and it does so at the first
+    /// dirty resource of the flow in `dirty` order, at the flow's place in
+    /// that resource's list; later encounters in the same pass skip it
+    /// (verified now, or in W). Those flows are exactly the held flows in
+    /// the watch lists of the dirty resources, and checks in one pass do
+    /// not depend on each other (no rate moves in step 4), so checking them
+    /// once each, sorted by (place of that resource in `dirty`, place in
+    /// its list), decides and joins the same flows in the same order.
+    fn recheck_watched(&mut self) {
+        let epoch = self.dirty_epoch;
+        let mut cand = std::mem::take(&mut self.cand);
+        cand.clear();
+        for &r in &self.dirty {
+            for &g in &self.watch[r as usize] {
+                let f = &self.flow[g as usize];
+                if f.in_set == self.stamp
+                    || (f.checked_at != 0 && self.dirty_at[f.verified as usize] <= f.checked_at)
+                {
+                    continue;
+                }
+                let m = &self.members[g as usize];
+                let mut key = u64::MAX;
+                for k in 0..m.n as usize {
+                    let ru = m.res[k] as usize;
+                    if self.dirty_at[ru] == epoch {
+                        key = key.min((u64::from(self.dirty_idx[ru]) << 32) | u64::from(m.pos[k]));
+                    }
+                }
+                cand.push((key, g));
+            }
+        }
+        cand.sort_unstable();
+        cand.dedup_by_key(|c| c.0);
+        for &(_, g) in &cand {
+            match self.bottleneck_of(g) {
+                Some(v) => {
+                    self.flow[g as usize].checked_at = epoch;
+                    self.flow[g as usize].verified = v;
+                    self.watch_one(g, v);
+                }
+                None => self.join(g),
+            }
+        }
+        self.cand = cand;
+    }
+
+    /// After an update: each flow of W whose last bottleneck is one (it
+    /// usually is) counts as verified there now, and is watched there only;
+    /// the others are watched at all their resources. A flow verified at
+    /// `b` would be found to have `b` as its bottleneck (tried first) by
+    /// every step-4 check until `b`'s load changes, since neither its rate
+    /// nor anything on `b` moves meanwhile, so skipping those checks changes
+    /// no decision.
+    fn verify_set(&mut self) {
+        let epoch = self.dirty_epoch;
+        for i in 0..self.set.len() {
+            let id = self.set[i];
+            let iu = id as usize;
+            if !self.members[iu].live {
+                continue;
+            }
+            let b = self.flow[iu].last_bottleneck;
+            if b != u32::MAX && self.is_bottleneck_of(b, self.flow[iu].rate) {
+                self.flow[iu].checked_at = epoch;
+                self.flow[iu].verified = b;
+                self.watch_one(id, b);
+            } else {
+                self.flow[iu].checked_at = 0;
+                self.watch_all(id);
+            }
+        }
+    }
+
+    /// Takes flow `id` out of the watch list of its `k`-th resource.
+    fn unwatch_at(&mut self, id: u32, k: usize) {
+        let m = &mut self.members[id as usize];
+        let p = m.wpos[k];
+        if p == u32::MAX {
+            return;
+        }
+        m.wpos[k] = u32::MAX;
+        let r = m.res[k];
+        let list = &mut self.watch[r as usize];
+        list.swap_remove(p as usize);
+        if let Some(&moved) = list.get(p as usize) {
+            let mm = &mut self.members[moved as usize];
+            for j in 0..mm.n as usize {
+                if mm.res[j] == r {
+                    mm.wpos[j] = p;
+                }
+            }
+        }
+    }
+
+    fn watch_at(&mut self, id: u32, k: usize) {
+        let m = &mut self.members[id as usize];
+        if m.wpos[k] == u32::MAX {
+            let list = &mut self.watch[m.res[k] as usize];
+            m.wpos[k] = list.len() as u32;
+            list.push(id);
+        }
+    }
+
+    fn unwatch(&mut self, id: u32) {
+        for k in 0..self.members[id as usize].n as usize {
+            self.unwatch_at(id, k);
+        }
+    }
+
+    fn watch_all(&mut self, id: u32) {
+        for k in 0..self.members[id as usize].n as usize {
+            self.watch_at(id, k);
+        }
+    }
+
+    /// Watches flow `id` at resource `v` (one of its own) only.
+    fn watch_one(&mut self, id: u32, v: u32) {
+        for k in 0..self.members[id as usize].n as usize {
+            if self.members[id as usize].res[k] == v {
+                self.watch_at(id, k);
+            } else {
+                self.unwatch_at(id, k);
             }
         }
     }
@@ -406,6 +584,7 @@ impl Sharing {
     fn mark_dirty(&mut self, r: u32) {
         if self.dirty_at[r as usize] != self.dirty_epoch {
             self.dirty_at[r as usize] = self.dirty_epoch;
+            self.dirty_idx[r as usize] = self.dirty.len() as u32;
             self.dirty.push(r);
         }
     }
@@ -688,8 +867,88 @@ mod tests {
         })
     }
 
+    /// Longer scripts over more resources, with tied capacities (many
+    /// flows verified, re-verified and pulled in).
+    fn arb_long_script() -> impl Strategy<Value = (Vec<f64>, Vec<Op>)> {
+        (2usize..16).prop_flat_map(|nr| {
+            let caps = prop::collection::vec(
+                prop_oneof![Just(1.0), Just(2.0), Just(3.0), 0.5f64..10.0],
+                nr,
+            );
+            let op = prop_oneof![
+                5 => prop::collection::btree_set(0..nr as u32, 1..5)
+                    .prop_map(|s| Op::Add(s.into_iter().collect())),
+                3 => (0usize..64).prop_map(Op::Remove),
+                2 => Just(Op::Update),
+            ];
+            (caps, prop::collection::vec(op, 1..200))
+        })
+    }
+
+    /// Runs one script on the watch-list sharing and on the full-scan one,
+    /// asserting after every update the same rates (bits), the same
+    /// `changed` lists (order included) and the same work counters.
+    fn watch_lists_match_the_full_scan(caps: Vec<f64>, ops: Vec<Op>) {
+        let mut a = Sharing::new(caps.clone());
+        let mut b = Sharing::with_full_scan(caps);
+        let mut live: Vec<u32> = Vec::new();
+        let mut next = 0u32;
+        for op in ops.into_iter().chain([Op::Update]) {
+            match op {
+                Op::Add(res) => {
+                    a.insert(next, &res);
+                    b.insert(next, &res);
+                    live.push(next);
+                    next += 1;
+                }
+                Op::Remove(k) if !live.is_empty() => {
+                    let id = live.remove(k % live.len());
+                    a.remove(id);
+                    b.remove(id);
+                }
+                Op::Remove(_) => {}
+                Op::Update => {
+                    let (mut ca, mut cb) = (Vec::new(), Vec::new());
+                    a.update(&mut ca);
+                    b.update(&mut cb);
+                    assert_eq!(ca, cb);
+                    assert_eq!(a.counters(), b.counters());
+                    for &id in &live {
+                        assert_eq!(a.rate(id).to_bits(), b.rate(id).to_bits(), "flow {id}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn watch_lists_match_the_full_scan_by_hand() {
+        // The departure two hops away and the moved bottleneck above.
+        watch_lists_match_the_full_scan(
+            vec![2.0, 3.0],
+            vec![
+                Op::Add(vec![0]),
+                Op::Add(vec![0, 1]),
+                Op::Add(vec![1]),
+                Op::Update,
+                Op::Add(vec![0]),
+                Op::Update,
+                Op::Remove(3),
+                Op::Update,
+                Op::Remove(0),
+                Op::Update,
+            ],
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
+        /// Step 4 from the watch lists decides exactly as the full scan.
+        #[test]
+        fn watch_lists_match_the_full_scan_on_random_scripts((caps, ops) in arb_long_script()) {
+            watch_lists_match_the_full_scan(caps, ops);
+        }
+
         /// After every update the rates equal a full solve's, and `changed`
         /// names exactly the flows whose rate moved.
         #[test]
