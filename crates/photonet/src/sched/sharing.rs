@@ -48,6 +48,16 @@ pub const MAX_PATH: usize = 6;
 /// Relative tolerance of the saturation and highest-rate tests.
 pub const TOLERANCE: f64 = 1e-9;
 
+/// The root of `x` in a union-find forest, halving the path on the way.
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        let up = parent[parent[x as usize] as usize];
+        parent[x as usize] = up;
+        x = up;
+    }
+    x
+}
+
 /// Resource totals are sums of rates kept as integers (fixed point), so they
 /// never drift however often rates change: the largest capacity maps to
 /// about 2^50 (a resolution of 2^-50 of it), and a feasible total, at most
@@ -159,6 +169,20 @@ pub struct Sharing {
     held_part: Vec<u64>,
     /// Members of W already in `problem`.
     posed: usize,
+    /// The connected components of W's problem (union-find over its local
+    /// resources; W only grows in an update, so they only merge), the
+    /// components a round must re-solve (`comp_mark` at `comp_epoch`), and
+    /// that round's sub-problem: its flows (indices in W), its resources,
+    /// and each local resource's index in it.
+    comp_parent: Vec<u32>,
+    comp_mark: Vec<u64>,
+    comp_epoch: u64,
+    comp_sub: Vec<u32>,
+    sub_flows: Vec<u32>,
+    sub_res: Vec<u32>,
+    sub_problem: Problem,
+    /// Solve the whole of W every round (the former method): for tests.
+    whole_rounds: bool,
     problem: Problem,
     solver: Solver,
     rates: Vec<f64>,
@@ -222,12 +246,14 @@ impl Sharing {
         }
     }
 
-    /// The same, with step 4 done by scanning every flow of each resource
-    /// whose load changed (the method the watch lists replace; slower, same
-    /// results bit for bit): for tests.
-    pub fn with_full_scan(capacity: Vec<f64>) -> Sharing {
+    /// The same by the former method, slower, with the same results bit for
+    /// bit (for tests): step 4 scans every flow of each resource whose load
+    /// changed (not the watch lists), and every round solves the whole
+    /// working set (not only the components that new members joined).
+    pub fn former(capacity: Vec<f64>) -> Sharing {
         Sharing {
             full_scan: true,
+            whole_rounds: true,
             ..Sharing::new(capacity)
         }
     }
@@ -328,6 +354,8 @@ impl Sharing {
         self.problem.clear();
         self.local_res.clear();
         self.held_part.clear();
+        self.comp_parent.clear();
+        self.comp_mark.clear();
         self.posed = 0;
         self.dirty_epoch += 1;
         self.dirty.clear();
@@ -692,9 +720,20 @@ impl Sharing {
                     self.local_of[ru] = self.local_res.len() as u32;
                     self.local_res.push(r);
                     self.held_part.push(self.total[ru]);
+                    self.comp_parent.push(self.local_of[ru]);
+                    self.comp_mark.push(0);
                 }
                 *l = self.local_of[ru];
                 self.held_part[*l as usize] -= mine;
+            }
+            for &l in &local[1..n.max(1)] {
+                let (a, b) = (
+                    find(&mut self.comp_parent, local[0]),
+                    find(&mut self.comp_parent, l),
+                );
+                // The lower index as root: deterministic, and no rank needed
+                // for the path halving in `find` to keep trees shallow here.
+                self.comp_parent[a.max(b) as usize] = a.min(b);
             }
             self.problem.add_flow(&local[..n]);
         }
@@ -707,15 +746,75 @@ impl Sharing {
                 .capacity
                 .push((self.capacity[r as usize] - held).max(0.0));
         }
-        self.solver.solve(&self.problem, &mut self.rates);
+        // Only the components of W's problem that the new members joined
+        // can change: any other is the same problem as in the last round
+        // (same flows, and no held flow left its resources), and progressive
+        // filling solves each component as it would alone, bit for bit (see
+        // `maxmin`'s tests), so its rates and bottlenecks stand.
+        self.comp_epoch += 1;
+        let mut whole = solved == 0 || self.whole_rounds;
+        if !whole {
+            for i in solved..self.set.len() {
+                if let Some(&l) = self.problem.resources_of(i).first() {
+                    let root = find(&mut self.comp_parent, l);
+                    self.comp_mark[root as usize] = self.comp_epoch;
+                }
+            }
+            self.sub_flows.clear();
+            for i in 0..self.set.len() {
+                let affected = match self.problem.resources_of(i).first() {
+                    Some(&l) => {
+                        let root = find(&mut self.comp_parent, l);
+                        self.comp_mark[root as usize] == self.comp_epoch
+                    }
+                    None => i >= solved,
+                };
+                if affected {
+                    self.sub_flows.push(i as u32);
+                }
+            }
+            whole = self.sub_flows.len() == self.set.len();
+        }
+        if whole {
+            self.solver.solve(&self.problem, &mut self.rates);
+            self.sub_flows.clear();
+            self.sub_flows.extend(0..self.set.len() as u32);
+            self.sub_res.clear();
+            self.sub_res.extend_from_slice(&self.local_res);
+        } else {
+            // The sub-problem keeps the relative order of resources (ties
+            // are broken by index) and of flows.
+            let mut sub = std::mem::take(&mut self.sub_problem);
+            sub.clear();
+            self.sub_res.clear();
+            self.comp_sub.resize(self.local_res.len(), 0);
+            for l in 0..self.local_res.len() {
+                let root = find(&mut self.comp_parent, l as u32);
+                if self.comp_mark[root as usize] == self.comp_epoch {
+                    self.comp_sub[l] = self.sub_res.len() as u32;
+                    self.sub_res.push(self.local_res[l]);
+                    sub.capacity.push(self.problem.capacity[l]);
+                }
+            }
+            for &i in &self.sub_flows {
+                for (l, &r) in local.iter_mut().zip(self.problem.resources_of(i as usize)) {
+                    *l = self.comp_sub[r as usize];
+                }
+                let n = self.problem.resources_of(i as usize).len();
+                sub.add_flow(&local[..n]);
+            }
+            self.solver.solve(&sub, &mut self.rates);
+            self.sub_problem = sub;
+        }
         self.bottleneck.resize(self.set.len(), u32::MAX);
-        for i in 0..self.set.len() {
+        for k in 0..self.sub_flows.len() {
+            let i = self.sub_flows[k] as usize;
             let id = self.set[i] as usize;
-            let b = match self.solver.bottlenecks()[i] {
+            let b = match self.solver.bottlenecks()[k] {
                 u32::MAX => u32::MAX,
-                b => self.local_res[b as usize],
+                b => self.sub_res[b as usize],
             };
-            let x = self.rates[i];
+            let x = self.rates[k];
             if x != self.flow[id].rate {
                 self.set_rate(id as u32, x);
                 let (res, n) = (self.members[id].res, self.members[id].n as usize);
@@ -885,12 +984,12 @@ mod tests {
         })
     }
 
-    /// Runs one script on the watch-list sharing and on the full-scan one,
+    /// Runs one script on this sharing and on the former method's,
     /// asserting after every update the same rates (bits), the same
     /// `changed` lists (order included) and the same work counters.
-    fn watch_lists_match_the_full_scan(caps: Vec<f64>, ops: Vec<Op>) {
+    fn matches_the_former_method(caps: Vec<f64>, ops: Vec<Op>) {
         let mut a = Sharing::new(caps.clone());
-        let mut b = Sharing::with_full_scan(caps);
+        let mut b = Sharing::former(caps);
         let mut live: Vec<u32> = Vec::new();
         let mut next = 0u32;
         for op in ops.into_iter().chain([Op::Update]) {
@@ -922,9 +1021,9 @@ mod tests {
     }
 
     #[test]
-    fn watch_lists_match_the_full_scan_by_hand() {
+    fn matches_the_former_method_by_hand() {
         // The departure two hops away and the moved bottleneck above.
-        watch_lists_match_the_full_scan(
+        matches_the_former_method(
             vec![2.0, 3.0],
             vec![
                 Op::Add(vec![0]),
@@ -943,10 +1042,11 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
-        /// Step 4 from the watch lists decides exactly as the full scan.
+        /// Watch lists and component rounds decide exactly as the former
+        /// method: same rates (bits), same `changed` order, same counters.
         #[test]
-        fn watch_lists_match_the_full_scan_on_random_scripts((caps, ops) in arb_long_script()) {
-            watch_lists_match_the_full_scan(caps, ops);
+        fn matches_the_former_method_on_random_scripts((caps, ops) in arb_long_script()) {
+            matches_the_former_method(caps, ops);
         }
 
         /// After every update the rates equal a full solve's, and `changed`
