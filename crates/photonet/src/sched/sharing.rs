@@ -36,6 +36,22 @@
 //! 5. Repeat from 2 while W grew. W only grows, so this ends; at worst W is
 //!    the whole component, which is the full solve.
 //!
+//! Two shortcuts leave every decision, and so every rate, bit for bit as
+//! above (a proptest replays random scripts against [`Sharing::former`],
+//! which does neither):
+//! - A round after the first re-solves only the connected components of W's
+//!   problem that the new members joined; progressive filling gives each
+//!   component the rates it would get alone, and the other components are
+//!   the same problems as in the last round.
+//! - Step 4 does not scan every flow of each resource whose load changed,
+//!   most of which would be skipped (in W, or verified at a resource whose
+//!   load did not change): each resource keeps a watch list of the held
+//!   flows verified at it, plus the flows verified nowhere, and step 4 looks
+//!   at the held flows on the watch lists of the changed resources, in the
+//!   order the scan would have met them. At the end of an update a flow of W
+//!   counts as verified at the resource it was frozen at, when that is a
+//!   bottleneck of it.
+//!
 //! Tolerances: "saturated" and "highest" are decided to a relative
 //! [`TOLERANCE`] (1e-9), far above rounding (~1e-16 per operation) and far
 //! below anything a flow completion time can show.
