@@ -553,7 +553,101 @@ mod tests {
         assert!(close(&reference::brute_force(&p), &[1.0, 4.5, 4.5, 1.0]));
     }
 
+    /// Solves each connected component of `p` (flows linked by shared
+    /// resources) as a problem of its own, resources and flows in their
+    /// relative order, and puts the rates back in `p`'s flow order.
+    fn solve_by_components(p: &Problem) -> Vec<f64> {
+        let nr = p.capacity.len();
+        // Component label of each resource, by flooding (brute force).
+        let mut label: Vec<usize> = (0..nr).collect();
+        loop {
+            let mut moved = false;
+            for f in 0..p.flows() {
+                let rs = p.resources_of(f);
+                let low = rs.iter().map(|&r| label[r as usize]).min().unwrap_or(0);
+                for &r in rs {
+                    if label[r as usize] != low {
+                        label[r as usize] = low;
+                        moved = true;
+                    }
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        let mut rates = vec![0.0; p.flows()];
+        for c in 0..nr {
+            let res: Vec<usize> = (0..nr).filter(|&r| label[r] == c).collect();
+            let flows: Vec<usize> = (0..p.flows())
+                .filter(|&f| {
+                    p.resources_of(f)
+                        .first()
+                        .is_some_and(|&r| label[r as usize] == c)
+                })
+                .collect();
+            if flows.is_empty() {
+                continue;
+            }
+            let mut q = Problem::new(res.iter().map(|&r| p.capacity[r]).collect());
+            for &f in &flows {
+                let v: Vec<u32> = p
+                    .resources_of(f)
+                    .iter()
+                    .map(|&r| res.iter().position(|&x| x == r as usize).unwrap() as u32)
+                    .collect();
+                q.add_flow(&v);
+            }
+            for (&f, x) in flows.iter().zip(max_min_rates(&q)) {
+                rates[f] = x;
+            }
+        }
+        rates
+    }
+
+    #[test]
+    fn components_are_solved_independently_by_hand() {
+        // Two components: {0: [A, B], 1: [B]} and {2: [C]}.
+        let mut p = Problem::new(vec![1.0, 3.0, 5.0]);
+        p.add_flow(&[0, 1]);
+        p.add_flow(&[1]);
+        p.add_flow(&[2]);
+        assert_eq!(solve_by_components(&p), vec![1.0, 2.0, 5.0]);
+        assert!(same_bits(&max_min_rates(&p), &solve_by_components(&p)));
+    }
+
     proptest! {
+        /// `Sharing` re-solves only the components a round changed: each
+        /// component alone gives the same rates as the whole problem, to the
+        /// bit (the filling level a component reaches is never raised by
+        /// another component's: a share that rounding puts below the level
+        /// comes from the component's own freezing just before).
+        #[test]
+        fn components_solved_alone_equal_the_whole_bit_for_bit(p in arb_problem()) {
+            prop_assert!(same_bits(&max_min_rates(&p), &solve_by_components(&p)));
+        }
+
+        #[test]
+        fn components_solved_alone_equal_the_whole_with_ties(p in arb_tied_problem()) {
+            prop_assert!(same_bits(&max_min_rates(&p), &solve_by_components(&p)));
+        }
+
+        /// Many small components, tied capacities.
+        #[test]
+        fn components_solved_alone_equal_the_whole_when_sparse(
+            (caps, flows) in (2usize..24).prop_flat_map(|nr| (
+                prop::collection::vec(prop_oneof![1u32..4, 1u32..1000], nr),
+                prop::collection::vec(prop::collection::btree_set(0..nr as u32, 1..3), 1..40),
+            ))
+        ) {
+            let mut p = Problem::new(caps.into_iter().map(|c| f64::from(c) / 7.0).collect());
+            for f in flows {
+                let v: Vec<u32> = f.into_iter().collect();
+                p.add_flow(&v);
+            }
+            prop_assert!(same_bits(&max_min_rates(&p), &solve_by_components(&p)));
+        }
+
         #[test]
         fn lazy_heap_equals_the_old_water_filling_bit_for_bit(p in arb_problem()) {
             let mut rates = Vec::new();

@@ -36,6 +36,22 @@
 //! 5. Repeat from 2 while W grew. W only grows, so this ends; at worst W is
 //!    the whole component, which is the full solve.
 //!
+//! Two shortcuts leave every decision, and so every rate, bit for bit as
+//! above (a proptest replays random scripts against [`Sharing::former`],
+//! which does neither):
+//! - A round after the first re-solves only the connected components of W's
+//!   problem that the new members joined; progressive filling gives each
+//!   component the rates it would get alone, and the other components are
+//!   the same problems as in the last round.
+//! - Step 4 does not scan every flow of each resource whose load changed,
+//!   most of which would be skipped (in W, or verified at a resource whose
+//!   load did not change): each resource keeps a watch list of the held
+//!   flows verified at it, plus the flows verified nowhere, and step 4 looks
+//!   at the held flows on the watch lists of the changed resources, in the
+//!   order the scan would have met them. At the end of an update a flow of W
+//!   counts as verified at the resource it was frozen at, when that is a
+//!   bottleneck of it.
+//!
 //! Tolerances: "saturated" and "highest" are decided to a relative
 //! [`TOLERANCE`] (1e-9), far above rounding (~1e-16 per operation) and far
 //! below anything a flow completion time can show.
@@ -47,6 +63,16 @@ pub const MAX_PATH: usize = 6;
 
 /// Relative tolerance of the saturation and highest-rate tests.
 pub const TOLERANCE: f64 = 1e-9;
+
+/// The root of `x` in a union-find forest, halving the path on the way.
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        let up = parent[parent[x as usize] as usize];
+        parent[x as usize] = up;
+        x = up;
+    }
+    x
+}
 
 /// Resource totals are sums of rates kept as integers (fixed point), so they
 /// never drift however often rates change: the largest capacity maps to
@@ -62,13 +88,28 @@ fn fixed_scale(capacity: &[f64]) -> f64 {
     2f64.powi(50 - exp)
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Member {
     res: [u32; MAX_PATH],
     /// Position of this flow in each resource's list (O(1) removal).
     pos: [u32; MAX_PATH],
+    /// Position of this flow in each resource's watch list (u32::MAX: not
+    /// in it).
+    wpos: [u32; MAX_PATH],
     n: u8,
     live: bool,
+}
+
+impl Default for Member {
+    fn default() -> Member {
+        Member {
+            res: [0; MAX_PATH],
+            pos: [0; MAX_PATH],
+            wpos: [u32::MAX; MAX_PATH],
+            n: 0,
+            live: false,
+        }
+    }
 }
 
 impl Member {
@@ -144,6 +185,20 @@ pub struct Sharing {
     held_part: Vec<u64>,
     /// Members of W already in `problem`.
     posed: usize,
+    /// The connected components of W's problem (union-find over its local
+    /// resources; W only grows in an update, so they only merge), the
+    /// components a round must re-solve (`comp_mark` at `comp_epoch`), and
+    /// that round's sub-problem: its flows (indices in W), its resources,
+    /// and each local resource's index in it.
+    comp_parent: Vec<u32>,
+    comp_mark: Vec<u64>,
+    comp_epoch: u64,
+    comp_sub: Vec<u32>,
+    sub_flows: Vec<u32>,
+    sub_res: Vec<u32>,
+    sub_problem: Problem,
+    /// Solve the whole of W every round (the former method): for tests.
+    whole_rounds: bool,
     problem: Problem,
     solver: Solver,
     rates: Vec<f64>,
@@ -155,7 +210,19 @@ pub struct Sharing {
     held_scratch: Vec<f64>,
     dirty_at: Vec<u64>,
     dirty: Vec<u32>,
+    /// Each dirty resource's place in `dirty` (valid while `dirty_at` is
+    /// the current epoch).
+    dirty_idx: Vec<u32>,
     recheck: Vec<u32>,
+    /// Per resource, the held flows step 4 must look at when its load
+    /// changes: those verified at it, and those verified nowhere (in the
+    /// lists of all their resources). See [`Sharing::recheck_watched`].
+    watch: Vec<Vec<u32>>,
+    /// Step 4's candidates of one pass: (order key, flow).
+    cand: Vec<(u64, u32)>,
+    /// Step 4 by scanning every flow of each dirty resource (the former
+    /// method, kept as the oracle the watch lists must match exactly).
+    full_scan: bool,
     /// The highest rate of a held flow on each resource, valid while
     /// `held_top_at` is this update's stamp (held flows keep their rates
     /// during an update; a join invalidates the join's resources).
@@ -185,11 +252,25 @@ impl Sharing {
             top: vec![0.0; n],
             top_stale: vec![false; n],
             dirty_at: vec![0; n],
+            dirty_idx: vec![0; n],
+            watch: vec![Vec::new(); n],
             pulled_at: vec![0; n],
             held_top_at: vec![0; n],
             held_top: vec![0.0; n],
             capacity,
             ..Sharing::default()
+        }
+    }
+
+    /// The same by the former method, slower, with the same results bit for
+    /// bit (for tests): step 4 scans every flow of each resource whose load
+    /// changed (not the watch lists), and every round solves the whole
+    /// working set (not only the components that new members joined).
+    pub fn former(capacity: Vec<f64>) -> Sharing {
+        Sharing {
+            full_scan: true,
+            whole_rounds: true,
+            ..Sharing::new(capacity)
         }
     }
 
@@ -233,6 +314,7 @@ impl Sharing {
     pub fn remove(&mut self, id: u32) {
         assert!(self.is_live(id), "flow {id} is not sharing");
         self.set_rate(id, 0.0);
+        self.unwatch(id);
         let m = std::mem::take(&mut self.members[id as usize]);
         for k in 0..m.n as usize {
             let r = m.res[k];
@@ -288,6 +370,8 @@ impl Sharing {
         self.problem.clear();
         self.local_res.clear();
         self.held_part.clear();
+        self.comp_parent.clear();
+        self.comp_mark.clear();
         self.posed = 0;
         self.dirty_epoch += 1;
         self.dirty.clear();
@@ -327,8 +411,12 @@ impl Sharing {
                 }
             }
             // 4: held flows on a resource whose load changed keep a bottleneck.
+            if !self.full_scan {
+                self.recheck_watched();
+            }
             let dirty = std::mem::take(&mut self.dirty);
-            for &r in &dirty {
+            let scan: &[u32] = if self.full_scan { &dirty } else { &[] };
+            for &r in scan {
                 for j in 0..self.res_flows[r as usize].len() {
                     let g = self.res_flows[r as usize][j];
                     let gu = g as usize;
@@ -358,6 +446,140 @@ impl Sharing {
         for (i, &id) in self.set.iter().enumerate() {
             if self.flow[id as usize].rate != self.old_rate[i] {
                 changed.push(id);
+            }
+        }
+        if !self.full_scan {
+            self.verify_set();
+        }
+    }
+
+    /// Step 4 from the watch lists, with the decisions and the order of the
+    /// joins of a scan of every flow of each dirty resource (in `dirty`
+    /// order). That scan looks at a held flow when it was verified nowhere
+    /// (`checked_at` 0) or its verified bottleneck is dirty now (a resource
+    /// dirtied earlier was scanned in its own epoch, which re-verified or
+    /// pulled in every flow verified at it), and it does so at the first
+    /// dirty resource of the flow in `dirty` order, at the flow's place in
+    /// that resource's list; later encounters in the same pass skip it
+    /// (verified now, or in W). Those flows are exactly the held flows in
+    /// the watch lists of the dirty resources, and checks in one pass do
+    /// not depend on each other (no rate moves in step 4), so checking them
+    /// once each, sorted by (place of that resource in `dirty`, place in
+    /// its list), decides and joins the same flows in the same order.
+    fn recheck_watched(&mut self) {
+        let epoch = self.dirty_epoch;
+        let mut cand = std::mem::take(&mut self.cand);
+        cand.clear();
+        for &r in &self.dirty {
+            for &g in &self.watch[r as usize] {
+                let f = &self.flow[g as usize];
+                if f.in_set == self.stamp
+                    || (f.checked_at != 0 && self.dirty_at[f.verified as usize] <= f.checked_at)
+                {
+                    continue;
+                }
+                let m = &self.members[g as usize];
+                let mut key = u64::MAX;
+                for k in 0..m.n as usize {
+                    let ru = m.res[k] as usize;
+                    if self.dirty_at[ru] == epoch {
+                        key = key.min((u64::from(self.dirty_idx[ru]) << 32) | u64::from(m.pos[k]));
+                    }
+                }
+                cand.push((key, g));
+            }
+        }
+        cand.sort_unstable();
+        cand.dedup_by_key(|c| c.0);
+        for &(_, g) in &cand {
+            match self.bottleneck_of(g) {
+                Some(v) => {
+                    self.flow[g as usize].checked_at = epoch;
+                    self.flow[g as usize].verified = v;
+                    self.watch_one(g, v);
+                }
+                None => self.join(g),
+            }
+        }
+        self.cand = cand;
+    }
+
+    /// After an update: each flow of W whose last bottleneck is one (it
+    /// usually is) counts as verified there now, and is watched there only;
+    /// the others are watched at all their resources. A flow verified at
+    /// `b` would be found to have `b` as its bottleneck (tried first) by
+    /// every step-4 check until `b`'s load changes, since neither its rate
+    /// nor anything on `b` moves meanwhile, so skipping those checks changes
+    /// no decision.
+    fn verify_set(&mut self) {
+        let epoch = self.dirty_epoch;
+        for i in 0..self.set.len() {
+            let id = self.set[i];
+            let iu = id as usize;
+            if !self.members[iu].live {
+                continue;
+            }
+            let b = self.flow[iu].last_bottleneck;
+            if b != u32::MAX && self.is_bottleneck_of(b, self.flow[iu].rate) {
+                self.flow[iu].checked_at = epoch;
+                self.flow[iu].verified = b;
+                self.watch_one(id, b);
+            } else {
+                self.flow[iu].checked_at = 0;
+                self.watch_all(id);
+            }
+        }
+    }
+
+    /// Takes flow `id` out of the watch list of its `k`-th resource.
+    fn unwatch_at(&mut self, id: u32, k: usize) {
+        let m = &mut self.members[id as usize];
+        let p = m.wpos[k];
+        if p == u32::MAX {
+            return;
+        }
+        m.wpos[k] = u32::MAX;
+        let r = m.res[k];
+        let list = &mut self.watch[r as usize];
+        list.swap_remove(p as usize);
+        if let Some(&moved) = list.get(p as usize) {
+            let mm = &mut self.members[moved as usize];
+            for j in 0..mm.n as usize {
+                if mm.res[j] == r {
+                    mm.wpos[j] = p;
+                }
+            }
+        }
+    }
+
+    fn watch_at(&mut self, id: u32, k: usize) {
+        let m = &mut self.members[id as usize];
+        if m.wpos[k] == u32::MAX {
+            let list = &mut self.watch[m.res[k] as usize];
+            m.wpos[k] = list.len() as u32;
+            list.push(id);
+        }
+    }
+
+    fn unwatch(&mut self, id: u32) {
+        for k in 0..self.members[id as usize].n as usize {
+            self.unwatch_at(id, k);
+        }
+    }
+
+    fn watch_all(&mut self, id: u32) {
+        for k in 0..self.members[id as usize].n as usize {
+            self.watch_at(id, k);
+        }
+    }
+
+    /// Watches flow `id` at resource `v` (one of its own) only.
+    fn watch_one(&mut self, id: u32, v: u32) {
+        for k in 0..self.members[id as usize].n as usize {
+            if self.members[id as usize].res[k] == v {
+                self.watch_at(id, k);
+            } else {
+                self.unwatch_at(id, k);
             }
         }
     }
@@ -406,6 +628,7 @@ impl Sharing {
     fn mark_dirty(&mut self, r: u32) {
         if self.dirty_at[r as usize] != self.dirty_epoch {
             self.dirty_at[r as usize] = self.dirty_epoch;
+            self.dirty_idx[r as usize] = self.dirty.len() as u32;
             self.dirty.push(r);
         }
     }
@@ -513,9 +736,20 @@ impl Sharing {
                     self.local_of[ru] = self.local_res.len() as u32;
                     self.local_res.push(r);
                     self.held_part.push(self.total[ru]);
+                    self.comp_parent.push(self.local_of[ru]);
+                    self.comp_mark.push(0);
                 }
                 *l = self.local_of[ru];
                 self.held_part[*l as usize] -= mine;
+            }
+            for &l in &local[1..n.max(1)] {
+                let (a, b) = (
+                    find(&mut self.comp_parent, local[0]),
+                    find(&mut self.comp_parent, l),
+                );
+                // The lower index as root: deterministic, and no rank needed
+                // for the path halving in `find` to keep trees shallow here.
+                self.comp_parent[a.max(b) as usize] = a.min(b);
             }
             self.problem.add_flow(&local[..n]);
         }
@@ -528,15 +762,75 @@ impl Sharing {
                 .capacity
                 .push((self.capacity[r as usize] - held).max(0.0));
         }
-        self.solver.solve(&self.problem, &mut self.rates);
+        // Only the components of W's problem that the new members joined
+        // can change: any other is the same problem as in the last round
+        // (same flows, and no held flow left its resources), and progressive
+        // filling solves each component as it would alone, bit for bit (see
+        // `maxmin`'s tests), so its rates and bottlenecks stand.
+        self.comp_epoch += 1;
+        let mut whole = solved == 0 || self.whole_rounds;
+        if !whole {
+            for i in solved..self.set.len() {
+                if let Some(&l) = self.problem.resources_of(i).first() {
+                    let root = find(&mut self.comp_parent, l);
+                    self.comp_mark[root as usize] = self.comp_epoch;
+                }
+            }
+            self.sub_flows.clear();
+            for i in 0..self.set.len() {
+                let affected = match self.problem.resources_of(i).first() {
+                    Some(&l) => {
+                        let root = find(&mut self.comp_parent, l);
+                        self.comp_mark[root as usize] == self.comp_epoch
+                    }
+                    None => i >= solved,
+                };
+                if affected {
+                    self.sub_flows.push(i as u32);
+                }
+            }
+            whole = self.sub_flows.len() == self.set.len();
+        }
+        if whole {
+            self.solver.solve(&self.problem, &mut self.rates);
+            self.sub_flows.clear();
+            self.sub_flows.extend(0..self.set.len() as u32);
+            self.sub_res.clear();
+            self.sub_res.extend_from_slice(&self.local_res);
+        } else {
+            // The sub-problem keeps the relative order of resources (ties
+            // are broken by index) and of flows.
+            let mut sub = std::mem::take(&mut self.sub_problem);
+            sub.clear();
+            self.sub_res.clear();
+            self.comp_sub.resize(self.local_res.len(), 0);
+            for l in 0..self.local_res.len() {
+                let root = find(&mut self.comp_parent, l as u32);
+                if self.comp_mark[root as usize] == self.comp_epoch {
+                    self.comp_sub[l] = self.sub_res.len() as u32;
+                    self.sub_res.push(self.local_res[l]);
+                    sub.capacity.push(self.problem.capacity[l]);
+                }
+            }
+            for &i in &self.sub_flows {
+                for (l, &r) in local.iter_mut().zip(self.problem.resources_of(i as usize)) {
+                    *l = self.comp_sub[r as usize];
+                }
+                let n = self.problem.resources_of(i as usize).len();
+                sub.add_flow(&local[..n]);
+            }
+            self.solver.solve(&sub, &mut self.rates);
+            self.sub_problem = sub;
+        }
         self.bottleneck.resize(self.set.len(), u32::MAX);
-        for i in 0..self.set.len() {
+        for k in 0..self.sub_flows.len() {
+            let i = self.sub_flows[k] as usize;
             let id = self.set[i] as usize;
-            let b = match self.solver.bottlenecks()[i] {
+            let b = match self.solver.bottlenecks()[k] {
                 u32::MAX => u32::MAX,
-                b => self.local_res[b as usize],
+                b => self.sub_res[b as usize],
             };
-            let x = self.rates[i];
+            let x = self.rates[k];
             if x != self.flow[id].rate {
                 self.set_rate(id as u32, x);
                 let (res, n) = (self.members[id].res, self.members[id].n as usize);
@@ -688,8 +982,89 @@ mod tests {
         })
     }
 
+    /// Longer scripts over more resources, with tied capacities (many
+    /// flows verified, re-verified and pulled in).
+    fn arb_long_script() -> impl Strategy<Value = (Vec<f64>, Vec<Op>)> {
+        (2usize..16).prop_flat_map(|nr| {
+            let caps = prop::collection::vec(
+                prop_oneof![Just(1.0), Just(2.0), Just(3.0), 0.5f64..10.0],
+                nr,
+            );
+            let op = prop_oneof![
+                5 => prop::collection::btree_set(0..nr as u32, 1..5)
+                    .prop_map(|s| Op::Add(s.into_iter().collect())),
+                3 => (0usize..64).prop_map(Op::Remove),
+                2 => Just(Op::Update),
+            ];
+            (caps, prop::collection::vec(op, 1..200))
+        })
+    }
+
+    /// Runs one script on this sharing and on the former method's,
+    /// asserting after every update the same rates (bits), the same
+    /// `changed` lists (order included) and the same work counters.
+    fn matches_the_former_method(caps: Vec<f64>, ops: Vec<Op>) {
+        let mut a = Sharing::new(caps.clone());
+        let mut b = Sharing::former(caps);
+        let mut live: Vec<u32> = Vec::new();
+        let mut next = 0u32;
+        for op in ops.into_iter().chain([Op::Update]) {
+            match op {
+                Op::Add(res) => {
+                    a.insert(next, &res);
+                    b.insert(next, &res);
+                    live.push(next);
+                    next += 1;
+                }
+                Op::Remove(k) if !live.is_empty() => {
+                    let id = live.remove(k % live.len());
+                    a.remove(id);
+                    b.remove(id);
+                }
+                Op::Remove(_) => {}
+                Op::Update => {
+                    let (mut ca, mut cb) = (Vec::new(), Vec::new());
+                    a.update(&mut ca);
+                    b.update(&mut cb);
+                    assert_eq!(ca, cb);
+                    assert_eq!(a.counters(), b.counters());
+                    for &id in &live {
+                        assert_eq!(a.rate(id).to_bits(), b.rate(id).to_bits(), "flow {id}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn matches_the_former_method_by_hand() {
+        // The departure two hops away and the moved bottleneck above.
+        matches_the_former_method(
+            vec![2.0, 3.0],
+            vec![
+                Op::Add(vec![0]),
+                Op::Add(vec![0, 1]),
+                Op::Add(vec![1]),
+                Op::Update,
+                Op::Add(vec![0]),
+                Op::Update,
+                Op::Remove(3),
+                Op::Update,
+                Op::Remove(0),
+                Op::Update,
+            ],
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
+        /// Watch lists and component rounds decide exactly as the former
+        /// method: same rates (bits), same `changed` order, same counters.
+        #[test]
+        fn matches_the_former_method_on_random_scripts((caps, ops) in arb_long_script()) {
+            matches_the_former_method(caps, ops);
+        }
+
         /// After every update the rates equal a full solve's, and `changed`
         /// names exactly the flows whose rate moved.
         #[test]
