@@ -901,7 +901,9 @@ pub struct Negotiator {
     /// Per intermediate: destinations with relayed data.
     relay_active: Vec<Vec<u32>>,
     /// Relayed packets on their first hop: (intermediate, destination, flow, bytes).
-    relay_flight: EventQueue<(u32, u32, u32, u64)>,
+    /// All take one propagation delay from slot ends that never go back in
+    /// time, so they arrive in the order they were sent: a FIFO, not a heap.
+    relay_flight: VecDeque<(SimTime, (u32, u32, u32, u64))>,
     relay_flight_bytes: u64,
     /// Per run of `runs`: the final destination of relayed data, or FREE.
     run_relay: Vec<u32>,
@@ -1030,7 +1032,7 @@ impl Negotiator {
             },
             relay_bytes: if p.relay { vec![0; n * n] } else { vec![] },
             relay_active: vec![Vec::new(); n],
-            relay_flight: EventQueue::new(),
+            relay_flight: VecDeque::new(),
             relay_flight_bytes: 0,
             run_relay: Vec::new(),
             relay_out: Vec::new(),
@@ -1453,7 +1455,11 @@ impl Negotiator {
                 k += 1;
             }
         }
-        while let Some((_, (m, d, flow, b))) = self.relay_flight.pop_due(now) {
+        while let Some(&(t, (m, d, flow, b))) = self.relay_flight.front() {
+            if t > now {
+                break;
+            }
+            self.relay_flight.pop_front();
             self.relay_arrive(now, m as usize, d as usize, flow, b);
         }
         while let Some((_, (s, d, prio, packed))) = self.retransmit.pop_due(now) {
@@ -2259,10 +2265,10 @@ impl Negotiator {
                     // Queued again at the intermediate: not yet sent.
                     self.flows[pkt.flow as usize].unsent += 1;
                     self.relay_flight_bytes += pkt.bytes;
-                    self.relay_flight.push(
-                        end + self.l.propagation,
-                        (d as u32, target, pkt.flow, pkt.bytes),
-                    );
+                    let at = end + self.l.propagation;
+                    debug_assert!(self.relay_flight.back().is_none_or(|b| b.0 <= at));
+                    self.relay_flight
+                        .push_back((at, (d as u32, target, pkt.flow, pkt.bytes)));
                 }
                 continue;
             }
