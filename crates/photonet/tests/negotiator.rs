@@ -116,6 +116,33 @@ fn without_piggybacking_one_packet_takes_the_two_epoch_pipeline() {
 }
 
 #[test]
+fn stateful_grants_cover_the_pending_data_and_no_more() {
+    // Stateful scheduling (App. A.2.4), PB off: 500 B at 3,000 ns is
+    // reported with the REQUEST of epoch 2; the GRANT of epoch 3 takes the
+    // 500 B off the destination's matrix with port 0 (port 1 is not granted:
+    // nothing is left), so the lone packet keeps the stateless timing of
+    // `without_piggybacking_one_packet_takes_the_two_epoch_pipeline`
+    // (13,434.8 ns). The same packet again 10 epochs later (31,200 ns, the
+    // same phase) must be granted again: a grant takes at most the pending
+    // 500 B, not a whole port's 30 x 1,115 B, which would leave the matrix
+    // at -32.9 KB and hide the next 65 such packets (it then never left).
+    let trace = "src,dst,bytes,start\n0,1,500,3000ns\n0,1,500,31200ns\n";
+    let (mut c, p, _d) = four_tors("negotiator", trace);
+    c.stop.drain_limit = Some(SimTime::us(200));
+    c.edit(|q: &mut NegotiatorParams| {
+        q.piggyback = false;
+        q.stateful = true;
+    });
+    let r = run(&c, &p);
+    assert_eq!(fct_ps(&r, 0), 13_434_800 - 3_000_000);
+    assert_eq!(fct_ps(&r, 1), 13_434_800 - 3_000_000);
+    // Three stateless REQUESTs per packet (epochs 2, 3, 4 after its
+    // arrival) but one GRANT each (stateless: 6 each).
+    assert_eq!(stat(&r, "requests"), 6.0);
+    assert_eq!(stat(&r, "grants"), 2.0);
+}
+
+#[test]
 fn the_request_threshold_is_three_piggybacked_packets() {
     // FIFO queues (no PIAS split). 1,785 B = 3 x 595 B: no REQUEST; piggybacked
     // in epochs 2, 3, 4 (slot 0); the last leaves at 11,340 ns, arrives at

@@ -795,6 +795,9 @@ struct Process {
     port_requests: Vec<(u32, u32, u32, u64)>,
     /// Relay requests (source, intermediate, final destination), sorted.
     relay: Vec<(u32, u32, u32)>,
+    /// Stateful (A.2.4): demand each GRANT of this round took off the
+    /// destination's matrix (destination, source, bytes), in grant order.
+    reserved: Vec<(u32, u32, u64)>,
     busy: bool,
 }
 
@@ -898,7 +901,9 @@ pub struct Negotiator {
     /// Per intermediate: destinations with relayed data.
     relay_active: Vec<Vec<u32>>,
     /// Relayed packets on their first hop: (intermediate, destination, flow, bytes).
-    relay_flight: EventQueue<(u32, u32, u32, u64)>,
+    /// All take one propagation delay from slot ends that never go back in
+    /// time, so they arrive in the order they were sent: a FIFO, not a heap.
+    relay_flight: VecDeque<(SimTime, (u32, u32, u32, u64))>,
     relay_flight_bytes: u64,
     /// Per run of `runs`: the final destination of relayed data, or FREE.
     run_relay: Vec<u32>,
@@ -1027,7 +1032,7 @@ impl Negotiator {
             },
             relay_bytes: if p.relay { vec![0; n * n] } else { vec![] },
             relay_active: vec![Vec::new(); n],
-            relay_flight: EventQueue::new(),
+            relay_flight: VecDeque::new(),
             relay_flight_bytes: 0,
             run_relay: Vec::new(),
             relay_out: Vec::new(),
@@ -1450,7 +1455,11 @@ impl Negotiator {
                 k += 1;
             }
         }
-        while let Some((_, (m, d, flow, b))) = self.relay_flight.pop_due(now) {
+        while let Some(&(t, (m, d, flow, b))) = self.relay_flight.front() {
+            if t > now {
+                break;
+            }
+            self.relay_flight.pop_front();
             self.relay_arrive(now, m as usize, d as usize, flow, b);
         }
         while let Some((_, (s, d, prio, packed))) = self.retransmit.pop_due(now) {
@@ -1576,6 +1585,7 @@ impl Negotiator {
             granted_ports: vec![0; self.l.n],
             port_requests: Vec::new(),
             relay: Vec::new(),
+            reserved: Vec::new(),
             busy: false,
         });
         p.start_epoch = start_epoch;
@@ -1824,13 +1834,20 @@ impl Negotiator {
                 let weighted = self.requests_kind != RequestKind::Binary;
                 let demand = &mut self.demand;
                 let stateful = self.stateful;
+                let reserved = &mut p.reserved;
+                reserved.clear();
                 let mut allow = |d: u32, s: u32| -> bool {
                     if !stateful {
                         return true;
                     }
+                    // A grant covers up to one port's scheduled phase of the
+                    // pending data: the matrix never goes below zero (a
+                    // 500 B request must not hide the next 33 KB of demand).
                     let x = &mut demand[d as usize * n + s as usize];
                     if *x > 0 {
-                        *x -= port_cap as i64;
+                        let take = (*x as u64).min(port_cap);
+                        *x -= take as i64;
+                        reserved.push((d, s, take));
                         true
                     } else {
                         false
@@ -1971,14 +1988,34 @@ impl Negotiator {
         if !grants.is_empty() && p.step < 3 {
             self.ratios.push(acc.len() as f32 / grants.len() as f32);
         }
-        if self.stateful {
+        if self.stateful && !p.reserved.is_empty() {
             // Rejected grants (and grants lost on the way) revert the matrix
-            // when the ACCEPT message reaches the destination.
-            for g in &grants {
-                if p.m.src[g.src as usize * sp + g.src_port as usize] != g.dst {
-                    self.demand[g.dst as usize * n + g.src as usize] += port_cap as i64;
+            // when the ACCEPT message reaches the destination: per pair, the
+            // accepted ports keep up to one port's capacity each of what
+            // its grants took, the rest goes back.
+            let mut taken = std::mem::take(&mut p.reserved);
+            taken.sort_unstable_by_key(|r| (r.0, r.1));
+            let mut accepted: Vec<(u32, u32)> = grants
+                .iter()
+                .filter(|g| p.m.src[g.src as usize * sp + g.src_port as usize] == g.dst)
+                .map(|g| (g.dst, g.src))
+                .collect();
+            accepted.sort_unstable();
+            let mut i = 0;
+            while i < taken.len() {
+                let (d, s) = (taken[i].0, taken[i].1);
+                let mut sum = 0u64;
+                while i < taken.len() && (taken[i].0, taken[i].1) == (d, s) {
+                    sum += taken[i].2;
+                    i += 1;
                 }
+                let lo = accepted.partition_point(|&x| x < (d, s));
+                let hi = accepted.partition_point(|&x| x <= (d, s));
+                let kept = sum.min((hi - lo) as u64 * port_cap);
+                self.demand[d as usize * n + s as usize] += (sum - kept) as i64;
             }
+            taken.clear();
+            p.reserved = taken;
         }
         // The destination's promise: granted ports become accepted ports
         // (consumed slot by slot in the data epoch's scheduled phase).
@@ -2228,10 +2265,10 @@ impl Negotiator {
                     // Queued again at the intermediate: not yet sent.
                     self.flows[pkt.flow as usize].unsent += 1;
                     self.relay_flight_bytes += pkt.bytes;
-                    self.relay_flight.push(
-                        end + self.l.propagation,
-                        (d as u32, target, pkt.flow, pkt.bytes),
-                    );
+                    let at = end + self.l.propagation;
+                    debug_assert!(self.relay_flight.back().is_none_or(|b| b.0 <= at));
+                    self.relay_flight
+                        .push_back((at, (d as u32, target, pkt.flow, pkt.bytes)));
                 }
                 continue;
             }
