@@ -835,19 +835,17 @@ impl Baldur {
     /// How many pending packets go through the switches together.
     const BATCH: usize = 16;
 
-    /// A packet whose arrival, if it gets through, is `ev` at `at` in the
-    /// data FIFO (or the ACK FIFO): pushed through now with `check`, else
-    /// when due (see `pending`).
+    /// A packet whose `arrival`, if it gets through, is an event at a time
+    /// in the data FIFO (or the ACK FIFO, if the flag is set): pushed
+    /// through now with `check`, else when due (see `pending`).
     fn inject_later(
         &mut self,
         now: SimTime,
-        src: u32,
-        dst: u32,
+        (src, dst): (u32, u32),
         wire: SimTime,
-        at: SimTime,
-        ev: Event,
-        ack: bool,
+        arrival: (SimTime, Event, bool),
     ) {
+        let (at, ev, ack) = arrival;
         if self.check {
             if self.inject(now, src, dst, wire) {
                 self.arrives(at, ev, ack);
@@ -935,7 +933,7 @@ impl Baldur {
             wire = self.ack_wire;
             self.acks_sent += 1;
             let at = now + self.l.head_latency + wire;
-            self.inject_later(now, h, to, wire, at, Event::Ack { slot, serial }, true);
+            self.inject_later(now, (h, to), wire, (at, Event::Ack { slot, serial }, true));
         } else if let Some(slot) = self.pop_retx(h) {
             wire = self.l.wire_time(self.out.get(slot).bytes as u64);
             self.retransmissions += 1;
@@ -1027,7 +1025,7 @@ impl Baldur {
             serial,
         };
         if o.bytes as u64 == self.packet {
-            self.inject_later(now, h, dst, wire, at, ev, false);
+            self.inject_later(now, (h, dst), wire, (at, ev, false));
         } else if self.inject(now, h, dst, wire) {
             self.in_flight += 1;
             self.events.push(at, ev);
