@@ -203,6 +203,14 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         classes.push((format!(">={}", ByteSize(t)), Class::default()));
     }
     let rate = input.host_rate_bps as f64;
+    // A class holding every flow (all below its cut, say) has the statistics
+    // of "all": counted first, it is neither filled nor sorted again.
+    let n = out.flows.len();
+    let below: Vec<usize> = cuts
+        .iter()
+        .map(|&c| out.flows.iter().filter(|f| f.bytes < c).count())
+        .collect();
+    let same_as_all: Vec<bool> = below.iter().map(|&b| b == n && n > 0).collect();
     let mut large_tput: Vec<f64> = Vec::new();
     let mut large_unfinished = 0u64;
     for f in &out.flows {
@@ -219,7 +227,7 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         };
         add(&mut classes[0].1);
         for (i, &c) in cuts.iter().enumerate() {
-            if f.bytes < c {
+            if f.bytes < c && !same_as_all[i] {
                 add(&mut classes[i + 1].1);
             }
         }
@@ -232,11 +240,16 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
             }
         }
     }
-    let fct = classes
-        .into_iter()
-        .filter(|(_, c)| !c.done.is_empty() || !c.elapsed.is_empty())
-        .map(|(k, c)| (k, fct_stats(c)))
-        .collect();
+    let mut fct: Vec<(String, FctStats)> = Vec::with_capacity(classes.len());
+    for (i, (k, c)) in classes.into_iter().enumerate() {
+        if i > 0 && i <= cuts.len() && same_as_all[i - 1] {
+            let all = fct[0].1.clone();
+            fct.push((k, all));
+        } else if !c.done.is_empty() || !c.elapsed.is_empty() {
+            fct.push((k, fct_stats(c)));
+        }
+    }
+    let fct = fct.into_iter().collect();
     let throughput = top.map(|t| {
         large_tput.sort_by(f64::total_cmp);
         let pick = |p: f64| {
