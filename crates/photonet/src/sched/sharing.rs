@@ -966,38 +966,38 @@ mod tests {
         Update,
     }
 
-    fn arb_script() -> impl Strategy<Value = (Vec<f64>, Vec<Op>)> {
-        (2usize..9).prop_flat_map(|nr| {
+    /// Random scripts over up to `max_res - 1` resources with tied
+    /// capacities: `(add, remove, update)` weight the operations, flows use
+    /// up to `max_links - 1` resources, scripts run up to `max_ops - 1` ops.
+    fn arb_script_of(
+        max_res: usize,
+        max_links: usize,
+        (add, remove, update): (u32, u32, u32),
+        max_ops: usize,
+    ) -> impl Strategy<Value = (Vec<f64>, Vec<Op>)> {
+        (2usize..max_res).prop_flat_map(move |nr| {
             let caps = prop::collection::vec(
                 prop_oneof![Just(1.0), Just(2.0), Just(3.0), 0.5f64..10.0],
                 nr,
             );
             let op = prop_oneof![
-                4 => prop::collection::btree_set(0..nr as u32, 1..4)
+                add => prop::collection::btree_set(0..nr as u32, 1..max_links)
                     .prop_map(|s| Op::Add(s.into_iter().collect())),
-                2 => (0usize..64).prop_map(Op::Remove),
-                3 => Just(Op::Update),
+                remove => (0usize..64).prop_map(Op::Remove),
+                update => Just(Op::Update),
             ];
-            (caps, prop::collection::vec(op, 1..60))
+            (caps, prop::collection::vec(op, 1..max_ops))
         })
+    }
+
+    fn arb_script() -> impl Strategy<Value = (Vec<f64>, Vec<Op>)> {
+        arb_script_of(9, 4, (4, 2, 3), 60)
     }
 
     /// Longer scripts over more resources, with tied capacities (many
     /// flows verified, re-verified and pulled in).
     fn arb_long_script() -> impl Strategy<Value = (Vec<f64>, Vec<Op>)> {
-        (2usize..16).prop_flat_map(|nr| {
-            let caps = prop::collection::vec(
-                prop_oneof![Just(1.0), Just(2.0), Just(3.0), 0.5f64..10.0],
-                nr,
-            );
-            let op = prop_oneof![
-                5 => prop::collection::btree_set(0..nr as u32, 1..5)
-                    .prop_map(|s| Op::Add(s.into_iter().collect())),
-                3 => (0usize..64).prop_map(Op::Remove),
-                2 => Just(Op::Update),
-            ];
-            (caps, prop::collection::vec(op, 1..200))
-        })
+        arb_script_of(16, 5, (5, 3, 2), 200)
     }
 
     /// Runs one script on this sharing and on the former method's,
