@@ -42,20 +42,33 @@
 //!   fill the week; `max_days` > 0 keeps at most that many (the n longest
 //!   slots of Table 2). Traffic of pairs left out waits: its demand grows relative
 //!   to the served pairs' until it is scheduled — or, with `packet_rate` >
-//!   0, it is carried meanwhile by an electrical packet switch (each rack's
-//!   uplink and downlink at `packet_rate`; fluid over each day and night,
-//!   delivered at the end of the night), the hybrid of §3.3. The packet
-//!   switch also takes, from each pair a kept day connects, the share of
-//!   the pair's demand that the dropped days held in its BAM entry
-//!   ((BAM − Σ kept weights·P) / BAM, Table 2's "Packet"), at most that many
-//!   bytes per week.
+//!   0, it is carried meanwhile by an electrical packet switch, the hybrid
+//!   of §3.3. The packet switch also takes, from each pair a kept day
+//!   connects, the share of the pair's demand that the dropped days held in
+//!   its BAM entry ((BAM − Σ kept weights·P) / BAM, Table 2's "Packet"), at
+//!   most that many bytes per week.
+//! * The packet switch is a `net::Network` (the substrate of the packet
+//!   fabrics, issue 11, as REACToR's EPS): a star of each rack's uplink at
+//!   `packet_rate` into one output-queued switch whose port per rack, at
+//!   `packet_rate`, reaches it `latency` after a packet's last bit; 1,500 B
+//!   packets of flow bytes (no header), paced transport, one net flow per
+//!   rack pair that grows as the ToR hands it bytes (`net::ClassFlows`),
+//!   buffers large enough that nothing is dropped. The ToR hands it bytes
+//!   at the start of every day and whenever a flow's last byte reaches the
+//!   ToR: per rack, `packet_rate` × (time to the end of the day's night)
+//!   less what its NIC has not sent yet, shared equally by its eligible
+//!   backlogged pairs (within their budget), at most that much per
+//!   destination; bytes handed over leave the VOQ (circuits never carry
+//!   them). A flow completes with its last byte, by either path.
 //!
 //! # Time stepping
 //! One internal event per day boundary while any VOQ holds traffic (plus one
 //! event per intra-rack flow): at the end of a day's night, the day's
 //! transmissions are worked out packet by packet in a tight loop over ports
 //! (packets need no heap events) and delivered — all of them happened at or
-//! before that instant because `latency ≤ night`. Idle time is skipped: when
+//! before that instant because `latency ≤ night`. The packet switch adds
+//! its network's events (a packet per hop) and one event per inter-rack
+//! flow (its last byte at the ToR). Idle time is skipped: when
 //! traffic arrives at an idle fabric the clock jumps to the day that contains
 //! the arrival (the schedule is anchored at t = 0).
 
@@ -151,10 +164,10 @@ pub struct MordiaParams {
     /// "per_flow" (each flow reaches the ToR at R, as from the prototype's
     /// emulated ToRs).
     pub host_nic: HostNic,
-    /// `mordia`: per-rack uplink to an electrical packet switch for the
-    /// traffic the truncated week leaves off the circuits (§3.3: the pairs
-    /// of the dropped slots); "0bps" = no packet switch (that traffic waits
-    /// for a week that schedules it).
+    /// `mordia`: per-rack uplink to an electrical packet switch (a
+    /// `net::Network` star) for the traffic the truncated week leaves off
+    /// the circuits (§3.3: the pairs of the dropped slots); "0bps" = no
+    /// packet switch (that traffic waits for a week that schedules it).
     pub packet_rate: Rate,
     /// A packet that would straddle the night: "hold" it for a later day or
     /// "lose" it (sent, cut by the night, counted in `lost_packets`, resent).
