@@ -42,20 +42,33 @@
 //!   fill the week; `max_days` > 0 keeps at most that many (the n longest
 //!   slots of Table 2). Traffic of pairs left out waits: its demand grows relative
 //!   to the served pairs' until it is scheduled — or, with `packet_rate` >
-//!   0, it is carried meanwhile by an electrical packet switch (each rack's
-//!   uplink and downlink at `packet_rate`; fluid over each day and night,
-//!   delivered at the end of the night), the hybrid of §3.3. The packet
-//!   switch also takes, from each pair a kept day connects, the share of
-//!   the pair's demand that the dropped days held in its BAM entry
-//!   ((BAM − Σ kept weights·P) / BAM, Table 2's "Packet"), at most that many
-//!   bytes per week.
+//!   0, it is carried meanwhile by an electrical packet switch, the hybrid
+//!   of §3.3. The packet switch also takes, from each pair a kept day
+//!   connects, the share of the pair's demand that the dropped days held in
+//!   its BAM entry ((BAM − Σ kept weights·P) / BAM, Table 2's "Packet"), at
+//!   most that many bytes per week.
+//! * The packet switch is a `net::Network` (the substrate of the packet
+//!   fabrics, issue 11, as REACToR's EPS): a star of each rack's uplink at
+//!   `packet_rate` into one output-queued switch whose port per rack, at
+//!   `packet_rate`, reaches it `latency` after a packet's last bit; 1,500 B
+//!   packets of flow bytes (no header), paced transport, one net flow per
+//!   rack pair that grows as the ToR hands it bytes (`net::ClassFlows`),
+//!   buffers large enough that nothing is dropped. The ToR hands it bytes
+//!   at the start of every day and whenever a flow's last byte reaches the
+//!   ToR: per rack, `packet_rate` × (time to the end of the day's night)
+//!   less what its NIC has not sent yet, shared equally by its eligible
+//!   backlogged pairs (within their budget), at most that much per
+//!   destination; bytes handed over leave the VOQ (circuits never carry
+//!   them). A flow completes with its last byte, by either path.
 //!
 //! # Time stepping
 //! One internal event per day boundary while any VOQ holds traffic (plus one
 //! event per intra-rack flow): at the end of a day's night, the day's
 //! transmissions are worked out packet by packet in a tight loop over ports
 //! (packets need no heap events) and delivered — all of them happened at or
-//! before that instant because `latency ≤ night`. Idle time is skipped: when
+//! before that instant because `latency ≤ night`. The packet switch adds
+//! its network's events (a packet per hop) and one event per inter-rack
+//! flow (its last byte at the ToR). Idle time is skipped: when
 //! traffic arrives at an idle fabric the clock jumps to the day that contains
 //! the arrival (the schedule is anchored at t = 0).
 
@@ -66,6 +79,10 @@ use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
+use crate::net::{
+    ClassFlows, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec, Routing, StarRouter,
+    Transport,
+};
 use crate::queue::EventQueue;
 use crate::recorder::Recorder;
 use crate::sched::tms;
@@ -147,10 +164,10 @@ pub struct MordiaParams {
     /// "per_flow" (each flow reaches the ToR at R, as from the prototype's
     /// emulated ToRs).
     pub host_nic: HostNic,
-    /// `mordia`: per-rack uplink to an electrical packet switch for the
-    /// traffic the truncated week leaves off the circuits (§3.3: the pairs
-    /// of the dropped slots); "0bps" = no packet switch (that traffic waits
-    /// for a week that schedules it).
+    /// `mordia`: per-rack uplink to an electrical packet switch (a
+    /// `net::Network` star) for the traffic the truncated week leaves off
+    /// the circuits (§3.3: the pairs of the dropped slots); "0bps" = no
+    /// packet switch (that traffic waits for a week that schedules it).
     pub packet_rate: Rate,
     /// A packet that would straddle the night: "hold" it for a later day or
     /// "lose" it (sent, cut by the night, counted in `lost_packets`, resent).
@@ -371,11 +388,74 @@ impl FabricModule for MordiaModule {
     }
 }
 
+/// Payload bytes of a packet-switch packet (no header: the switch carries
+/// `packet_rate` of flow bytes).
+const PS_PACKET: u32 = 1_500;
+
+/// The packet switch on `net/`: a star of the n racks' uplinks at
+/// `packet_rate` into one output-queued switch whose port per rack, at
+/// `packet_rate`, reaches the rack `latency` after a packet's last bit;
+/// paced transport, one net flow per rack pair, and buffers large enough
+/// that the per-day release never overflows them (lossless; PFC never
+/// pauses).
+fn packet_switch(p: &MordiaParams, n: usize, seed: u64) -> ClassFlows<StarRouter> {
+    let n32 = n as u32;
+    let mut ports = Vec::with_capacity(2 * n);
+    let mut delays = Vec::with_capacity(2 * n);
+    for _ in 0..n32 {
+        ports.push(PortSpec {
+            to: n32,
+            rate: p.packet_rate,
+            tier: 0,
+        });
+        delays.push(SimTime::ZERO);
+    }
+    for j in 0..n32 {
+        ports.push(PortSpec {
+            to: j,
+            rate: p.packet_rate,
+            tier: 1,
+        });
+        delays.push(p.latency);
+    }
+    let reverse = (0..2 * n32).map(|k| (k + n32) % (2 * n32)).collect();
+    let graph = Graph {
+        hosts: n32,
+        ports,
+        reverse,
+        tiers: vec!["ps_up", "ps_port"],
+        delays,
+    };
+    let cfg = NetConfig {
+        payload: PS_PACKET,
+        header: 0,
+        propagation: SimTime::ZERO,
+        buffer: 1 << 50,
+        ecn_k: None,
+        // Paced sending needs queued ports: PFC thresholds it never reaches.
+        flow_control: FlowControl::Pfc(PfcConfig {
+            xoff: 1 << 49,
+            xon: 1 << 48,
+            pause_delay: SimTime::ZERO,
+            resume_delay: SimTime::ZERO,
+        }),
+        transport: Transport::Paced,
+        routing: Routing::Ecmp,
+        seed,
+        ..NetConfig::default()
+    };
+    ClassFlows::new(Network::new(cfg, graph, StarRouter(n32)), n * n)
+}
+
 struct FlowSt {
     src_rack: u32,
     dst_rack: u32,
     bytes: u64,
+    /// Bytes sent on a circuit or handed to the packet switch.
     sent: u64,
+    delivered: u64,
+    /// When its last delivered byte so far arrived.
+    last: SimTime,
     /// When the flow's first byte starts crossing the host NIC.
     nic_start: SimTime,
 }
@@ -431,6 +511,14 @@ pub struct Mordia {
     /// kept day connects: their demand times the share of their BAM entry
     /// that the dropped days held (n × n; §3.3).
     packet_budget: Vec<u64>,
+    /// The packet switch (`packet_rate` > 0): a `net::Network` star.
+    ps: Option<Box<ClassFlows<StarRouter>>>,
+    ps_out: Vec<(FlowId, SimTime, u64)>,
+    /// When an inter-rack flow's last byte reaches its ToR: the packet
+    /// switch may take it then, not only at the next day boundary.
+    ps_wake: EventQueue<FlowId>,
+    chunks: Vec<(FlowId, u64)>,
+    /// Bytes the packet switch delivered.
     packet_bytes: u64,
     held: u64,
     lost: u64,
@@ -480,6 +568,10 @@ impl Mordia {
             packets: 0,
             covered: vec![true; n * n],
             packet_budget: vec![0; n * n],
+            ps: (tms && p.packet_rate.0 > 0).then(|| Box::new(packet_switch(p, n, ctx.seed))),
+            ps_out: Vec::new(),
+            ps_wake: EventQueue::new(),
+            chunks: Vec::new(),
             packet_bytes: 0,
             held: 0,
             lost: 0,
@@ -668,20 +760,23 @@ impl Mordia {
         }
     }
 
-    /// The packet switch over [from, to): each rack's uplink at
-    /// `packet_rate`, shared equally by its backlogged pairs the week's days
-    /// leave out or that have packet budget left (at most that budget), and
-    /// each destination's downlink at `packet_rate`
-    /// (sources in index order). Bytes arrive at `to + latency`.
-    fn run_packet(&mut self, from: SimTime, to: SimTime, rec: &mut Recorder) {
-        if self.p.packet_rate.0 == 0 || to <= from {
+    /// Hands the packet switch, at the start of a day or when a flow's last
+    /// byte reaches its ToR (`now`), the bytes it is to carry until the
+    /// day's night ends: each rack's uplink gets `packet_rate × (that
+    /// time)` less what its NIC has not sent yet,
+    /// shared equally by its backlogged pairs the week's days leave out or
+    /// that have packet budget left (at most that budget), each
+    /// destination at most `packet_rate × (that time)` (sources in index
+    /// order); only bytes already at the ToR.
+    fn release_packet(&mut self, now: SimTime) {
+        let Some(mut ps) = self.ps.take() else {
             return;
-        }
+        };
         let n = self.n;
-        let cap = self.p.packet_rate.bytes_in(to - from);
+        let cap = self.p.packet_rate.bytes_in(self.next_boundary() - now);
         let mut down = vec![cap; n];
-        let at = to + self.p.latency;
         for i in 0..n {
+            let mut up = cap.saturating_sub(ps.net.host_unsent(i as u32));
             let pairs: Vec<usize> = (0..n)
                 .filter(|&j| {
                     let q = i * n + j;
@@ -690,10 +785,6 @@ impl Mordia {
                         && !self.voq[q].is_empty()
                 })
                 .collect();
-            if pairs.is_empty() {
-                continue;
-            }
-            let mut up = cap;
             let mut left = pairs.len() as u64;
             for j in pairs {
                 let q = i * n + j;
@@ -702,34 +793,63 @@ impl Mordia {
                     give = give.min(self.packet_budget[q]);
                 }
                 left -= 1;
-                let before = give;
+                self.chunks.clear();
+                let mut took = 0;
                 while give > 0 {
                     let Some(&f) = self.voq[q].front() else { break };
                     let st = &self.flows[f as usize];
-                    let avail = self.at_tor(st, to).saturating_sub(st.sent);
-                    let b = avail.min(give);
+                    let b = self.at_tor(st, now).saturating_sub(st.sent).min(give);
                     if b == 0 {
                         break;
                     }
                     let st = &mut self.flows[f as usize];
                     st.sent += b;
                     give -= b;
+                    took += b;
                     self.queued_bytes -= b;
-                    self.packet_bytes += b;
-                    rec.deliver(f, at, b);
+                    self.chunks.push((f, b));
                     if st.sent == st.bytes {
-                        rec.complete(f, at);
                         self.voq[q].pop_front();
                         self.queued_flows -= 1;
                     }
                 }
-                let used = before - give;
-                up -= used;
-                down[j] -= used;
+                if took == 0 {
+                    continue;
+                }
+                ps.hand(now, i as u32, j as u32, q, &self.chunks);
+                up -= took;
+                down[j] -= took;
                 if self.covered[q] {
-                    self.packet_budget[q] -= used;
+                    self.packet_budget[q] -= took;
                 }
             }
+        }
+        self.ps = Some(ps);
+    }
+
+    /// Runs the packet switch up to `now` and delivers what reached racks.
+    fn run_packet(&mut self, now: SimTime, rec: &mut Recorder) {
+        let Some(ps) = &mut self.ps else {
+            return;
+        };
+        let mut out = std::mem::take(&mut self.ps_out);
+        rec.count_internal_events(ps.run(now, &mut out));
+        for &(f, t, b) in &out {
+            self.packet_bytes += b;
+            self.deliver(f, t, b, rec);
+        }
+        self.ps_out = out;
+    }
+
+    /// `b` bytes of flow `f` arrive at `t`; the flow completes with its
+    /// last byte (circuit and packet-switch bytes arrive out of order).
+    fn deliver(&mut self, f: FlowId, t: SimTime, b: u64, rec: &mut Recorder) {
+        let st = &mut self.flows[f as usize];
+        st.delivered += b;
+        st.last = st.last.max(t);
+        rec.deliver(f, t, b);
+        if st.delivered == st.bytes {
+            rec.complete(f, st.last);
         }
     }
 
@@ -769,19 +889,19 @@ impl Mordia {
 
     /// Works out the transmissions of the current day.
     fn run_day(&mut self, rec: &mut Recorder) {
-        let day = &self.week[self.day_idx];
+        let len = self.week[self.day_idx].len;
         let s = self.day_start;
-        let e = s + day.len;
+        let e = s + len;
         #[cfg(test)]
         if let Some(l) = &mut self.log {
-            l.0.push((s, e, day.perm.clone()));
+            l.0.push((s, e, self.week[self.day_idx].perm.clone()));
         }
         self.days_run += 1;
-        self.stable_time += day.len.0 as u128;
+        self.stable_time += len.0 as u128;
         self.night_time += self.p.night.0 as u128;
         let per_pkt_max = self.p.packet.0;
         for i in 0..self.n {
-            let j = day.perm[i];
+            let j = self.week[self.day_idx].perm[i];
             if j == u32::MAX {
                 continue;
             }
@@ -816,14 +936,14 @@ impl Mordia {
                 self.queued_bytes -= pkt;
                 self.circuit_bytes += pkt;
                 self.packets += 1;
-                rec.deliver(f, end + self.p.latency, pkt);
+                let done = st.sent == st.bytes;
+                self.deliver(f, end + self.p.latency, pkt, rec);
                 #[cfg(test)]
                 if let Some(l) = &mut self.log {
                     l.1.push((i, j as usize, start, end));
                 }
                 t = end;
-                if st.sent == st.bytes {
-                    rec.complete(f, end + self.p.latency);
+                if done {
                     self.voq[q].pop_front();
                     self.queued_flows -= 1;
                 }
@@ -876,6 +996,8 @@ impl Fabric for Mordia {
             dst_rack: dr,
             bytes: flow.bytes,
             sent: 0,
+            delivered: 0,
+            last: SimTime::ZERO,
             nic_start,
         });
         if sr == dr && (self.tms || !self.p.loopback) {
@@ -883,6 +1005,9 @@ impl Fabric for Mordia {
             return;
         }
         self.voq[sr as usize * self.n + dr as usize].push_back(flow.id);
+        if self.ps.is_some() {
+            self.ps_wake.push(nic_done, flow.id);
+        }
         self.queued_flows += 1;
         self.queued_bytes += flow.bytes;
         self.peak_voq_bytes = self.peak_voq_bytes.max(self.queued_bytes);
@@ -893,10 +1018,12 @@ impl Fabric for Mordia {
 
     fn next_event(&self) -> Option<SimTime> {
         let b = self.active.then(|| self.next_boundary());
-        match (b, self.intra.peek_time()) {
-            (Some(a), Some(c)) => Some(a.min(c)),
-            (a, c) => a.or(c),
-        }
+        let ps = self.ps.as_ref().and_then(|p| p.net.next_event());
+        let wake = self.ps_wake.peek_time();
+        [b, self.intra.peek_time(), ps, wake]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
@@ -907,14 +1034,20 @@ impl Fabric for Mordia {
             rec.complete(f, t);
             rec.count_internal_events(1);
         }
+        self.run_packet(now, rec);
+        let mut wake = false;
+        while self.ps_wake.pop_due(now).is_some() {
+            wake = true;
+        }
         if !self.active || self.next_boundary() != now {
+            if wake && self.active {
+                rec.count_internal_events(1);
+                self.release_packet(now);
+            }
             return;
         }
         rec.count_internal_events(1);
         self.run_day(rec);
-        if self.tms {
-            self.run_packet(self.day_start, now, rec);
-        }
         // Next day.
         self.day_idx += 1;
         self.global_day += 1;
@@ -929,6 +1062,7 @@ impl Fabric for Mordia {
         if !self.tms {
             self.probe_sample(now, self.global_day);
         }
+        self.release_packet(now);
         if self.queued_flows == 0 {
             self.active = false;
         }
@@ -1005,6 +1139,16 @@ impl Fabric for Mordia {
                 "mordia: VOQs hold {flows} flows / {bytes} B but the counters say {} / {}",
                 self.queued_flows, self.queued_bytes
             ));
+        }
+        if let Some(ps) = &self.ps {
+            if ps.net.drops() != 0 {
+                return Err(format!(
+                    "mordia: the packet switch dropped {} packets",
+                    ps.net.drops()
+                ));
+            }
+            ps.check_invariants()
+                .map_err(|m| format!("mordia packet switch: {m}"))?;
         }
         if self.active {
             let d = &self.week[self.day_idx];
@@ -1291,8 +1435,8 @@ mod tests {
         // With a 1 Gbps packet switch: it arrives at 1.5 weeks, in a week
         // whose days (scheduled at 1 week, before it existed, with 0 → 1
         // dominating) leave 0 → 2 off the circuits, so the packet switch
-        // takes it at once: its 10 kB need 80 µs at 1 Gbps, delivered at the
-        // end of the slot they finish in, within the same week.
+        // takes it as soon as it is at the ToR: its 10 kB need 80 µs at
+        // 1 Gbps, within the same week.
         let (done, pb) = small_flow_beside_a_hotspot(Rate::gbps(1));
         assert_eq!(pb, 10_000);
         let t = done.expect("carried by the packet switch");
@@ -1301,6 +1445,24 @@ mod tests {
             t >= arrival + SimTime::us(80) && t <= week * 2 + SimTime::ns(500),
             "{t} vs week {week}"
         );
+    }
+
+    #[test]
+    fn a_left_out_pair_crosses_the_net_star_store_and_forward() {
+        // The case above, worked by hand on the `net/` star. The flow
+        // (10,000 B, 0 → 2) arrives at 1.5 weeks = 477 µs and is at its ToR
+        // 10,000 B / 40 Gbps = 2 µs later: the packet switch takes it at
+        // 479 µs, alone on rack 0's uplink (the packet switch carries
+        // nothing else in the run). Packets of 1,500 B at 1 Gbps: rack 0's
+        // NIC sends 6 × 1,500 + 1,000 B back to back (80 µs); the switch
+        // port forwards each packet once it has arrived: the sixth arrives
+        // at 479 + 72 = 551 µs and leaves at 563 µs, the short seventh
+        // (at the switch at 559 µs) waits for it and takes 8 µs, and it
+        // reaches rack 2 `latency` (0.5 µs) later: 571.5 µs.
+        assert_eq!(MordiaParams::default().week_len(4), SimTime::us(318));
+        let (done, pb) = small_flow_beside_a_hotspot(Rate::gbps(1));
+        assert_eq!(pb, 10_000);
+        assert_eq!(done, Some(SimTime::ns(571_500)));
     }
 
     proptest::proptest! {

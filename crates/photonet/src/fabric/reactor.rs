@@ -86,7 +86,7 @@ use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable,
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
 use crate::net::{
-    Candidates, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec, Router, Routing,
+    ClassFlows, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec, Routing, StarRouter,
     Transport,
 };
 use crate::recorder::Recorder;
@@ -389,35 +389,15 @@ struct Cfg {
 /// of class bytes, as the rate limits and the EPS split assume.
 const EPS_PACKET: u64 = 1_500;
 
-/// Routing in the EPS star (n hosts): the switch (node n) sends a packet
-/// for host j out of port n + j to downlink node n + 1 + j, whose one port
-/// 2n + j leads to host j.
-struct StarRouter(u32);
-
-impl Router for StarRouter {
-    fn candidates(&self, node: u32, dst: u32) -> Candidates {
-        let n = self.0;
-        let first = if node == n { n + dst } else { 2 * n + dst };
-        Candidates { first, count: 1 }
-    }
-}
-
 /// The EPS on `net/`: host NICs at `eps_rate` → one output-queued switch
 /// (a port per host at `eps_rate`) → the REACToR downlink of each host at R
 /// (where circuit bytes go first) → the host; PFC on every ingress link.
 struct Eps {
-    net: Network<StarRouter>,
-    /// The network's own recorder: its flows are per class, not photonet's.
-    inner: Recorder,
-    /// Per class, the net flow it extends (u32::MAX: none yet).
-    class_flow: Vec<u32>,
-    /// Per net flow: the photonet flows' bytes it carries, in order.
-    chunks: Vec<VecDeque<(FlowId, u64)>>,
-    /// Bytes handed to the network and not yet delivered.
-    in_net: u64,
+    /// The star and the classes' net flows (`net::ClassFlows`).
+    cf: ClassFlows<StarRouter>,
     /// Per host: where its round-robin over EPS classes resumes.
     rr: Vec<u32>,
-    log: Vec<(u32, SimTime, u64)>,
+    deliveries: Vec<(FlowId, SimTime, u64)>,
 }
 
 impl Eps {
@@ -485,51 +465,11 @@ impl Eps {
         };
         let mut net = Network::new(cfg, graph, StarRouter(n));
         net.set_pfc_jitter(p.pfc_off_max - p.pfc_off_min, p.pfc_on_max - p.pfc_on_min);
-        net.log_deliveries(true);
         Eps {
-            net,
-            inner: Recorder::new(None),
-            class_flow: vec![u32::MAX; d.n * d.n],
-            chunks: Vec::new(),
-            in_net: 0,
+            cf: ClassFlows::new(net, d.n * d.n),
             rr: vec![0; d.n],
-            log: Vec::new(),
+            deliveries: Vec::new(),
         }
-    }
-
-    /// Hands class `q` (i → j)'s bytes `chunks` to host i's NIC at `now`.
-    fn hand(&mut self, now: SimTime, i: usize, j: usize, q: usize, chunks: &[(FlowId, u64)]) {
-        let took: u64 = chunks.iter().map(|c| c.1).sum();
-        let f = self.class_flow[q];
-        let f = if f != u32::MAX && self.net.extend_flow(now, f, took) {
-            f
-        } else {
-            let id = self.chunks.len() as u32;
-            let fl = Flow {
-                id,
-                src: i as u32,
-                dst: j as u32,
-                bytes: took,
-                start: now,
-            };
-            // Net flows grow: their recorder tally is unbounded.
-            self.inner.register(&Flow {
-                bytes: u64::MAX,
-                ..fl
-            });
-            self.chunks.push(VecDeque::new());
-            self.net.add_flow(now, &fl, &mut self.inner);
-            self.class_flow[q] = id;
-            id
-        };
-        let c = &mut self.chunks[f as usize];
-        for &(pf, b) in chunks {
-            match c.back_mut() {
-                Some(last) if last.0 == pf => last.1 += b,
-                _ => c.push_back((pf, b)),
-            }
-        }
-        self.in_net += took;
     }
 }
 
@@ -855,7 +795,9 @@ impl Reactor {
         let mut eps = self.eps.take().expect("hybrid");
         for j in 0..n {
             if self.circ_in[j] > 0 {
-                eps.net.occupy_port(t2, (2 * n + j) as u32, self.circ_in[j]);
+                eps.cf
+                    .net
+                    .occupy_port(t2, (2 * n + j) as u32, self.circ_in[j]);
             }
         }
         self.eps_release(t2, &mut eps);
@@ -870,10 +812,10 @@ impl Reactor {
         let n = self.d.n;
         let target = self.p.eps_rate.bytes_in(self.p.tick) + EPS_PACKET;
         for i in 0..n {
-            if self.backlogged[i].is_empty() || eps.net.host_paused(i as u32) {
+            if self.backlogged[i].is_empty() || eps.cf.net.host_paused(i as u32) {
                 continue;
             }
-            let mut unsent = eps.net.host_unsent(i as u32);
+            let mut unsent = eps.cf.net.host_unsent(i as u32);
             if unsent >= target {
                 continue;
             }
@@ -901,7 +843,7 @@ impl Reactor {
                 }
                 dry = 0;
                 unsent += self.take(q, EPS_PACKET);
-                eps.hand(now, i, j, q, &self.chunks);
+                eps.cf.hand(now, i as u32, j as u32, q, &self.chunks);
             }
             eps.rr[i] = ((start + k) % m) as u32;
         }
@@ -914,35 +856,17 @@ impl Reactor {
             return;
         };
         let e = &mut *eps;
-        let before = e.inner.internal_events();
-        e.net.run_until(now, &mut e.inner);
-        rec.count_internal_events(e.inner.internal_events() - before);
-        let mut log = std::mem::take(&mut e.log);
-        e.net.take_deliveries(&mut log);
-        for &(nf, t, mut b) in &log {
-            e.in_net -= b;
+        let events = e.cf.run(now, &mut e.deliveries);
+        rec.count_internal_events(events);
+        for &(f, t, b) in &e.deliveries {
             self.eps_delivered += b;
-            let q = &mut e.chunks[nf as usize];
-            while b > 0 {
-                let front = q
-                    .front_mut()
-                    .expect("the EPS delivered more than it was handed");
-                let x = b.min(front.1);
-                front.1 -= x;
-                b -= x;
-                let f = front.0;
-                if front.1 == 0 {
-                    q.pop_front();
-                }
-                self.deliver(f, x, t, rec);
-            }
+            self.deliver(f, b, t, rec);
         }
-        e.log = log;
         self.eps = Some(eps);
     }
 
     fn in_net(&self) -> u64 {
-        self.eps.as_ref().map_or(0, |e| e.in_net)
+        self.eps.as_ref().map_or(0, |e| e.cf.in_net())
     }
 }
 
@@ -992,7 +916,7 @@ impl Fabric for Reactor {
 
     fn next_event(&self) -> Option<SimTime> {
         let tick = self.active.then(|| self.t_last + self.p.tick);
-        match (tick, self.eps.as_ref().and_then(|e| e.net.next_event())) {
+        match (tick, self.eps.as_ref().and_then(|e| e.cf.net.next_event())) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -1047,7 +971,7 @@ impl Fabric for Reactor {
         .collect();
         if let Some(e) = &self.eps {
             s.insert("eps_bytes".into(), self.eps_delivered as f64);
-            for (k, v) in e.net.stats() {
+            for (k, v) in e.cf.net.stats() {
                 let key = match k.as_str() {
                     "pfc_pauses" => "pfc_pauses".to_string(),
                     "drops" => "eps_overflows".to_string(),
@@ -1072,22 +996,14 @@ impl Fabric for Reactor {
             ));
         }
         if let Some(e) = &self.eps {
-            if e.net.drops() != 0 {
+            if e.cf.net.drops() != 0 {
                 return Err(format!(
                     "reactor: the EPS dropped {} packets despite PFC",
-                    e.net.drops()
+                    e.cf.net.drops()
                 ));
             }
-            e.net
-                .check_invariants()
+            e.cf.check_invariants()
                 .map_err(|m| format!("reactor EPS: {m}"))?;
-            let held: u64 = e.chunks.iter().flatten().map(|c| c.1).sum();
-            if held != e.in_net {
-                return Err(format!(
-                    "reactor: the EPS holds {held} B of flows, counter says {}",
-                    e.in_net
-                ));
-            }
         }
         let n = self.d.n;
         let mut host = 0u64;

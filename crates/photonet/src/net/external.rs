@@ -21,15 +21,23 @@
 //!   can map a net flow's bytes back to its own flows.
 //! - [`Network::run_until`]: processes every event up to a time and returns
 //!   (co-simulation with an outside clock).
+//! - [`ClassFlows`] (with [`StarRouter`] for a star around one switch): the
+//!   glue both hybrid ToRs use — an outside fabric's traffic classes
+//!   (source → destination pairs) as growing net flows, the photonet flows'
+//!   bytes each carries kept in order, and the deliveries mapped back to
+//!   them (REACToR's EPS, Mordia's packet switch).
 //!
 //! A module of `net::sim` (it reads the network's private state); the file
 //! lives beside it.
 
 use super::{FlowControl, Network, Transport};
+use crate::flow::{Flow, FlowId};
+use crate::net::route::{Candidates, Router};
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
 use crate::units::SimTime;
 use rand::Rng;
+use std::collections::VecDeque;
 
 /// The hooks' state inside a [`Network`].
 #[derive(Default)]
@@ -165,6 +173,138 @@ impl<R: super::Router> Network<R> {
             }
             self.advance(e, rec);
         }
+    }
+}
+
+/// Routing in a star of `n` hosts around one switch (node n): the switch
+/// sends a packet for host j out of its port n + j. That port may lead to
+/// j directly or to a downlink node n + 1 + j whose one port 2n + j leads
+/// to host j (REACToR: the downlink its circuits share).
+pub struct StarRouter(pub u32);
+
+impl Router for StarRouter {
+    fn candidates(&self, node: u32, dst: u32) -> Candidates {
+        let n = self.0;
+        let first = if node == n { n + dst } else { 2 * n + dst };
+        Candidates { first, count: 1 }
+    }
+}
+
+/// An outside fabric's traffic classes carried by a paced [`Network`]: one
+/// net flow per class (source → destination), grown as the outside hands
+/// it bytes of its own flows; deliveries map back to those flows in the
+/// order they were handed over.
+pub struct ClassFlows<R: Router> {
+    pub net: Network<R>,
+    /// The network's own recorder: its flows are per class.
+    inner: Recorder,
+    /// Per class, the net flow it extends (u32::MAX: none yet).
+    class_flow: Vec<u32>,
+    /// Per net flow: the outside flows' bytes it carries, in order.
+    chunks: Vec<VecDeque<(FlowId, u64)>>,
+    /// Bytes handed to the network and not yet delivered.
+    in_net: u64,
+    log: Vec<(u32, SimTime, u64)>,
+}
+
+impl<R: Router> ClassFlows<R> {
+    /// `classes` traffic classes over `net` (paced transport).
+    pub fn new(mut net: Network<R>, classes: usize) -> Self {
+        net.log_deliveries(true);
+        ClassFlows {
+            net,
+            inner: Recorder::new(None),
+            class_flow: vec![u32::MAX; classes],
+            chunks: Vec::new(),
+            in_net: 0,
+            log: Vec::new(),
+        }
+    }
+
+    /// Hands class `q` (host `src` → host `dst`) the bytes `chunks` of
+    /// outside flows at `now`: its net flow grows (a new one after a short
+    /// last packet has left).
+    pub fn hand(&mut self, now: SimTime, src: u32, dst: u32, q: usize, chunks: &[(FlowId, u64)]) {
+        let took: u64 = chunks.iter().map(|c| c.1).sum();
+        let f = self.class_flow[q];
+        let f = if f != u32::MAX && self.net.extend_flow(now, f, took) {
+            f
+        } else {
+            let id = self.chunks.len() as u32;
+            let fl = Flow {
+                id,
+                src,
+                dst,
+                bytes: took,
+                start: now,
+            };
+            // Net flows grow: their recorder tally is unbounded.
+            self.inner.register(&Flow {
+                bytes: u64::MAX,
+                ..fl
+            });
+            self.chunks.push(VecDeque::new());
+            self.net.add_flow(now, &fl, &mut self.inner);
+            self.class_flow[q] = id;
+            id
+        };
+        let c = &mut self.chunks[f as usize];
+        for &(pf, b) in chunks {
+            match c.back_mut() {
+                Some(last) if last.0 == pf => last.1 += b,
+                _ => c.push_back((pf, b)),
+            }
+        }
+        self.in_net += took;
+    }
+
+    /// Runs the network up to `now`; `out` gets (cleared first) what
+    /// reached hosts as (outside flow, time, bytes), in order. Returns the
+    /// network's events processed.
+    pub fn run(&mut self, now: SimTime, out: &mut Vec<(FlowId, SimTime, u64)>) -> u64 {
+        out.clear();
+        let before = self.inner.internal_events();
+        self.net.run_until(now, &mut self.inner);
+        let mut log = std::mem::take(&mut self.log);
+        self.net.take_deliveries(&mut log);
+        for &(nf, t, mut b) in &log {
+            self.in_net -= b;
+            let q = &mut self.chunks[nf as usize];
+            while b > 0 {
+                let front = q
+                    .front_mut()
+                    .expect("net: delivered more than it was handed");
+                let x = b.min(front.1);
+                front.1 -= x;
+                b -= x;
+                let f = front.0;
+                if front.1 == 0 {
+                    q.pop_front();
+                }
+                out.push((f, t, x));
+            }
+        }
+        self.log = log;
+        self.inner.internal_events() - before
+    }
+
+    /// Bytes handed to the network and not yet delivered.
+    pub fn in_net(&self) -> u64 {
+        self.in_net
+    }
+
+    /// The network's invariants, and that the bytes it holds for outside
+    /// flows add up to what was handed and not delivered.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.net.check_invariants()?;
+        let held: u64 = self.chunks.iter().flatten().map(|c| c.1).sum();
+        if held != self.in_net {
+            return Err(format!(
+                "net: {held} B of outside flows held, {} B in the network",
+                self.in_net
+            ));
+        }
+        Ok(())
     }
 }
 

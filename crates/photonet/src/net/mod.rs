@@ -54,6 +54,6 @@ pub mod sim;
 
 pub use route::{hop_count_vc, Candidates, Hop, Router, Routing};
 pub use sim::{
-    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues, PfcConfig,
-    PortSpec, Priority, Transport, MAX_CLASSES, MAX_VCS,
+    ClassFlows, CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues,
+    PfcConfig, PortSpec, Priority, StarRouter, Transport, MAX_CLASSES, MAX_VCS,
 };

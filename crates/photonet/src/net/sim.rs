@@ -91,6 +91,7 @@ use std::collections::VecDeque;
 
 #[path = "external.rs"]
 mod external;
+pub use external::{ClassFlows, StarRouter};
 
 /// DCTCP transport settings.
 #[derive(Clone, Debug, PartialEq)]
