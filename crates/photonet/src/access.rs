@@ -377,7 +377,12 @@ mod tests {
             let sizes: Vec<u64> = flows.iter().map(|f| f.0).collect();
             let starts: Vec<u64> = flows.iter().map(|f| f.1).collect();
             let total: u64 = sizes.iter().sum();
-            let slots = 40 + (total * 8 * SimTime::S).div_ceil(rate.per_slot()) * 2 + 64;
+            // Enough slots to finish: twice the slots the bytes need, spread
+            // over the free slots of each 64-slot round of `held` (a held
+            // slot sends nothing), after the last start. All held: never.
+            let free = held.iter().filter(|h| !**h).count() as u64;
+            let need = (total * 8 * SimTime::S).div_ceil(rate.per_slot()) * 2;
+            let slots = if free == 0 { u64::MAX } else { 40 + need.div_ceil(free) * 64 + 64 };
             let out = drive(&rate, unit, &sizes, &starts, slots.min(20_000), |t| held[(t % 64) as usize]);
             let mut got = vec![0u64; sizes.len()];
             let (mut busy_slots, mut busy_cost) = (0u128, 0u128);
