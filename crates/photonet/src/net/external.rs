@@ -329,6 +329,38 @@ mod tests {
     }
 
     fn star(h: u32, rate: Rate, xoff: u64, xon: u64) -> Network<Star> {
+        let cfg = NetConfig {
+            payload: 1_000,
+            header: 0,
+            propagation: SimTime::ZERO,
+            buffer: 20_000,
+            flow_control: FlowControl::Pfc(PfcConfig {
+                xoff,
+                xon,
+                pause_delay: SimTime::us(1),
+                resume_delay: SimTime::us(1),
+            }),
+            transport: Transport::Paced,
+            routing: Routing::Ecmp,
+            ..NetConfig::default()
+        };
+        let mut n = Network::new(cfg, star_graph(h, rate), Star(h));
+        n.log_deliveries(true);
+        n
+    }
+
+    #[test]
+    #[should_panic(expected = "paced transport needs PFC")]
+    fn a_paced_transport_on_lossy_ports_is_refused_with_a_reason() {
+        let cfg = NetConfig {
+            flow_control: FlowControl::None,
+            transport: Transport::Paced,
+            ..NetConfig::default()
+        };
+        Network::new(cfg, star_graph(2, Rate::gbps(10)), Star(2));
+    }
+
+    fn star_graph(h: u32, rate: Rate) -> Graph {
         let mut ports = Vec::new();
         for _ in 0..h {
             ports.push(PortSpec {
@@ -345,31 +377,13 @@ mod tests {
             });
         }
         let reverse = (0..2 * h).map(|p| (p + h) % (2 * h)).collect();
-        let graph = Graph {
+        Graph {
             hosts: h,
             ports,
             reverse,
             tiers: vec!["nic", "down"],
             delays: vec![],
-        };
-        let cfg = NetConfig {
-            payload: 1_000,
-            header: 0,
-            propagation: SimTime::ZERO,
-            buffer: 20_000,
-            flow_control: FlowControl::Pfc(PfcConfig {
-                xoff,
-                xon,
-                pause_delay: SimTime::us(1),
-                resume_delay: SimTime::us(1),
-            }),
-            transport: Transport::Paced,
-            routing: Routing::Ecmp,
-            ..NetConfig::default()
-        };
-        let mut n = Network::new(cfg, graph, Star(h));
-        n.log_deliveries(true);
-        n
+        }
     }
 
     fn flow(id: u32, src: u32, dst: u32, bytes: u64) -> Flow {

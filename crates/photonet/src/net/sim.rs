@@ -659,6 +659,12 @@ impl<R: Router> Network<R> {
         );
         let classes = cfg.priority.classes();
         let queued = !matches!(cfg.flow_control, FlowControl::None) || classes > 1;
+        // A paced NIC sends whenever its port is free: only queued ports
+        // (PFC, credits or priority classes) hold what it sends.
+        assert!(
+            queued || !matches!(cfg.transport, Transport::Paced),
+            "net: the paced transport needs PFC, credits or priority classes (flow_control is None)"
+        );
         let (vcs, vc_buffer) = match cfg.flow_control {
             FlowControl::Credit(c) => {
                 assert!(
