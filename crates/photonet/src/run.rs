@@ -64,6 +64,23 @@ pub struct Prepared {
     pub load: Option<LoadInfo>,
 }
 
+impl Prepared {
+    /// Arrivals that set no rate (closed loop, trace replay): no load basis.
+    fn without_load(
+        config: &Config,
+        fabric: Box<dyn Fabric + Send>,
+        arrivals: Box<dyn Arrivals + Send>,
+    ) -> Prepared {
+        Prepared {
+            config: config.clone(),
+            fabric,
+            arrivals,
+            stop: stop_rule(config),
+            load: None,
+        }
+    }
+}
+
 /// Builds the fabric named by `config.fabric`, through the registry.
 pub fn build_fabric(config: &Config) -> Result<Box<dyn Fabric + Send>, ConfigError> {
     let (spec, variant) = config.selected()?;
@@ -123,13 +140,7 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
             check_run_size(config, 0.0, config.stop.flows.unwrap_or(0))?;
             let arrivals: Box<dyn Arrivals + Send> =
                 Box::new(PingPong::new(hosts, pt.group, sizes, per_node, &streams));
-            return Ok(Prepared {
-                config: config.clone(),
-                fabric,
-                arrivals,
-                stop: stop_rule(config),
-                load: None,
-            });
+            return Ok(Prepared::without_load(config, fabric, arrivals));
         }
         PatternKind::Trace => {
             let file = pt.file.clone().unwrap_or_default();
@@ -140,13 +151,7 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
             let span = flows.last().map_or(0.0, |f| f.start.as_secs_f64());
             check_run_size(config, span, flows.len() as u64)?;
             let arrivals: Box<dyn Arrivals + Send> = Box::new(FromIter::new(flows.into_iter()));
-            return Ok(Prepared {
-                config: config.clone(),
-                fabric,
-                arrivals,
-                stop: stop_rule(config),
-                load: None,
-            });
+            return Ok(Prepared::without_load(config, fabric, arrivals));
         }
     };
     let per_event = match pattern {
