@@ -81,9 +81,12 @@ pub struct Solver {
     cap_left: Vec<f64>,
     unfrozen: Vec<u32>,
     key_of: Vec<f64>,
-    res_start: Vec<u32>,
-    res_flows: Vec<u32>,
-    fill: Vec<u32>,
+    /// Each resource's flows in index order, for the last problem solved:
+    /// its first `indexed_res` resources and `indexed_flows` flows (kept so
+    /// that [`solve_extending`](Self::solve_extending) only appends).
+    adj: Vec<Vec<u32>>,
+    indexed_res: usize,
+    indexed_flows: usize,
     frozen: Vec<bool>,
     heap: BinaryHeap<Key>,
     parked: Vec<u32>,
@@ -99,34 +102,52 @@ impl Solver {
 
     /// Writes the max-min fair rate of every flow of `p` into `rates`.
     pub fn solve(&mut self, p: &Problem, rates: &mut Vec<f64>) {
+        for list in &mut self.adj[..self.indexed_res] {
+            list.clear();
+        }
+        self.indexed_res = 0;
+        self.indexed_flows = 0;
+        self.fill_levels(p, rates);
+    }
+
+    /// The same for a problem that extends the last one solved (by either
+    /// method): its first `from` flows are that problem's flows, crossing the
+    /// same resources, and that problem had `from` flows and no more
+    /// resources than this one. Capacities may differ. Only the flows after
+    /// `from` are indexed; the rates are those of [`solve`](Self::solve),
+    /// bit for bit (the index lists each resource's flows in index order
+    /// either way).
+    pub fn solve_extending(&mut self, p: &Problem, from: usize, rates: &mut Vec<f64>) {
+        assert!(
+            from == self.indexed_flows && self.indexed_res <= p.capacity.len(),
+            "solve_extending: the problem does not extend the last one solved"
+        );
+        self.fill_levels(p, rates);
+    }
+
+    /// Indexes the flows of `p` not indexed yet, then fills.
+    fn fill_levels(&mut self, p: &Problem, rates: &mut Vec<f64>) {
         let nr = p.capacity.len();
         let nf = p.flows();
         rates.clear();
         rates.resize(nf, 0.0);
-        // Resource -> flows index (counting sort).
-        self.unfrozen.clear();
-        self.unfrozen.resize(nr, 0);
-        for &r in &p.flow_res {
-            self.unfrozen[r as usize] += 1;
+        // Resource -> flows index, appended to.
+        if self.adj.len() < nr {
+            self.adj.resize_with(nr, Vec::new);
         }
-        self.res_start.clear();
-        self.res_start.push(0);
-        let mut acc = 0u32;
-        for r in 0..nr {
-            acc += self.unfrozen[r];
-            self.res_start.push(acc);
+        for list in &mut self.adj[self.indexed_res..nr] {
+            list.clear();
         }
-        self.res_flows.clear();
-        self.res_flows.resize(acc as usize, 0);
-        self.fill.clear();
-        self.fill.extend_from_slice(&self.res_start[..nr]);
-        for f in 0..nf {
+        self.indexed_res = nr;
+        for f in self.indexed_flows..nf {
             for &r in p.resources_of(f) {
-                let slot = &mut self.fill[r as usize];
-                self.res_flows[*slot as usize] = f as u32;
-                *slot += 1;
+                self.adj[r as usize].push(f as u32);
             }
         }
+        self.indexed_flows = nf;
+        self.unfrozen.clear();
+        self.unfrozen
+            .extend(self.adj[..nr].iter().map(|l| l.len() as u32));
         self.cap_left.clear();
         self.cap_left.extend_from_slice(&p.capacity);
         self.frozen.clear();
@@ -222,8 +243,8 @@ impl Solver {
             // Rounding can make a later share dip below the level already reached.
             let share = share.max(level);
             level = share;
-            for i in self.res_start[ru]..self.res_start[ru + 1] {
-                let f = self.res_flows[i as usize] as usize;
+            for &f in &self.adj[ru] {
+                let f = f as usize;
                 if self.frozen[f] {
                     continue;
                 }
@@ -646,6 +667,57 @@ mod tests {
                 p.add_flow(&v);
             }
             prop_assert!(same_bits(&max_min_rates(&p), &solve_by_components(&p)));
+        }
+
+        /// A problem grown by appending flows (and resources), with changed
+        /// capacities, solved by extending the last index gives the cold
+        /// solve's rates and bottlenecks, bit for bit; and a cold solve of
+        /// another problem in between resets the index.
+        #[test]
+        fn solving_an_extended_problem_equals_a_cold_solve(
+            (p, cut, more, caps) in arb_tied_problem().prop_flat_map(|p| {
+                let nf = p.flows();
+                let nr = p.capacity.len();
+                (
+                    Just(p),
+                    0..=nf,
+                    prop::collection::vec(prop::collection::btree_set(0..nr as u32 + 2, 1..4), 0..6),
+                    prop::collection::vec(prop_oneof![1u32..4, 1u32..1000], nr + 2),
+                )
+            })
+        ) {
+            // `first`: p's first `cut` flows; `grown`: all of p's flows, then
+            // `more` over two extra resources, every capacity redrawn.
+            let mut first = Problem::new(p.capacity.clone());
+            for f in 0..cut {
+                first.add_flow(p.resources_of(f));
+            }
+            let mut grown = Problem::new(caps.iter().map(|&c| f64::from(c) / 3.0).collect());
+            for f in 0..p.flows() {
+                grown.add_flow(p.resources_of(f));
+            }
+            for f in &more {
+                let v: Vec<u32> = f.iter().copied().collect();
+                grown.add_flow(&v);
+            }
+            let mut cold = Solver::default();
+            let mut want = Vec::new();
+            cold.solve(&grown, &mut want);
+            let mut warm = Solver::default();
+            let mut got = Vec::new();
+            warm.solve(&first, &mut got);
+            warm.solve_extending(&grown, cut, &mut got);
+            prop_assert!(same_bits(&got, &want));
+            prop_assert_eq!(warm.bottlenecks(), cold.bottlenecks());
+            // Extending twice, and a cold solve after.
+            warm.solve(&first, &mut got);
+            warm.solve_extending(&p, cut, &mut got);
+            warm.solve_extending(&grown, p.flows(), &mut got);
+            prop_assert!(same_bits(&got, &want));
+            warm.solve(&first, &mut got);
+            let mut again = Vec::new();
+            cold.solve(&first, &mut again);
+            prop_assert!(same_bits(&got, &again));
         }
 
         #[test]

@@ -36,9 +36,12 @@
 //! 5. Repeat from 2 while W grew. W only grows, so this ends; at worst W is
 //!    the whole component, which is the full solve.
 //!
-//! Two shortcuts leave every decision, and so every rate, bit for bit as
+//! Three shortcuts leave every decision, and so every rate, bit for bit as
 //! above (a proptest replays random scripts against [`Sharing::former`],
-//! which does neither):
+//! which does none of them):
+//! - A whole round after a whole round extends the solver's resource → flows
+//!   index by the new members ([`Solver::solve_extending`]) instead of
+//!   rebuilding it: W's problem only grows by appending.
 //! - A round after the first re-solves only the connected components of W's
 //!   problem that the new members joined; progressive filling gives each
 //!   component the rates it would get alone, and the other components are
@@ -201,6 +204,10 @@ pub struct Sharing {
     whole_rounds: bool,
     problem: Problem,
     solver: Solver,
+    /// Flows in the problem the solver last solved whole in this update
+    /// (usize::MAX: none, or it solved a sub-problem since): a whole round
+    /// whose problem extends it only indexes the new members.
+    whole_solved: usize,
     rates: Vec<f64>,
     bottleneck: Vec<u32>,
     /// Resources whose load changed in the last round, and the set members
@@ -265,7 +272,8 @@ impl Sharing {
     /// The same by the former method, slower, with the same results bit for
     /// bit (for tests): step 4 scans every flow of each resource whose load
     /// changed (not the watch lists), and every round solves the whole
-    /// working set (not only the components that new members joined).
+    /// working set from scratch (not only the components that new members
+    /// joined, and not by extending the last round's index).
     pub fn former(capacity: Vec<f64>) -> Sharing {
         Sharing {
             full_scan: true,
@@ -373,6 +381,7 @@ impl Sharing {
         self.comp_parent.clear();
         self.comp_mark.clear();
         self.posed = 0;
+        self.whole_solved = usize::MAX;
         self.dirty_epoch += 1;
         self.dirty.clear();
         let added = std::mem::take(&mut self.added);
@@ -792,7 +801,13 @@ impl Sharing {
             whole = self.sub_flows.len() == self.set.len();
         }
         if whole {
-            self.solver.solve(&self.problem, &mut self.rates);
+            if solved > 0 && self.whole_solved == solved && !self.whole_rounds {
+                self.solver
+                    .solve_extending(&self.problem, solved, &mut self.rates);
+            } else {
+                self.solver.solve(&self.problem, &mut self.rates);
+            }
+            self.whole_solved = self.set.len();
             self.sub_flows.clear();
             self.sub_flows.extend(0..self.set.len() as u32);
             self.sub_res.clear();
@@ -820,6 +835,7 @@ impl Sharing {
                 sub.add_flow(&local[..n]);
             }
             self.solver.solve(&sub, &mut self.rates);
+            self.whole_solved = usize::MAX;
             self.sub_problem = sub;
         }
         self.bottleneck.resize(self.set.len(), u32::MAX);
