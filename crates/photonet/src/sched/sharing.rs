@@ -170,6 +170,9 @@ pub struct Sharing {
     stamp: u64,
     set: Vec<u32>,
     old_rate: Vec<f64>,
+    /// Each member's current rate, by place in W (read in order, where the
+    /// flows' own records are scattered).
+    set_rate_now: Vec<f64>,
     // The working set's problem, grown as W grows (stamped per update): the
     // local index of each resource in it, and what the held flows put on
     // each local resource (fixed point).
@@ -194,6 +197,10 @@ pub struct Sharing {
     /// that round's sub-problem: its flows (indices in W), its resources,
     /// and each local resource's index in it.
     comp_parent: Vec<u32>,
+    /// Number of components of W's problem, and of members without
+    /// resources (in no component).
+    comp_count: usize,
+    bare: usize,
     comp_mark: Vec<u64>,
     comp_epoch: u64,
     comp_sub: Vec<u32>,
@@ -375,6 +382,9 @@ impl Sharing {
         self.stamp += 1;
         self.set.clear();
         self.old_rate.clear();
+        self.set_rate_now.clear();
+        self.comp_count = 0;
+        self.bare = 0;
         self.problem.clear();
         self.local_res.clear();
         self.held_part.clear();
@@ -453,7 +463,9 @@ impl Sharing {
             }
         }
         for (i, &id) in self.set.iter().enumerate() {
-            if self.flow[id as usize].rate != self.old_rate[i] {
+            // Each member's bottleneck in the last round that solved it.
+            self.flow[id as usize].last_bottleneck = self.bottleneck[i];
+            if self.set_rate_now[i] != self.old_rate[i] {
                 changed.push(id);
             }
         }
@@ -647,6 +659,7 @@ impl Sharing {
         self.flow[id as usize].checked_at = 0;
         self.set.push(id);
         self.old_rate.push(self.flow[id as usize].rate);
+        self.set_rate_now.push(self.flow[id as usize].rate);
         let m = &self.members[id as usize];
         for &r in &m.res[..m.n as usize] {
             self.held_top_at[r as usize] = 0;
@@ -734,6 +747,7 @@ impl Sharing {
         // theirs, so what the held flows put on a resource is its total when
         // first posed less the posed members' rates then.
         let mut local = [0u32; MAX_PATH];
+        let first_new = self.posed;
         for i in self.posed..self.set.len() {
             let id = self.set[i] as usize;
             let (res, n) = (self.members[id].res, self.members[id].n as usize);
@@ -747,6 +761,7 @@ impl Sharing {
                     self.held_part.push(self.total[ru]);
                     self.comp_parent.push(self.local_of[ru]);
                     self.comp_mark.push(0);
+                    self.comp_count += 1;
                 }
                 *l = self.local_of[ru];
                 self.held_part[*l as usize] -= mine;
@@ -758,26 +773,44 @@ impl Sharing {
                 );
                 // The lower index as root: deterministic, and no rank needed
                 // for the path halving in `find` to keep trees shallow here.
-                self.comp_parent[a.max(b) as usize] = a.min(b);
+                if a != b {
+                    self.comp_parent[a.max(b) as usize] = a.min(b);
+                    self.comp_count -= 1;
+                }
+            }
+            if n == 0 {
+                self.bare += 1;
             }
             self.problem.add_flow(&local[..n]);
         }
         self.posed = self.set.len();
-        // Residual capacity: what the held flows leave.
-        self.problem.capacity.clear();
-        for (l, &r) in self.local_res.iter().enumerate() {
-            let held = self.held_part[l] as f64 / self.scale;
-            self.problem
-                .capacity
-                .push((self.capacity[r as usize] - held).max(0.0));
+        // Residual capacity: what the held flows leave. It moves only on
+        // the resources of the members posed now.
+        let known = self.problem.capacity.len();
+        for l in known..self.local_res.len() {
+            let c = self.residual(l);
+            self.problem.capacity.push(c);
+        }
+        let (from, to) = (
+            self.problem.flow_start[first_new] as usize,
+            self.problem.flow_start[self.set.len()] as usize,
+        );
+        for j in from..to {
+            let l = self.problem.flow_res[j] as usize;
+            if l < known {
+                self.problem.capacity[l] = self.residual(l);
+            }
         }
         // Only the components of W's problem that the new members joined
         // can change: any other is the same problem as in the last round
         // (same flows, and no held flow left its resources), and progressive
         // filling solves each component as it would alone, bit for bit (see
         // `maxmin`'s tests), so its rates and bottlenecks stand.
+        // With W's problem in one component (and every member crossing a
+        // resource), the new members joined it: the whole problem.
         self.comp_epoch += 1;
-        let mut whole = solved == 0 || self.whole_rounds;
+        let mut whole =
+            solved == 0 || self.whole_rounds || (self.comp_count == 1 && self.bare == 0);
         if !whole {
             for i in solved..self.set.len() {
                 if let Some(&l) = self.problem.resources_of(i).first() {
@@ -847,7 +880,8 @@ impl Sharing {
                 b => self.sub_res[b as usize],
             };
             let x = self.rates[k];
-            if x != self.flow[id].rate {
+            if x != self.set_rate_now[i] {
+                self.set_rate_now[i] = x;
                 self.set_rate(id as u32, x);
                 let (res, n) = (self.members[id].res, self.members[id].n as usize);
                 for &r in &res[..n] {
@@ -858,8 +892,13 @@ impl Sharing {
                 self.recheck.push(i as u32);
             }
             self.bottleneck[i] = b;
-            self.flow[id].last_bottleneck = b;
         }
+    }
+
+    /// Capacity of local resource `l` less what the held flows put on it.
+    fn residual(&self, l: usize) -> f64 {
+        let held = self.held_part[l] as f64 / self.scale;
+        (self.capacity[self.local_res[l] as usize] - held).max(0.0)
     }
 
     /// The whole allocation as one problem (live flows in id order) and the
