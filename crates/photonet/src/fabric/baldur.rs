@@ -69,7 +69,7 @@ use crate::units::{ByteSize, Rate, SimTime};
 use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Switch latency by multiplicity m = 1…5 (Table V), in picoseconds.
 pub const TABLE_V_SWITCH_LATENCY_PS: [u64; 5] = [140, 490, 940, 1_500, 2_250];
@@ -604,13 +604,15 @@ enum Net {
 enum Event {
     /// A node's transmitter is free.
     TxFree(u32),
-    /// A copy of data packet (flow, seq), outstanding entry (slot, serial),
-    /// reaches its destination.
+    /// A copy of the data packet of outstanding entry (slot, serial), sent
+    /// from `src`, reaches its destination `dst`. Which packet it is (flow,
+    /// seq) is in the entry while it is live; a copy whose entry is gone was
+    /// ACKed, hence received before: a duplicate, which only needs its ACK.
     Data {
-        flow: FlowId,
-        seq: u32,
         slot: u32,
         serial: u32,
+        src: u32,
+        dst: u32,
     },
     /// An ACK for outstanding entry (slot, serial) reaches its source node.
     Ack { slot: u32, serial: u32 },
@@ -629,6 +631,10 @@ struct Outstanding {
     seq: u32,
     bytes: u32,
     timeouts: u32,
+    src: u32,
+    dst: u32,
+    /// The size of its flow (the receiver releases whole packets in order).
+    flow_bytes: u64,
     /// When the pending timeout fires (`SimTime::MAX`: none pending).
     deadline: SimTime,
     /// The pending backoff timer, if any.
@@ -636,23 +642,23 @@ struct Outstanding {
     /// Waiting in the node's retransmission queue.
     queued: bool,
     acked: bool,
+    /// A copy reached the destination: later copies are duplicates. (The
+    /// receiver's per-packet state, kept here while the packet is live: no
+    /// per-flow table, which paper-scale runs would hold 10 M of.)
+    received: bool,
 }
 
-/// A flow as its nodes see it: 24 bytes (paper-scale runs hold 10 M).
-/// Which packet the source sends next lives in the node (only the front
-/// flow of its `fresh` queue has one).
-struct FlowSt {
-    bytes: u64,
-    src: u32,
+/// A flow with packets never sent, queued at its source. Baldur keeps no
+/// per-flow table: a flow's state is here until its last packet is first
+/// sent, then in its packets' outstanding entries (and, for a multi-packet
+/// flow, in a reorder buffer at the receiver from its first arrival until
+/// complete).
+#[derive(Clone, Copy, Debug)]
+struct Fresh {
+    flow: FlowId,
     dst: u32,
-    /// The receiver's state: [`RX_NONE`] before the first arrival,
-    /// [`RX_DONE`] once complete, else 1 + the slot of the multi-packet
-    /// flow's reorder buffer in `Baldur::reorder`.
-    rx: u32,
+    bytes: u64,
 }
-
-const RX_NONE: u32 = 0;
-const RX_DONE: u32 = u32::MAX;
 
 #[derive(Default)]
 struct Node {
@@ -661,7 +667,7 @@ struct Node {
     /// Retransmissions whose backoff is over (outstanding slots).
     retx: List,
     /// Flows with packets never sent, in arrival order.
-    fresh: VecDeque<FlowId>,
+    fresh: VecDeque<Fresh>,
     /// The next packet of the front flow of `fresh`.
     next_new: u32,
     /// When the transmitter finishes its current packet (and its gap).
@@ -685,10 +691,14 @@ pub struct Baldur {
     ack_wire: SimTime,
     net: Net,
     nodes: Vec<Node>,
-    flows: Vec<FlowSt>,
     /// Reorder buffers of multi-packet flows, from their first arrival
-    /// until complete.
+    /// until complete, and the slot of each such flow's (looked up only,
+    /// never iterated: the run does not depend on the map's order).
     reorder: Pool<ReorderBuffer>,
+    reorder_of: HashMap<FlowId, u32>,
+    /// `next_event()`, kept current by every call that changes it (the run
+    /// loop asks once per step).
+    next_at: Option<SimTime>,
     out: Pool<Outstanding>,
     /// Serial of each outstanding slot while live (0 = free).
     serial_of: Vec<u32>,
@@ -762,8 +772,9 @@ impl Baldur {
             ack_wire,
             net,
             nodes: (0..l.nodes).map(|_| Node::default()).collect(),
-            flows: Vec::new(),
             reorder: Pool::new(),
+            reorder_of: HashMap::new(),
+            next_at: None,
             out: Pool::new(),
             serial_of: Vec::new(),
             next_serial: 1,
@@ -911,11 +922,26 @@ impl Baldur {
     /// through once the earliest could arrive no later than everything
     /// else known (so the run loop never wakes for a dropped packet).
     fn settle(&mut self) {
-        if self.pending_due != SimTime::MAX
-            && self.next_event().is_none_or(|t| self.pending_due <= t)
-        {
+        let mut next = self.earliest();
+        if self.pending_due != SimTime::MAX && next.is_none_or(|t| self.pending_due <= t) {
             self.flush();
+            next = self.earliest();
         }
+        self.next_at = next;
+    }
+
+    /// The earliest event, timeout or timer (pending packets aside).
+    fn earliest(&self) -> Option<SimTime> {
+        let a = self
+            .events
+            .peek_time()
+            .unwrap_or(SimTime::MAX)
+            .min(self.data_fifo.front().map_or(SimTime::MAX, |e| e.0))
+            .min(self.ack_fifo.front().map_or(SimTime::MAX, |e| e.0));
+        let b = self.timers.peek_time().unwrap_or(SimTime::MAX);
+        let c = self.timeouts_fifo.front().map_or(SimTime::MAX, |e| e.0);
+        let t = a.min(b).min(c);
+        (t != SimTime::MAX).then_some(t)
     }
 
     fn new_serial(&mut self) -> u32 {
@@ -938,8 +964,12 @@ impl Baldur {
             wire = self.l.wire_time(self.out.get(slot).bytes as u64);
             self.retransmissions += 1;
             self.send_data(now, h, slot, wire);
-        } else if let Some(&f) = self.nodes[hi].fresh.front() {
-            let total = self.flows[f as usize].bytes;
+        } else if let Some(&Fresh {
+            flow: f,
+            dst,
+            bytes: total,
+        }) = self.nodes[hi].fresh.front()
+        {
             let node = &mut self.nodes[hi];
             let seq = node.next_new;
             node.next_new += 1;
@@ -954,10 +984,14 @@ impl Baldur {
                 seq,
                 bytes: bytes as u32,
                 timeouts: 0,
+                src: h,
+                dst,
+                flow_bytes: total,
                 deadline: SimTime::MAX,
                 timer: None,
                 queued: false,
                 acked: false,
+                received: false,
             });
             if slot as usize >= self.serial_of.len() {
                 self.serial_of.resize(slot as usize + 1, 0);
@@ -1014,15 +1048,15 @@ impl Baldur {
 
     fn send_data(&mut self, now: SimTime, h: u32, slot: u32, wire: SimTime) {
         let o = *self.out.get(slot);
-        let dst = self.flows[o.flow as usize].dst;
+        let dst = o.dst;
         let serial = self.serial_of[slot as usize];
         self.data_sent += 1;
         let at = now + self.l.head_latency + wire;
         let ev = Event::Data {
-            flow: o.flow,
-            seq: o.seq,
             slot,
             serial,
+            src: h,
+            dst,
         };
         if o.bytes as u64 == self.packet {
             self.inject_later(now, (h, dst), wire, (at, ev, false));
@@ -1051,7 +1085,7 @@ impl Baldur {
         let o = self.out.get_mut(slot);
         o.timer = None;
         o.queued = true;
-        let h = self.flows[o.flow as usize].src;
+        let h = o.src;
         self.out.push_back(&mut self.nodes[h as usize].retx, slot);
         self.kick(h, now);
     }
@@ -1100,44 +1134,49 @@ impl Baldur {
                 self.start_tx(h, now);
             }
             Event::Data {
-                flow,
-                seq,
                 slot,
                 serial,
+                src,
+                dst,
             } => {
                 self.in_flight -= 1;
                 self.data_arrived += 1;
                 let packet = self.packet;
-                let st = &mut self.flows[flow as usize];
-                let (src, dst) = (st.src, st.dst);
-                let units = unit_count(st.bytes.max(1), packet);
-                if st.rx == RX_DONE {
+                // Not live: ACKed, so a copy arrived before.
+                let first = self.live(slot, serial) && !self.out.get(slot).received;
+                if !first {
                     self.duplicates += 1;
-                } else if units == 1 {
-                    rec.deliver(flow, now, st.bytes);
-                    rec.complete(flow, now);
-                    st.rx = RX_DONE;
                 } else {
-                    if st.rx == RX_NONE {
-                        st.rx = 1 + self.reorder.alloc(ReorderBuffer::default());
-                    }
-                    let at = st.rx - 1;
-                    let rb = self.reorder.get_mut(at);
-                    match rb.receive(seq) {
-                        Receipt::InOrder { released } => {
-                            let next = rb.next_expected();
-                            let b: u64 = (next - released..next)
-                                .map(|u| unit_bytes(u, st.bytes, packet))
-                                .sum();
-                            rec.deliver(flow, now, b);
-                            if rb.is_complete(units) {
-                                rec.complete(flow, now);
-                                st.rx = RX_DONE;
-                                self.reorder.release(at);
+                    let o = self.out.get_mut(slot);
+                    o.received = true;
+                    let (flow, seq, total) = (o.flow, o.seq, o.flow_bytes);
+                    let units = unit_count(total.max(1), packet);
+                    if units == 1 {
+                        rec.deliver(flow, now, total);
+                        rec.complete(flow, now);
+                    } else {
+                        let reorder = &mut self.reorder;
+                        let at = *self
+                            .reorder_of
+                            .entry(flow)
+                            .or_insert_with(|| reorder.alloc(ReorderBuffer::default()));
+                        let rb = self.reorder.get_mut(at);
+                        match rb.receive(seq) {
+                            Receipt::InOrder { released } => {
+                                let next = rb.next_expected();
+                                let b: u64 = (next - released..next)
+                                    .map(|u| unit_bytes(u, total, packet))
+                                    .sum();
+                                rec.deliver(flow, now, b);
+                                if rb.is_complete(units) {
+                                    rec.complete(flow, now);
+                                    self.reorder.release(at);
+                                    self.reorder_of.remove(&flow);
+                                }
                             }
+                            Receipt::Early => {}
+                            Receipt::Duplicate => self.duplicates += 1,
                         }
-                        Receipt::Early => {}
-                        Receipt::Duplicate => self.duplicates += 1,
                     }
                 }
                 self.nodes[dst as usize].acks.push_back((src, slot, serial));
@@ -1152,11 +1191,10 @@ impl Baldur {
                 let o = self.out.get_mut(slot);
                 o.acked = true;
                 o.deadline = SimTime::MAX;
-                let (timer, queued, bytes, flow) = (o.timer.take(), o.queued, o.bytes, o.flow);
+                let (timer, queued, bytes, h) = (o.timer.take(), o.queued, o.bytes, o.src);
                 if let Some(id) = timer {
                     self.timers.cancel(id);
                 }
-                let h = self.flows[flow as usize].src;
                 self.nodes[h as usize].buffer_bytes -= bytes as u64;
                 if !queued {
                     self.release(slot);
@@ -1178,29 +1216,17 @@ impl Fabric for Baldur {
     }
 
     fn add_flow(&mut self, now: SimTime, flow: &Flow, _: &mut Recorder) {
-        debug_assert_eq!(flow.id as usize, self.flows.len());
-        self.flows.push(FlowSt {
-            bytes: flow.bytes,
-            src: flow.src,
+        self.nodes[flow.src as usize].fresh.push_back(Fresh {
+            flow: flow.id,
             dst: flow.dst,
-            rx: RX_NONE,
+            bytes: flow.bytes,
         });
-        self.nodes[flow.src as usize].fresh.push_back(flow.id);
         self.kick(flow.src, now);
         self.settle();
     }
 
     fn next_event(&self) -> Option<SimTime> {
-        let a = self
-            .events
-            .peek_time()
-            .unwrap_or(SimTime::MAX)
-            .min(self.data_fifo.front().map_or(SimTime::MAX, |e| e.0))
-            .min(self.ack_fifo.front().map_or(SimTime::MAX, |e| e.0));
-        let b = self.timers.peek_time().unwrap_or(SimTime::MAX);
-        let c = self.timeouts_fifo.front().map_or(SimTime::MAX, |e| e.0);
-        let t = a.min(b).min(c);
-        (t != SimTime::MAX).then_some(t)
+        self.next_at
     }
 
     fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
@@ -1242,6 +1268,7 @@ impl Fabric for Baldur {
 
     fn finish(&mut self, _: SimTime, _: &mut Recorder) {
         self.flush();
+        self.next_at = self.earliest();
     }
 
     fn stats(&self) -> FabricStats {
@@ -1323,7 +1350,7 @@ impl Fabric for Baldur {
             live += 1;
             let o = self.out.get(slot as u32);
             if !o.acked {
-                held[self.flows[o.flow as usize].src as usize] += o.bytes as u64;
+                held[o.src as usize] += o.bytes as u64;
                 if o.timer.is_none() && o.deadline == SimTime::MAX && !o.queued {
                     return Err(format!("baldur: packet {slot} neither timed nor queued"));
                 }
