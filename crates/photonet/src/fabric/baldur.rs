@@ -61,7 +61,6 @@ use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable,
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
 use crate::pool::{List, Pool};
-use crate::queue::EventQueue;
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
 use crate::timer::{TimerId, TimerQueue};
@@ -69,7 +68,8 @@ use crate::units::{ByteSize, Rate, SimTime};
 use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 /// Switch latency by multiplicity m = 1…5 (Table V), in picoseconds.
 pub const TABLE_V_SWITCH_LATENCY_PS: [u64; 5] = [140, 490, 940, 1_500, 2_250];
@@ -600,6 +600,112 @@ enum Net {
     Wide(Butterfly),
 }
 
+/// Transmitter wake-ups in (time, seq) order: a ring of time buckets.
+///
+/// A wake-up is scheduled at the end of a transmission that has started, so
+/// every one lies in [now, now + horizon], horizon = the longest wire time
+/// plus the end gap. The ring spans more than that, so each bucket holds
+/// wake-ups of one ring lap only, and the first non-empty bucket from now's
+/// holds the earliest; within it, the least (time, seq) is found by a scan
+/// (a few entries: the wake-ups of about one bucket width). This replaces a
+/// binary heap (a sift of ~log2(nodes) levels per push and pop) with the same
+/// order: (time, seq) is a total order, so any exact priority queue pops
+/// the same sequence.
+struct Wakes {
+    /// Bucket width: 2^shift ps.
+    shift: u32,
+    buckets: Vec<Vec<(SimTime, u64, u32)>>,
+    /// The absolute bucket index (time >> shift) of the latest `now` seen:
+    /// no wake-up lies before it.
+    floor: u64,
+    len: usize,
+    /// The earliest wake-up: (time, seq, bucket, position), kept current
+    /// (a push compares, a pop rescans), so peeking is free.
+    head: Option<(SimTime, u64, usize, usize)>,
+}
+
+impl Wakes {
+    fn new(horizon: SimTime) -> Wakes {
+        // About 256 buckets over the horizon, at least 1,024 ps wide.
+        let shift = (horizon.0 / 256)
+            .max(1 << 10)
+            .next_power_of_two()
+            .trailing_zeros();
+        let n = ((horizon.0 >> shift) + 2).next_power_of_two() as usize;
+        Wakes {
+            shift,
+            buckets: vec![Vec::new(); n],
+            floor: 0,
+            len: 0,
+            head: None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn slot(&self, abs: u64) -> usize {
+        (abs as usize) & (self.buckets.len() - 1)
+    }
+
+    fn push(&mut self, now: SimTime, t: SimTime, seq: u64, h: u32) {
+        self.floor = self.floor.max(now.0 >> self.shift);
+        let abs = t.0 >> self.shift;
+        assert!(
+            t >= now && abs - self.floor < self.buckets.len() as u64,
+            "a wake-up beyond the ring's horizon"
+        );
+        let i = self.slot(abs);
+        self.buckets[i].push((t, seq, h));
+        self.len += 1;
+        if self.head.is_none_or(|(ht, hq, _, _)| (t, seq) < (ht, hq)) {
+            self.head = Some((t, seq, i, self.buckets[i].len() - 1));
+        }
+    }
+
+    /// The first non-empty bucket and the position of its least entry.
+    fn first(&self) -> Option<(usize, usize)> {
+        if self.len == 0 {
+            return None;
+        }
+        for k in 0..self.buckets.len() as u64 {
+            let i = self.slot(self.floor + k);
+            let b = &self.buckets[i];
+            if !b.is_empty() {
+                let mut j = 0;
+                for (x, e) in b.iter().enumerate().skip(1) {
+                    if (e.0, e.1) < (b[j].0, b[j].1) {
+                        j = x;
+                    }
+                }
+                return Some((i, j));
+            }
+        }
+        unreachable!("{} wake-ups but every bucket empty", self.len)
+    }
+
+    /// The earliest wake-up's (time, seq).
+    fn peek(&self) -> Option<(SimTime, u64)> {
+        self.head.map(|(t, q, _, _)| (t, q))
+    }
+
+    /// Removes the earliest wake-up (due at or before `now`): its node.
+    fn pop(&mut self, now: SimTime) -> u32 {
+        let (_, _, i, j) = self.head.expect("a wake-up");
+        debug_assert_eq!(Some((i, j)), self.first());
+        let e = self.buckets[i].swap_remove(j);
+        debug_assert!(e.0 <= now);
+        self.len -= 1;
+        self.floor = self.floor.max(now.0 >> self.shift);
+        self.head = self.first().map(|(i, j)| {
+            let e = self.buckets[i][j];
+            (e.0, e.1, i, j)
+        });
+        e.2
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// A node's transmitter is free.
@@ -703,10 +809,15 @@ pub struct Baldur {
     /// Serial of each outstanding slot while live (0 = free).
     serial_of: Vec<u32>,
     next_serial: u32,
-    events: EventQueue<Event>,
+    /// Transmitter wake-ups (`TxFree`) and arrivals of short data packets
+    /// (the last of a flow), each stamped with `seq` when scheduled: the two
+    /// are taken together in (time, seq) order, the order of the one event
+    /// heap they replace.
+    wakes: Wakes,
+    short_data: BinaryHeap<Reverse<(SimTime, u64, [u32; 4])>>,
+    seq: u64,
     /// Arrivals of full-size data packets and of ACKs: each is now + a
-    /// constant, so each FIFO is in time order (short data packets, the last
-    /// of a flow, and `TxFree` go to `events`).
+    /// constant, so each FIFO is in time order.
     data_fifo: VecDeque<(SimTime, Event)>,
     ack_fifo: VecDeque<(SimTime, Event)>,
     /// Timeouts in deadline order: every data transmission adds one at
@@ -778,7 +889,9 @@ impl Baldur {
             out: Pool::new(),
             serial_of: Vec::new(),
             next_serial: 1,
-            events: EventQueue::new(),
+            wakes: Wakes::new(l.wire_time(p.packet.0).max(ack_wire) + l.gap),
+            short_data: BinaryHeap::new(),
+            seq: 0,
             data_fifo: VecDeque::new(),
             ack_fifo: VecDeque::new(),
             timeouts_fifo: VecDeque::new(),
@@ -933,9 +1046,10 @@ impl Baldur {
     /// The earliest event, timeout or timer (pending packets aside).
     fn earliest(&self) -> Option<SimTime> {
         let a = self
-            .events
-            .peek_time()
-            .unwrap_or(SimTime::MAX)
+            .wakes
+            .peek()
+            .map_or(SimTime::MAX, |w| w.0)
+            .min(self.short_data.peek().map_or(SimTime::MAX, |e| e.0 .0))
             .min(self.data_fifo.front().map_or(SimTime::MAX, |e| e.0))
             .min(self.ack_fifo.front().map_or(SimTime::MAX, |e| e.0));
         let b = self.timers.peek_time().unwrap_or(SimTime::MAX);
@@ -1012,7 +1126,36 @@ impl Baldur {
         if !node.acks.is_empty() || !node.retx.is_empty() || !node.fresh.is_empty() {
             node.wake = true;
             self.pending_tx += 1;
-            self.events.push(free_at, Event::TxFree(h));
+            self.push_wake(now, free_at, h);
+        }
+    }
+
+    /// Node `h`'s transmitter wakes at `t` (after `now`, within the wake
+    /// horizon: the end of a transmission that has started).
+    fn push_wake(&mut self, now: SimTime, t: SimTime, h: u32) {
+        self.wakes.push(now, t, self.seq, h);
+        self.seq += 1;
+    }
+
+    /// The earliest of the wake-ups and short data arrivals, if due by `now`.
+    fn pop_due_event(&mut self, now: SimTime) -> Option<Event> {
+        let w = self.wakes.peek();
+        let d = self.short_data.peek().map(|Reverse((t, q, _))| (*t, *q));
+        match (w, d) {
+            (Some(w), d) if w.0 <= now && d.is_none_or(|d| w < d) => {
+                Some(Event::TxFree(self.wakes.pop(now)))
+            }
+            (_, Some(d)) if d.0 <= now => {
+                let Reverse((_, _, [slot, serial, src, dst])) =
+                    self.short_data.pop().expect("peeked");
+                Some(Event::Data {
+                    slot,
+                    serial,
+                    src,
+                    dst,
+                })
+            }
+            _ => None,
         }
     }
 
@@ -1028,7 +1171,8 @@ impl Baldur {
         } else {
             node.wake = true;
             self.pending_tx += 1;
-            self.events.push(node.free_at, Event::TxFree(h));
+            let t = node.free_at;
+            self.push_wake(now, t, h);
         }
     }
 
@@ -1062,7 +1206,9 @@ impl Baldur {
             self.inject_later(now, (h, dst), wire, (at, ev, false));
         } else if self.inject(now, h, dst, wire) {
             self.in_flight += 1;
-            self.events.push(at, ev);
+            self.short_data
+                .push(Reverse((at, self.seq, [slot, serial, h, dst])));
+            self.seq += 1;
         } else {
             self.data_dropped += 1;
         }
@@ -1240,7 +1386,7 @@ impl Fabric for Baldur {
             } else if self.ack_fifo.front().is_some_and(|e| e.0 <= now) {
                 let (_, ev) = self.ack_fifo.pop_front().expect("peeked");
                 self.on_event(now, ev, rec);
-            } else if let Some((_, ev)) = self.events.pop_due(now) {
+            } else if let Some(ev) = self.pop_due_event(now) {
                 self.on_event(now, ev, rec);
             } else if self.timeouts_fifo.front().is_some_and(|e| e.0 <= now) {
                 let (d, slot, serial) = self.timeouts_fifo.pop_front().expect("peeked");
@@ -1334,7 +1480,14 @@ impl Fabric for Baldur {
         }
         let flying = (self.data_sent - self.data_dropped - self.data_arrived)
             + (self.acks_sent - self.acks_dropped - self.acks_arrived);
-        let pending = self.events.len() + self.data_fifo.len() + self.ack_fifo.len();
+        let pending = self.short_data.len() + self.data_fifo.len() + self.ack_fifo.len();
+        if self.wakes.len() as u64 != self.pending_tx {
+            return Err(format!(
+                "baldur: {} wake-ups scheduled but {} TxFree pending",
+                self.wakes.len(),
+                self.pending_tx
+            ));
+        }
         if flying != self.in_flight || self.in_flight as usize > pending {
             return Err(format!(
                 "baldur: packet conservation: sent - dropped - arrived = {flying}, {} arrival events pending",
@@ -1719,6 +1872,45 @@ mod tests {
     }
 
     proptest! {
+        /// The wake-up ring pops exactly what a binary heap of (time, seq)
+        /// pops: pushes within the horizon of `now`, pops of what is due,
+        /// `now` moving forward (by as little as a picosecond or past the
+        /// horizon, so buckets are reused lap after lap).
+        #[test]
+        fn wake_ring_pops_in_heap_order(
+            horizon in 1u64..400_000,
+            steps in prop::collection::vec((0u64..3, 0u64..1_000_000, 0u32..6), 1..400),
+        ) {
+            let mut w = Wakes::new(SimTime(horizon));
+            let mut heap = BinaryHeap::new();
+            let (mut now, mut seq) = (0u64, 0u64);
+            for (op, x, n) in steps {
+                match op {
+                    0 => {
+                        for k in 0..n {
+                            let t = now + 1 + (x + k as u64 * 7_919) % horizon;
+                            w.push(SimTime(now), SimTime(t), seq, k);
+                            heap.push(Reverse((t, seq, k)));
+                            seq += 1;
+                        }
+                    }
+                    _ => {
+                        // Move to the earliest pending time, or a little on
+                        // if nothing is pending; then pop all that is due.
+                        let next = heap.peek().map(|Reverse(e)| e.0);
+                        now = next.unwrap_or(now + 1 + x % (3 * horizon));
+                        while heap.peek().is_some_and(|Reverse(e)| e.0 <= now) {
+                            let Reverse((t, q, k)) = heap.pop().unwrap();
+                            prop_assert_eq!(w.peek(), Some((SimTime(t), q)));
+                            prop_assert_eq!(w.pop(SimTime(now)), k);
+                        }
+                    }
+                }
+                prop_assert_eq!(w.len(), heap.len());
+                prop_assert_eq!(w.peek(), heap.peek().map(|Reverse(e)| (SimTime(e.0), e.1)));
+            }
+        }
+
         /// Stage by stage in batches = one packet after another: same fates
         /// and the same state after (checked by a probe packet set after).
         #[test]
