@@ -60,16 +60,57 @@ fn dist_us(v: &mut [u64]) -> Dist {
             max: n,
         };
     }
-    v.sort_unstable();
     let us = |ps: u64| ps as f64 / 1e6;
+    // The mean is the f64 sum in sorted order, as it always was. While the
+    // exact sum stays below 2^53 every partial f64 sum is an exact integer,
+    // whatever the order: then the integer sum is that value, and only the
+    // ranks are needed (selection, O(n), instead of a sort of millions).
+    let exact: u128 = v.iter().map(|&x| x as u128).sum();
+    let ranks = [50.0, 90.0, 99.0, 99.9].map(|p| nearest_rank(v.len(), p));
+    let (sum, p, max) = if exact < 1u128 << 53 {
+        let p = select_ranks(v, ranks);
+        // Everything above the top rank is at least its value.
+        let max = v[ranks[3]..].iter().copied().max().unwrap_or(p[3]);
+        (exact as f64, p, max)
+    } else {
+        v.sort_unstable();
+        let sum = v.iter().map(|&x| x as f64).sum::<f64>();
+        (sum, ranks.map(|r| v[r - 1]), v[v.len() - 1])
+    };
     Dist {
-        mean: v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64 / 1e6,
-        p50: us(percentile_sorted(v, 50.0)),
-        p90: us(percentile_sorted(v, 90.0)),
-        p99: us(percentile_sorted(v, 99.0)),
-        p999: us(percentile_sorted(v, 99.9)),
-        max: us(*v.last().expect("non-empty")),
+        mean: sum / v.len() as f64 / 1e6,
+        p50: us(p[0]),
+        p90: us(p[1]),
+        p99: us(p[2]),
+        p999: us(p[3]),
+        max: us(max),
     }
+}
+
+/// The 1-based nearest rank of the `p`-th percentile of `n` values (the rule
+/// of [`percentile_sorted`]).
+fn nearest_rank(n: usize, p: f64) -> usize {
+    (((p / 100.0) * n as f64).ceil() as usize).clamp(1, n)
+}
+
+/// The values of non-decreasing 1-based `ranks` of `v`, as a sort would put
+/// them (`sorted[r - 1]`), by successive selections on what lies above the
+/// previous rank. Leaves `v` partitioned at each rank.
+fn select_ranks<const K: usize>(v: &mut [u64], ranks: [usize; K]) -> [u64; K] {
+    let mut out = [0u64; K];
+    let mut lo = 0;
+    for (o, &r) in out.iter_mut().zip(&ranks) {
+        let i = r - 1;
+        if i < lo {
+            // A repeated rank: the value is already in place.
+            *o = v[i];
+            continue;
+        }
+        let (_, x, _) = v[lo..].select_nth_unstable(i - lo);
+        *o = *x;
+        lo = i + 1;
+    }
+    out
 }
 
 /// One size class: FCTs of completed flows and elapsed times of unfinished ones.
@@ -211,6 +252,13 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         .map(|&c| out.flows.iter().filter(|f| f.bytes < c).count())
         .collect();
     let same_as_all: Vec<bool> = below.iter().map(|&b| b == n && n > 0).collect();
+    // Every flow lands in `all`: room for all of them at once (no regrowth
+    // copies of a vector of millions).
+    classes[0].1.done.reserve_exact(s.completed() as usize);
+    classes[0]
+        .1
+        .elapsed
+        .reserve_exact(n - s.completed() as usize);
     let mut large_tput: Vec<f64> = Vec::new();
     let mut large_unfinished = 0u64;
     for f in &out.flows {
@@ -356,6 +404,42 @@ mod tests {
     use super::*;
     use crate::flow::Flow;
     use crate::recorder::Recorder;
+    use proptest::prelude::*;
+
+    /// The statistics as they were computed before selection: a sort, the
+    /// f64 sum in sorted order, nearest ranks of the sorted values.
+    fn by_sorting(v: &[u64]) -> [f64; 6] {
+        let mut s = v.to_vec();
+        s.sort_unstable();
+        let us = |ps: u64| ps as f64 / 1e6;
+        [
+            s.iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64 / 1e6,
+            us(percentile_sorted(&s, 50.0)),
+            us(percentile_sorted(&s, 90.0)),
+            us(percentile_sorted(&s, 99.0)),
+            us(percentile_sorted(&s, 99.9)),
+            us(s[s.len() - 1]),
+        ]
+    }
+
+    proptest! {
+        /// Selection gives bit-for-bit the statistics of a sort, small and
+        /// repeated values, and sums past 2^53 (the sorted fallback) included.
+        #[test]
+        fn selected_statistics_equal_sorted_ones(
+            v in prop::collection::vec(0u64..2_000, 1..300),
+            big in prop::collection::vec(1u64 << 50..1u64 << 60, 0..40),
+            use_big in any::<bool>(),
+        ) {
+            let mut v = if use_big { [v, big].concat() } else { v };
+            let want = by_sorting(&v);
+            let d = dist_us(&mut v);
+            let got = [d.mean, d.p50, d.p90, d.p99, d.p999, d.max];
+            for (g, w) in got.iter().zip(&want) {
+                prop_assert_eq!(g.to_bits(), w.to_bits());
+            }
+        }
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

@@ -61,7 +61,6 @@ use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable,
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
 use crate::pool::{List, Pool};
-use crate::queue::EventQueue;
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
 use crate::timer::{TimerId, TimerQueue};
@@ -69,7 +68,8 @@ use crate::units::{ByteSize, Rate, SimTime};
 use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 /// Switch latency by multiplicity m = 1…5 (Table V), in picoseconds.
 pub const TABLE_V_SWITCH_LATENCY_PS: [u64; 5] = [140, 490, 940, 1_500, 2_250];
@@ -600,17 +600,125 @@ enum Net {
     Wide(Butterfly),
 }
 
+/// Transmitter wake-ups in (time, seq) order: a ring of time buckets.
+///
+/// A wake-up is scheduled at the end of a transmission that has started, so
+/// every one lies in [now, now + horizon], horizon = the longest wire time
+/// plus the end gap. The ring spans more than that, so each bucket holds
+/// wake-ups of one ring lap only, and the first non-empty bucket from now's
+/// holds the earliest; within it, the least (time, seq) is found by a scan
+/// (a few entries: the wake-ups of about one bucket width). This replaces a
+/// binary heap (a sift of ~log2(nodes) levels per push and pop) with the same
+/// order: (time, seq) is a total order, so any exact priority queue pops
+/// the same sequence.
+struct Wakes {
+    /// Bucket width: 2^shift ps.
+    shift: u32,
+    buckets: Vec<Vec<(SimTime, u64, u32)>>,
+    /// The absolute bucket index (time >> shift) of the latest `now` seen:
+    /// no wake-up lies before it.
+    floor: u64,
+    len: usize,
+    /// The earliest wake-up: (time, seq, bucket, position), kept current
+    /// (a push compares, a pop rescans), so peeking is free.
+    head: Option<(SimTime, u64, usize, usize)>,
+}
+
+impl Wakes {
+    fn new(horizon: SimTime) -> Wakes {
+        // About 256 buckets over the horizon, at least 1,024 ps wide.
+        let shift = (horizon.0 / 256)
+            .max(1 << 10)
+            .next_power_of_two()
+            .trailing_zeros();
+        let n = ((horizon.0 >> shift) + 2).next_power_of_two() as usize;
+        Wakes {
+            shift,
+            buckets: vec![Vec::new(); n],
+            floor: 0,
+            len: 0,
+            head: None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn slot(&self, abs: u64) -> usize {
+        (abs as usize) & (self.buckets.len() - 1)
+    }
+
+    fn push(&mut self, now: SimTime, t: SimTime, seq: u64, h: u32) {
+        self.floor = self.floor.max(now.0 >> self.shift);
+        let abs = t.0 >> self.shift;
+        assert!(
+            t >= now && abs - self.floor < self.buckets.len() as u64,
+            "a wake-up beyond the ring's horizon"
+        );
+        let i = self.slot(abs);
+        self.buckets[i].push((t, seq, h));
+        self.len += 1;
+        if self.head.is_none_or(|(ht, hq, _, _)| (t, seq) < (ht, hq)) {
+            self.head = Some((t, seq, i, self.buckets[i].len() - 1));
+        }
+    }
+
+    /// The first non-empty bucket and the position of its least entry.
+    fn first(&self) -> Option<(usize, usize)> {
+        if self.len == 0 {
+            return None;
+        }
+        for k in 0..self.buckets.len() as u64 {
+            let i = self.slot(self.floor + k);
+            let b = &self.buckets[i];
+            if !b.is_empty() {
+                let mut j = 0;
+                for (x, e) in b.iter().enumerate().skip(1) {
+                    if (e.0, e.1) < (b[j].0, b[j].1) {
+                        j = x;
+                    }
+                }
+                return Some((i, j));
+            }
+        }
+        unreachable!("{} wake-ups but every bucket empty", self.len)
+    }
+
+    /// The earliest wake-up's (time, seq).
+    fn peek(&self) -> Option<(SimTime, u64)> {
+        self.head.map(|(t, q, _, _)| (t, q))
+    }
+
+    /// Removes the earliest wake-up (due at or before `now`): its node.
+    fn pop(&mut self, now: SimTime) -> u32 {
+        let (_, _, i, j) = self.head.expect("a wake-up");
+        debug_assert_eq!(Some((i, j)), self.first());
+        let e = self.buckets[i].swap_remove(j);
+        debug_assert!(e.0 <= now);
+        self.len -= 1;
+        self.floor = self.floor.max(now.0 >> self.shift);
+        self.head = self.first().map(|(i, j)| {
+            let e = self.buckets[i][j];
+            (e.0, e.1, i, j)
+        });
+        e.2
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// A node's transmitter is free.
     TxFree(u32),
-    /// A copy of data packet (flow, seq), outstanding entry (slot, serial),
-    /// reaches its destination.
+    /// A copy of the data packet of outstanding entry (slot, serial), sent
+    /// from `src`, reaches its destination `dst`. Which packet it is (flow,
+    /// seq) is in the entry while it is live; a copy whose entry is gone was
+    /// ACKed, hence received before: a duplicate, which only needs its ACK.
     Data {
-        flow: FlowId,
-        seq: u32,
         slot: u32,
         serial: u32,
+        src: u32,
+        dst: u32,
     },
     /// An ACK for outstanding entry (slot, serial) reaches its source node.
     Ack { slot: u32, serial: u32 },
@@ -629,6 +737,10 @@ struct Outstanding {
     seq: u32,
     bytes: u32,
     timeouts: u32,
+    src: u32,
+    dst: u32,
+    /// The size of its flow (the receiver releases whole packets in order).
+    flow_bytes: u64,
     /// When the pending timeout fires (`SimTime::MAX`: none pending).
     deadline: SimTime,
     /// The pending backoff timer, if any.
@@ -636,23 +748,23 @@ struct Outstanding {
     /// Waiting in the node's retransmission queue.
     queued: bool,
     acked: bool,
+    /// A copy reached the destination: later copies are duplicates. (The
+    /// receiver's per-packet state, kept here while the packet is live: no
+    /// per-flow table, which paper-scale runs would hold 10 M of.)
+    received: bool,
 }
 
-/// A flow as its nodes see it: 24 bytes (paper-scale runs hold 10 M).
-/// Which packet the source sends next lives in the node (only the front
-/// flow of its `fresh` queue has one).
-struct FlowSt {
-    bytes: u64,
-    src: u32,
+/// A flow with packets never sent, queued at its source. Baldur keeps no
+/// per-flow table: a flow's state is here until its last packet is first
+/// sent, then in its packets' outstanding entries (and, for a multi-packet
+/// flow, in a reorder buffer at the receiver from its first arrival until
+/// complete).
+#[derive(Clone, Copy, Debug)]
+struct Fresh {
+    flow: FlowId,
     dst: u32,
-    /// The receiver's state: [`RX_NONE`] before the first arrival,
-    /// [`RX_DONE`] once complete, else 1 + the slot of the multi-packet
-    /// flow's reorder buffer in `Baldur::reorder`.
-    rx: u32,
+    bytes: u64,
 }
-
-const RX_NONE: u32 = 0;
-const RX_DONE: u32 = u32::MAX;
 
 #[derive(Default)]
 struct Node {
@@ -661,7 +773,7 @@ struct Node {
     /// Retransmissions whose backoff is over (outstanding slots).
     retx: List,
     /// Flows with packets never sent, in arrival order.
-    fresh: VecDeque<FlowId>,
+    fresh: VecDeque<Fresh>,
     /// The next packet of the front flow of `fresh`.
     next_new: u32,
     /// When the transmitter finishes its current packet (and its gap).
@@ -685,18 +797,27 @@ pub struct Baldur {
     ack_wire: SimTime,
     net: Net,
     nodes: Vec<Node>,
-    flows: Vec<FlowSt>,
     /// Reorder buffers of multi-packet flows, from their first arrival
-    /// until complete.
+    /// until complete, and the slot of each such flow's (looked up only,
+    /// never iterated: the run does not depend on the map's order).
     reorder: Pool<ReorderBuffer>,
+    reorder_of: HashMap<FlowId, u32>,
+    /// `next_event()`, kept current by every call that changes it (the run
+    /// loop asks once per step).
+    next_at: Option<SimTime>,
     out: Pool<Outstanding>,
     /// Serial of each outstanding slot while live (0 = free).
     serial_of: Vec<u32>,
     next_serial: u32,
-    events: EventQueue<Event>,
+    /// Transmitter wake-ups (`TxFree`) and arrivals of short data packets
+    /// (the last of a flow), each stamped with `seq` when scheduled: the two
+    /// are taken together in (time, seq) order, the order of the one event
+    /// heap they replace.
+    wakes: Wakes,
+    short_data: BinaryHeap<Reverse<(SimTime, u64, [u32; 4])>>,
+    seq: u64,
     /// Arrivals of full-size data packets and of ACKs: each is now + a
-    /// constant, so each FIFO is in time order (short data packets, the last
-    /// of a flow, and `TxFree` go to `events`).
+    /// constant, so each FIFO is in time order.
     data_fifo: VecDeque<(SimTime, Event)>,
     ack_fifo: VecDeque<(SimTime, Event)>,
     /// Timeouts in deadline order: every data transmission adds one at
@@ -762,12 +883,15 @@ impl Baldur {
             ack_wire,
             net,
             nodes: (0..l.nodes).map(|_| Node::default()).collect(),
-            flows: Vec::new(),
             reorder: Pool::new(),
+            reorder_of: HashMap::new(),
+            next_at: None,
             out: Pool::new(),
             serial_of: Vec::new(),
             next_serial: 1,
-            events: EventQueue::new(),
+            wakes: Wakes::new(l.wire_time(p.packet.0).max(ack_wire) + l.gap),
+            short_data: BinaryHeap::new(),
+            seq: 0,
             data_fifo: VecDeque::new(),
             ack_fifo: VecDeque::new(),
             timeouts_fifo: VecDeque::new(),
@@ -911,11 +1035,27 @@ impl Baldur {
     /// through once the earliest could arrive no later than everything
     /// else known (so the run loop never wakes for a dropped packet).
     fn settle(&mut self) {
-        if self.pending_due != SimTime::MAX
-            && self.next_event().is_none_or(|t| self.pending_due <= t)
-        {
+        let mut next = self.earliest();
+        if self.pending_due != SimTime::MAX && next.is_none_or(|t| self.pending_due <= t) {
             self.flush();
+            next = self.earliest();
         }
+        self.next_at = next;
+    }
+
+    /// The earliest event, timeout or timer (pending packets aside).
+    fn earliest(&self) -> Option<SimTime> {
+        let a = self
+            .wakes
+            .peek()
+            .map_or(SimTime::MAX, |w| w.0)
+            .min(self.short_data.peek().map_or(SimTime::MAX, |e| e.0 .0))
+            .min(self.data_fifo.front().map_or(SimTime::MAX, |e| e.0))
+            .min(self.ack_fifo.front().map_or(SimTime::MAX, |e| e.0));
+        let b = self.timers.peek_time().unwrap_or(SimTime::MAX);
+        let c = self.timeouts_fifo.front().map_or(SimTime::MAX, |e| e.0);
+        let t = a.min(b).min(c);
+        (t != SimTime::MAX).then_some(t)
     }
 
     fn new_serial(&mut self) -> u32 {
@@ -938,8 +1078,12 @@ impl Baldur {
             wire = self.l.wire_time(self.out.get(slot).bytes as u64);
             self.retransmissions += 1;
             self.send_data(now, h, slot, wire);
-        } else if let Some(&f) = self.nodes[hi].fresh.front() {
-            let total = self.flows[f as usize].bytes;
+        } else if let Some(&Fresh {
+            flow: f,
+            dst,
+            bytes: total,
+        }) = self.nodes[hi].fresh.front()
+        {
             let node = &mut self.nodes[hi];
             let seq = node.next_new;
             node.next_new += 1;
@@ -954,10 +1098,14 @@ impl Baldur {
                 seq,
                 bytes: bytes as u32,
                 timeouts: 0,
+                src: h,
+                dst,
+                flow_bytes: total,
                 deadline: SimTime::MAX,
                 timer: None,
                 queued: false,
                 acked: false,
+                received: false,
             });
             if slot as usize >= self.serial_of.len() {
                 self.serial_of.resize(slot as usize + 1, 0);
@@ -978,7 +1126,36 @@ impl Baldur {
         if !node.acks.is_empty() || !node.retx.is_empty() || !node.fresh.is_empty() {
             node.wake = true;
             self.pending_tx += 1;
-            self.events.push(free_at, Event::TxFree(h));
+            self.push_wake(now, free_at, h);
+        }
+    }
+
+    /// Node `h`'s transmitter wakes at `t` (after `now`, within the wake
+    /// horizon: the end of a transmission that has started).
+    fn push_wake(&mut self, now: SimTime, t: SimTime, h: u32) {
+        self.wakes.push(now, t, self.seq, h);
+        self.seq += 1;
+    }
+
+    /// The earliest of the wake-ups and short data arrivals, if due by `now`.
+    fn pop_due_event(&mut self, now: SimTime) -> Option<Event> {
+        let w = self.wakes.peek();
+        let d = self.short_data.peek().map(|Reverse((t, q, _))| (*t, *q));
+        match (w, d) {
+            (Some(w), d) if w.0 <= now && d.is_none_or(|d| w < d) => {
+                Some(Event::TxFree(self.wakes.pop(now)))
+            }
+            (_, Some(d)) if d.0 <= now => {
+                let Reverse((_, _, [slot, serial, src, dst])) =
+                    self.short_data.pop().expect("peeked");
+                Some(Event::Data {
+                    slot,
+                    serial,
+                    src,
+                    dst,
+                })
+            }
+            _ => None,
         }
     }
 
@@ -994,7 +1171,8 @@ impl Baldur {
         } else {
             node.wake = true;
             self.pending_tx += 1;
-            self.events.push(node.free_at, Event::TxFree(h));
+            let t = node.free_at;
+            self.push_wake(now, t, h);
         }
     }
 
@@ -1014,21 +1192,23 @@ impl Baldur {
 
     fn send_data(&mut self, now: SimTime, h: u32, slot: u32, wire: SimTime) {
         let o = *self.out.get(slot);
-        let dst = self.flows[o.flow as usize].dst;
+        let dst = o.dst;
         let serial = self.serial_of[slot as usize];
         self.data_sent += 1;
         let at = now + self.l.head_latency + wire;
         let ev = Event::Data {
-            flow: o.flow,
-            seq: o.seq,
             slot,
             serial,
+            src: h,
+            dst,
         };
         if o.bytes as u64 == self.packet {
             self.inject_later(now, (h, dst), wire, (at, ev, false));
         } else if self.inject(now, h, dst, wire) {
             self.in_flight += 1;
-            self.events.push(at, ev);
+            self.short_data
+                .push(Reverse((at, self.seq, [slot, serial, h, dst])));
+            self.seq += 1;
         } else {
             self.data_dropped += 1;
         }
@@ -1051,7 +1231,7 @@ impl Baldur {
         let o = self.out.get_mut(slot);
         o.timer = None;
         o.queued = true;
-        let h = self.flows[o.flow as usize].src;
+        let h = o.src;
         self.out.push_back(&mut self.nodes[h as usize].retx, slot);
         self.kick(h, now);
     }
@@ -1100,44 +1280,49 @@ impl Baldur {
                 self.start_tx(h, now);
             }
             Event::Data {
-                flow,
-                seq,
                 slot,
                 serial,
+                src,
+                dst,
             } => {
                 self.in_flight -= 1;
                 self.data_arrived += 1;
                 let packet = self.packet;
-                let st = &mut self.flows[flow as usize];
-                let (src, dst) = (st.src, st.dst);
-                let units = unit_count(st.bytes.max(1), packet);
-                if st.rx == RX_DONE {
+                // Not live: ACKed, so a copy arrived before.
+                let first = self.live(slot, serial) && !self.out.get(slot).received;
+                if !first {
                     self.duplicates += 1;
-                } else if units == 1 {
-                    rec.deliver(flow, now, st.bytes);
-                    rec.complete(flow, now);
-                    st.rx = RX_DONE;
                 } else {
-                    if st.rx == RX_NONE {
-                        st.rx = 1 + self.reorder.alloc(ReorderBuffer::default());
-                    }
-                    let at = st.rx - 1;
-                    let rb = self.reorder.get_mut(at);
-                    match rb.receive(seq) {
-                        Receipt::InOrder { released } => {
-                            let next = rb.next_expected();
-                            let b: u64 = (next - released..next)
-                                .map(|u| unit_bytes(u, st.bytes, packet))
-                                .sum();
-                            rec.deliver(flow, now, b);
-                            if rb.is_complete(units) {
-                                rec.complete(flow, now);
-                                st.rx = RX_DONE;
-                                self.reorder.release(at);
+                    let o = self.out.get_mut(slot);
+                    o.received = true;
+                    let (flow, seq, total) = (o.flow, o.seq, o.flow_bytes);
+                    let units = unit_count(total.max(1), packet);
+                    if units == 1 {
+                        rec.deliver(flow, now, total);
+                        rec.complete(flow, now);
+                    } else {
+                        let reorder = &mut self.reorder;
+                        let at = *self
+                            .reorder_of
+                            .entry(flow)
+                            .or_insert_with(|| reorder.alloc(ReorderBuffer::default()));
+                        let rb = self.reorder.get_mut(at);
+                        match rb.receive(seq) {
+                            Receipt::InOrder { released } => {
+                                let next = rb.next_expected();
+                                let b: u64 = (next - released..next)
+                                    .map(|u| unit_bytes(u, total, packet))
+                                    .sum();
+                                rec.deliver(flow, now, b);
+                                if rb.is_complete(units) {
+                                    rec.complete(flow, now);
+                                    self.reorder.release(at);
+                                    self.reorder_of.remove(&flow);
+                                }
                             }
+                            Receipt::Early => {}
+                            Receipt::Duplicate => self.duplicates += 1,
                         }
-                        Receipt::Early => {}
-                        Receipt::Duplicate => self.duplicates += 1,
                     }
                 }
                 self.nodes[dst as usize].acks.push_back((src, slot, serial));
@@ -1152,11 +1337,10 @@ impl Baldur {
                 let o = self.out.get_mut(slot);
                 o.acked = true;
                 o.deadline = SimTime::MAX;
-                let (timer, queued, bytes, flow) = (o.timer.take(), o.queued, o.bytes, o.flow);
+                let (timer, queued, bytes, h) = (o.timer.take(), o.queued, o.bytes, o.src);
                 if let Some(id) = timer {
                     self.timers.cancel(id);
                 }
-                let h = self.flows[flow as usize].src;
                 self.nodes[h as usize].buffer_bytes -= bytes as u64;
                 if !queued {
                     self.release(slot);
@@ -1178,29 +1362,17 @@ impl Fabric for Baldur {
     }
 
     fn add_flow(&mut self, now: SimTime, flow: &Flow, _: &mut Recorder) {
-        debug_assert_eq!(flow.id as usize, self.flows.len());
-        self.flows.push(FlowSt {
-            bytes: flow.bytes,
-            src: flow.src,
+        self.nodes[flow.src as usize].fresh.push_back(Fresh {
+            flow: flow.id,
             dst: flow.dst,
-            rx: RX_NONE,
+            bytes: flow.bytes,
         });
-        self.nodes[flow.src as usize].fresh.push_back(flow.id);
         self.kick(flow.src, now);
         self.settle();
     }
 
     fn next_event(&self) -> Option<SimTime> {
-        let a = self
-            .events
-            .peek_time()
-            .unwrap_or(SimTime::MAX)
-            .min(self.data_fifo.front().map_or(SimTime::MAX, |e| e.0))
-            .min(self.ack_fifo.front().map_or(SimTime::MAX, |e| e.0));
-        let b = self.timers.peek_time().unwrap_or(SimTime::MAX);
-        let c = self.timeouts_fifo.front().map_or(SimTime::MAX, |e| e.0);
-        let t = a.min(b).min(c);
-        (t != SimTime::MAX).then_some(t)
+        self.next_at
     }
 
     fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
@@ -1214,7 +1386,7 @@ impl Fabric for Baldur {
             } else if self.ack_fifo.front().is_some_and(|e| e.0 <= now) {
                 let (_, ev) = self.ack_fifo.pop_front().expect("peeked");
                 self.on_event(now, ev, rec);
-            } else if let Some((_, ev)) = self.events.pop_due(now) {
+            } else if let Some(ev) = self.pop_due_event(now) {
                 self.on_event(now, ev, rec);
             } else if self.timeouts_fifo.front().is_some_and(|e| e.0 <= now) {
                 let (d, slot, serial) = self.timeouts_fifo.pop_front().expect("peeked");
@@ -1242,6 +1414,7 @@ impl Fabric for Baldur {
 
     fn finish(&mut self, _: SimTime, _: &mut Recorder) {
         self.flush();
+        self.next_at = self.earliest();
     }
 
     fn stats(&self) -> FabricStats {
@@ -1307,7 +1480,14 @@ impl Fabric for Baldur {
         }
         let flying = (self.data_sent - self.data_dropped - self.data_arrived)
             + (self.acks_sent - self.acks_dropped - self.acks_arrived);
-        let pending = self.events.len() + self.data_fifo.len() + self.ack_fifo.len();
+        let pending = self.short_data.len() + self.data_fifo.len() + self.ack_fifo.len();
+        if self.wakes.len() as u64 != self.pending_tx {
+            return Err(format!(
+                "baldur: {} wake-ups scheduled but {} TxFree pending",
+                self.wakes.len(),
+                self.pending_tx
+            ));
+        }
         if flying != self.in_flight || self.in_flight as usize > pending {
             return Err(format!(
                 "baldur: packet conservation: sent - dropped - arrived = {flying}, {} arrival events pending",
@@ -1323,7 +1503,7 @@ impl Fabric for Baldur {
             live += 1;
             let o = self.out.get(slot as u32);
             if !o.acked {
-                held[self.flows[o.flow as usize].src as usize] += o.bytes as u64;
+                held[o.src as usize] += o.bytes as u64;
                 if o.timer.is_none() && o.deadline == SimTime::MAX && !o.queued {
                     return Err(format!("baldur: packet {slot} neither timed nor queued"));
                 }
@@ -1692,6 +1872,45 @@ mod tests {
     }
 
     proptest! {
+        /// The wake-up ring pops exactly what a binary heap of (time, seq)
+        /// pops: pushes within the horizon of `now`, pops of what is due,
+        /// `now` moving forward (by as little as a picosecond or past the
+        /// horizon, so buckets are reused lap after lap).
+        #[test]
+        fn wake_ring_pops_in_heap_order(
+            horizon in 1u64..400_000,
+            steps in prop::collection::vec((0u64..3, 0u64..1_000_000, 0u32..6), 1..400),
+        ) {
+            let mut w = Wakes::new(SimTime(horizon));
+            let mut heap = BinaryHeap::new();
+            let (mut now, mut seq) = (0u64, 0u64);
+            for (op, x, n) in steps {
+                match op {
+                    0 => {
+                        for k in 0..n {
+                            let t = now + 1 + (x + k as u64 * 7_919) % horizon;
+                            w.push(SimTime(now), SimTime(t), seq, k);
+                            heap.push(Reverse((t, seq, k)));
+                            seq += 1;
+                        }
+                    }
+                    _ => {
+                        // Move to the earliest pending time, or a little on
+                        // if nothing is pending; then pop all that is due.
+                        let next = heap.peek().map(|Reverse(e)| e.0);
+                        now = next.unwrap_or(now + 1 + x % (3 * horizon));
+                        while heap.peek().is_some_and(|Reverse(e)| e.0 <= now) {
+                            let Reverse((t, q, k)) = heap.pop().unwrap();
+                            prop_assert_eq!(w.peek(), Some((SimTime(t), q)));
+                            prop_assert_eq!(w.pop(SimTime(now)), k);
+                        }
+                    }
+                }
+                prop_assert_eq!(w.len(), heap.len());
+                prop_assert_eq!(w.peek(), heap.peek().map(|Reverse(e)| (SimTime(e.0), e.1)));
+            }
+        }
+
         /// Stage by stage in batches = one packet after another: same fates
         /// and the same state after (checked by a probe packet set after).
         #[test]
