@@ -92,6 +92,9 @@ use std::collections::VecDeque;
 #[path = "external.rs"]
 mod external;
 pub use external::{ClassFlows, StarRouter};
+#[path = "flow_table.rs"]
+mod flow_table;
+use flow_table::FlowTable;
 
 /// DCTCP transport settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -592,7 +595,14 @@ pub struct Network<R: Router> {
     pool: Pool<Packet>,
     events: CalendarQueue<Packet>,
     timers: TimerWheel<Timer>,
-    flows: Vec<FlowState>,
+    /// Per flow by id; with `retire`, only from the oldest unfinished one.
+    flows: FlowTable<FlowState>,
+    /// Paced transport: finished flows leave `flows`
+    /// ([`Network::retire_finished_flows`]).
+    retire: bool,
+    /// Retired flows (source, destination, bytes, FCT), in id order, until
+    /// taken ([`Network::take_retired`]); `None`: not kept.
+    retired_log: Option<Vec<(u32, u32, u64, SimTime)>>,
     /// Per host, its flows with a packet to send, served round-robin: the
     /// paced transport's flows with packets left, or (round-robin NIC) the
     /// window transport's flows whose window allows a packet.
@@ -699,7 +709,9 @@ impl<R: Router> Network<R> {
             pool: Pool::new(),
             events: CalendarQueue::new(),
             timers: TimerWheel::new(),
-            flows: Vec::new(),
+            flows: FlowTable::new(),
+            retire: false,
+            retired_log: None,
             paced: vec![VecDeque::new(); hosts],
             nic_armed: vec![false; hosts],
             rr_nic: matches!(cfg.transport, Transport::Dctcp(_))
@@ -1558,6 +1570,9 @@ impl<R: Router> Network<R> {
                     rec.complete(pkt.flow, SimTime(now));
                     fl.finish = now;
                     self.active -= 1;
+                    if self.retire {
+                        self.retire_flows();
+                    }
                 }
             }
             Receipt::Early => self.n.early += 1,
@@ -1934,7 +1949,7 @@ impl<R: Router> Network<R> {
                 self.packet_events
             ));
         }
-        for (i, f) in self.flows.iter().enumerate() {
+        for (i, f) in self.flows.iter() {
             if f.snd_una > f.snd_nxt || f.snd_nxt > f.npkts || f.rb.next_expected() > f.npkts {
                 return Err(format!(
                     "net: flow {i}: una {} nxt {} received {} of {} packets",
@@ -1948,16 +1963,66 @@ impl<R: Router> Network<R> {
         Ok(())
     }
 
-    /// Flows that have arrived and not completed.
-    /// Completed flows: (source, destination, bytes, FCT).
+    /// Completed flows still held, by id: (source, destination, bytes,
+    /// FCT). With [`Network::retire_finished_flows`], the retired ones (all
+    /// of lower id) are those [`Network::take_retired`] handed out.
     pub fn completed_flows(&self) -> impl Iterator<Item = (u32, u32, u64, SimTime)> + '_ {
         self.flows
             .iter()
+            .map(|(_, f)| f)
             .filter(|f| f.receiver_done)
             .map(|f| (f.src, f.dst, f.bytes, SimTime(f.finish - f.start)))
     }
 
     pub fn active_flows(&self) -> u64 {
         self.active
+    }
+
+    /// Paced transport: a flow whose last packet has been delivered leaves
+    /// the flow table once every older flow has too (its memory is reused;
+    /// the run's per-flow results are the recorder's). Safe because a paced
+    /// flow sends each packet once and has no ACKs or timers: when its
+    /// receiver holds all `npkts` packets, none is left in the network.
+    /// With `log`, the retired flows are kept for [`Network::take_retired`].
+    /// Not with [`Network::extend_flow`] (a finished flow can grow).
+    pub fn retire_finished_flows(&mut self, log: bool) {
+        assert!(
+            matches!(self.cfg.transport, Transport::Paced),
+            "net: only paced flows are retired"
+        );
+        assert!(
+            self.flows.len() == 0,
+            "net: retirement set after flows arrived"
+        );
+        self.retire = true;
+        self.retired_log = log.then(Vec::new);
+    }
+
+    /// Flows held in the flow table (all flows, without retirement).
+    pub fn held_flows(&self) -> usize {
+        self.flows.len() - self.flows.first_live()
+    }
+
+    /// Hands out the flows retired since the last call (source,
+    /// destination, bytes, FCT), in id order.
+    pub fn take_retired(&mut self, mut f: impl FnMut(u32, u32, u64, SimTime)) {
+        if let Some(log) = &mut self.retired_log {
+            for (s, d, b, fct) in log.drain(..) {
+                f(s, d, b, fct);
+            }
+        }
+    }
+
+    /// Retires the finished flows at the front of the table.
+    fn retire_flows(&mut self) {
+        let log = &mut self.retired_log;
+        self.flows.retire_front(
+            |f| f.receiver_done && f.sender_done,
+            |_, f| {
+                if let Some(l) = log {
+                    l.push((f.src, f.dst, f.bytes, SimTime(f.finish - f.start)));
+                }
+            },
+        );
     }
 }
