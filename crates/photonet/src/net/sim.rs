@@ -469,31 +469,20 @@ struct QPort {
     peak_ingress: u64,
 }
 
-/// One lane (a VC with credits, else a priority class) of a queued port:
-/// what every packet-hop reads, 32 bytes (a port's 3 VCs in 96 B; with the
-/// PFC frame state inline, 48 B each, and a credit network missed on them:
-/// 23 % of `advance` in the 1,024-node multi-butterfly was the credit
-/// arrival's load of its lane).
+/// One lane (a VC with credits, else a priority class) of a queued port.
 #[derive(Clone, Copy, Debug, Default)]
 struct Lane {
     /// Packets waiting to be sent in this lane.
     queue: List,
-    /// PFC: this lane of the port is paused (since `LanePfc::paused_since`).
-    paused: bool,
     /// Credits: bytes the port may still send on this VC.
     credits: u64,
     /// Bytes of this lane buffered at the far end (credits, PFC).
     far: u64,
-}
-
-const _: () = assert!(std::mem::size_of::<Lane>() == 32);
-
-/// A lane's PFC frame state (PFC only; apart from [`Lane`]).
-#[derive(Clone, Copy, Debug, Default)]
-struct LanePfc {
+    /// PFC: this lane of the port is paused (since `paused_since`).
+    paused: bool,
     paused_since: u64,
-    /// As an ingress lane of the far node: a PAUSE is outstanding; frame
-    /// sequence numbers (sent, applied).
+    /// PFC, as an ingress lane of the far node: a PAUSE is outstanding;
+    /// frame sequence numbers (sent, applied).
     pause_sent: bool,
     frame_seq: u32,
     applied_seq: u32,
@@ -631,8 +620,6 @@ pub struct Network<R: Router> {
     /// without either); per (port, lane) state.
     vcs: u32,
     lanes: Vec<Lane>,
-    /// PFC: per lane, its frame state (empty without PFC).
-    lane_pfc: Vec<LanePfc>,
     credit: bool,
     credit_events: u64,
     /// PFC pause time per class, ps.
@@ -741,11 +728,6 @@ impl<R: Router> Network<R> {
                 };
                 nlanes
             ],
-            lane_pfc: if matches!(cfg.flow_control, FlowControl::Pfc(_)) {
-                vec![LanePfc::default(); nlanes]
-            } else {
-                Vec::new()
-            },
             credit: vc_buffer > 0,
             credit_events: 0,
             class_pause: vec![0; classes as usize],
@@ -1108,11 +1090,10 @@ impl<R: Router> Network<R> {
                     qi.peak_ingress = qi.peak_ingress.max(qi.ingress);
                     let l = &mut self.lanes[b as usize];
                     l.far += wire;
-                    let lp = &mut self.lane_pfc[b as usize];
-                    if l.far > pfc.xoff && !lp.pause_sent {
-                        lp.pause_sent = true;
-                        lp.frame_seq += 1;
-                        let seq = lp.frame_seq;
+                    if l.far > pfc.xoff && !l.pause_sent {
+                        l.pause_sent = true;
+                        l.frame_seq += 1;
+                        let seq = l.frame_seq;
                         let at = now
                             + self.ports[inp as usize].prop
                             + pfc.pause_delay.0
@@ -1307,11 +1288,10 @@ impl<R: Router> Network<R> {
                         .expect("net: ingress underflow");
                     let l = &mut self.lanes[inp as usize];
                     l.far = l.far.checked_sub(wire).expect("net: ingress underflow");
-                    let lp = &mut self.lane_pfc[inp as usize];
-                    if lp.pause_sent && l.far <= pfc.xon {
-                        lp.pause_sent = false;
-                        lp.frame_seq += 1;
-                        let seq = lp.frame_seq;
+                    if l.pause_sent && l.far <= pfc.xon {
+                        l.pause_sent = false;
+                        l.frame_seq += 1;
+                        let seq = l.frame_seq;
                         let at = now
                             + self.ports[link as usize].prop
                             + pfc.resume_delay.0
@@ -1345,10 +1325,6 @@ impl<R: Router> Network<R> {
 
     /// PFC: whether every lane of port `p` is paused.
     fn all_paused(&self, p: u32) -> bool {
-        if self.lane_pfc.is_empty() {
-            // Only PFC pauses.
-            return false;
-        }
         let b = (p * self.vcs) as usize;
         self.lanes[b..b + self.vcs as usize]
             .iter()
@@ -1369,19 +1345,18 @@ impl<R: Router> Network<R> {
                 pause,
                 seq,
             } => {
-                let b = (port * self.vcs + lane as u32) as usize;
-                let (l, lp) = (&mut self.lanes[b], &mut self.lane_pfc[b]);
-                if seq <= lp.applied_seq {
+                let l = &mut self.lanes[(port * self.vcs + lane as u32) as usize];
+                if seq <= l.applied_seq {
                     return;
                 }
-                lp.applied_seq = seq;
+                l.applied_seq = seq;
                 if pause && !l.paused {
                     l.paused = true;
-                    lp.paused_since = now;
+                    l.paused_since = now;
                     self.qports[port as usize].pauses += 1;
                 } else if !pause && l.paused {
                     l.paused = false;
-                    let d = now - lp.paused_since;
+                    let d = now - l.paused_since;
                     self.qports[port as usize].pause_time += d;
                     self.class_pause[lane as usize] += d;
                     if !self.qports[port as usize].busy {
