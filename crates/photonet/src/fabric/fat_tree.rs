@@ -929,13 +929,176 @@ pub fn lone_flow_bounds(
     }
 }
 
-/// A fat-tree or leaf-spine network as a [`Fabric`].
-pub struct PacketFabric {
+/// A fabric over the packet network `net/` with router `R`: the network
+/// does the work; `X` adds what one fabric reports besides the network's
+/// statistics ([`NetExtras`]). The fat-tree ([`PacketFabric`]) and the HPC
+/// baselines ([`HpcFabric`](crate::fabric::hpc::HpcFabric)) are this.
+pub struct NetFabric<R: Router, X = ()> {
     label: String,
-    params: FatTreeParams,
+    /// The topology's hosts (the network may have more, idle).
+    hosts: usize,
     rate: Rate,
+    net: Network<R>,
+    extra: X,
+}
+
+/// What a [`NetFabric`] adds to its network.
+pub trait NetExtras<R: Router> {
+    /// Called after each `advance` of the network.
+    fn after_advance(&mut self, _net: &mut Network<R>) {}
+    /// Statistics besides the network's.
+    fn stats(&self, _net: &Network<R>, _out: &mut FabricStats) {}
+}
+
+impl<R: Router> NetExtras<R> for () {}
+
+impl<R: Router, X> NetFabric<R, X> {
+    /// The fabric `label` over `net`, with `hosts` endpoints at `rate`.
+    pub fn with_network(
+        label: String,
+        hosts: usize,
+        rate: Rate,
+        net: Network<R>,
+        extra: X,
+    ) -> Self {
+        NetFabric {
+            label,
+            hosts,
+            rate,
+            net,
+            extra,
+        }
+    }
+
+    /// The underlying packet network.
+    pub fn net(&self) -> &Network<R> {
+        &self.net
+    }
+}
+
+impl<R: Router, X: NetExtras<R>> Fabric for NetFabric<R, X> {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+    fn hosts(&self) -> usize {
+        self.hosts
+    }
+    fn host_rate(&self) -> Rate {
+        self.rate
+    }
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
+        self.net.add_flow(now, flow, rec);
+    }
+    fn next_event(&self) -> Option<SimTime> {
+        self.net.next_event()
+    }
+    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+        self.net.advance(now, rec);
+        self.extra.after_advance(&mut self.net);
+    }
+    fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
+    fn stats(&self) -> FabricStats {
+        let mut s: FabricStats = self.net.stats().into_iter().collect();
+        self.extra.stats(&self.net, &mut s);
+        s
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.net.check_invariants()
+    }
+}
+
+/// A fat-tree or leaf-spine network as a [`Fabric`].
+pub type PacketFabric = NetFabric<Clos, ClosExtras>;
+
+/// The fat-tree's additions: its parameters and shape, and the slowdowns of
+/// the flows the network retired (paced transport).
+pub struct ClosExtras {
+    params: FatTreeParams,
     clos: Clos,
-    net: Network<Clos>,
+    /// Retired flows in id order: slowdown and size class.
+    retired: Vec<f64>,
+    retired_class: Vec<u8>,
+}
+
+/// A completed flow's slowdown and size class (see
+/// [`PacketFabric::slowdowns`]).
+fn slowdown(
+    p: &FatTreeParams,
+    clos: &Clos,
+    src: u32,
+    dst: u32,
+    bytes: u64,
+    fct: SimTime,
+) -> (f64, u8) {
+    let npkts = bytes.div_ceil(p.mtu.0);
+    let wire = bytes + npkts * p.header.0;
+    let first = bytes.min(p.mtu.0) + p.header.0;
+    let h = clos.hops(src, dst) as u64;
+    let slowest = clos.host_rate.min(clos.uplink_rate);
+    let ideal =
+        clos.host_rate.tx_time(wire) + slowest.tx_time(first) * (h - 1) + p.path_propagation(h);
+    let x = fct.0 as f64 / ideal.0 as f64;
+    let c = if bytes < 10_000 {
+        0
+    } else if bytes < 100_000 {
+        1
+    } else {
+        2
+    };
+    (x, c)
+}
+
+impl NetExtras<Clos> for ClosExtras {
+    fn after_advance(&mut self, net: &mut Network<Clos>) {
+        let (p, clos) = (&self.params, &self.clos);
+        let (xs, cs) = (&mut self.retired, &mut self.retired_class);
+        net.take_retired(|src, dst, bytes, fct| {
+            let (x, c) = slowdown(p, clos, src, dst, bytes, fct);
+            xs.push(x);
+            cs.push(c);
+        });
+    }
+    fn stats(&self, net: &Network<Clos>, out: &mut FabricStats) {
+        for (k, v) in self.slowdowns(net) {
+            out.insert(k, v);
+        }
+    }
+}
+
+impl ClosExtras {
+    fn slowdowns(&self, net: &Network<Clos>) -> Vec<(String, f64)> {
+        let mut classes: [(&str, Vec<f64>); 4] = [
+            ("<10KB", vec![]),
+            ("<100KB", vec![]),
+            (">=100KB", vec![]),
+            ("all", vec![]),
+        ];
+        // Retired flows first: all of them precede the held ones by id.
+        let held = net
+            .completed_flows()
+            .map(|(src, dst, bytes, fct)| slowdown(&self.params, &self.clos, src, dst, bytes, fct));
+        let retired = self
+            .retired
+            .iter()
+            .copied()
+            .zip(self.retired_class.iter().copied());
+        for (x, c) in retired.chain(held) {
+            classes[c as usize].1.push(x);
+            classes[3].1.push(x);
+        }
+        let mut out = Vec::new();
+        for (name, mut v) in classes {
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by(f64::total_cmp);
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            let p99 = v[((v.len() as f64 * 0.99).ceil() as usize).clamp(1, v.len()) - 1];
+            out.push((format!("slowdown_mean.{name}"), mean));
+            out.push((format!("slowdown_p99.{name}"), p99));
+        }
+        out
+    }
 }
 
 impl PacketFabric {
@@ -972,20 +1135,27 @@ impl PacketFabric {
         } else {
             "Fat-tree"
         };
-        PacketFabric {
-            label: format!(
-                "{shape} (packet, {transport}, {routing}{})",
-                match p.priority {
-                    PriorityKind::None => "",
-                    PriorityKind::Pias => ", PIAS classes",
-                    PriorityKind::Size => ", size classes",
-                }
-            ),
-            params: p.clone(),
-            rate: clos.host_rate,
-            net: Network::new(net_config(p, seed), graph, clos.clone()),
-            clos,
+        let label = format!(
+            "{shape} (packet, {transport}, {routing}{})",
+            match p.priority {
+                PriorityKind::None => "",
+                PriorityKind::Pias => ", PIAS classes",
+                PriorityKind::Size => ", size classes",
+            }
+        );
+        let mut net = Network::new(net_config(p, seed), graph, clos.clone());
+        if p.transport == TransportKind::Paced {
+            net.retire_finished_flows(true);
         }
+        let hosts = net.hosts();
+        let rate = clos.host_rate;
+        let extra = ClosExtras {
+            params: p.clone(),
+            clos,
+            retired: Vec::new(),
+            retired_class: Vec::new(),
+        };
+        NetFabric::with_network(label, hosts, rate, net, extra)
     }
 
     /// Slowdown of each completed flow (FCT over its lone-flow FCT with an
@@ -993,85 +1163,11 @@ impl PacketFabric {
     /// hops propagations), mean and p99 per size class (`<10KB`,
     /// `<100KB`, `>=100KB`, `all`).
     pub fn slowdowns(&self) -> Vec<(String, f64)> {
-        let p = &self.params;
-        let mut classes: [(&str, Vec<f64>); 4] = [
-            ("<10KB", vec![]),
-            ("<100KB", vec![]),
-            (">=100KB", vec![]),
-            ("all", vec![]),
-        ];
-        for (src, dst, bytes, fct) in self.net.completed_flows() {
-            let npkts = bytes.div_ceil(p.mtu.0);
-            let wire = bytes + npkts * p.header.0;
-            let first = bytes.min(p.mtu.0) + p.header.0;
-            let h = self.clos.hops(src, dst) as u64;
-            let slowest = self.clos.host_rate.min(self.clos.uplink_rate);
-            let ideal = self.clos.host_rate.tx_time(wire)
-                + slowest.tx_time(first) * (h - 1)
-                + p.path_propagation(h);
-            let x = fct.0 as f64 / ideal.0 as f64;
-            let c = if bytes < 10_000 {
-                0
-            } else if bytes < 100_000 {
-                1
-            } else {
-                2
-            };
-            classes[c].1.push(x);
-            classes[3].1.push(x);
-        }
-        let mut out = Vec::new();
-        for (name, mut v) in classes {
-            if v.is_empty() {
-                continue;
-            }
-            v.sort_by(f64::total_cmp);
-            let mean = v.iter().sum::<f64>() / v.len() as f64;
-            let p99 = v[((v.len() as f64 * 0.99).ceil() as usize).clamp(1, v.len()) - 1];
-            out.push((format!("slowdown_mean.{name}"), mean));
-            out.push((format!("slowdown_p99.{name}"), p99));
-        }
-        out
+        self.extra.slowdowns(&self.net)
     }
 
-    /// The underlying packet network.
-    pub fn net(&self) -> &Network<Clos> {
-        &self.net
-    }
     pub fn clos(&self) -> &Clos {
-        &self.clos
-    }
-}
-
-impl Fabric for PacketFabric {
-    fn name(&self) -> String {
-        self.label.clone()
-    }
-    fn hosts(&self) -> usize {
-        self.net.hosts()
-    }
-    fn host_rate(&self) -> Rate {
-        self.rate
-    }
-    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
-        self.net.add_flow(now, flow, rec);
-    }
-    fn next_event(&self) -> Option<SimTime> {
-        self.net.next_event()
-    }
-    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
-        self.net.advance(now, rec);
-    }
-    fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
-    fn stats(&self) -> FabricStats {
-        let mut s: FabricStats = self.net.stats().into_iter().collect();
-        for (k, v) in self.slowdowns() {
-            s.insert(k, v);
-        }
-        s
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        self.net.check_invariants()
+        &self.extra.clos
     }
 }
 

@@ -40,16 +40,15 @@
 //!   switch_latency`.
 
 use crate::error::ConfigError;
+use crate::fabric::fat_tree::NetFabric;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
-use crate::fabric::{Fabric, FabricStats};
-use crate::flow::Flow;
+use crate::fabric::Fabric;
 use crate::net::dragonfly::Dragonfly;
 use crate::net::multibutterfly::MultiButterfly;
 use crate::net::{
     CreditConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, Router, Routing, Transport,
     MAX_VCS,
 };
-use crate::recorder::Recorder;
 use crate::rng::RngStreams;
 use crate::units::{ByteSize, Rate, SimTime};
 use schemars::JsonSchema;
@@ -479,15 +478,10 @@ impl FabricModule for HpcModule {
 }
 
 /// A packet network over topology `R` as a [`Fabric`].
-pub struct HpcFabric<R: Router> {
-    label: String,
-    /// The topology's hosts (the network may have more, idle).
-    hosts: usize,
-    rate: Rate,
-    net: Network<R>,
-}
+pub type HpcFabric<R> = NetFabric<R>;
 
-impl<R: Router> HpcFabric<R> {
+impl<R: Router> NetFabric<R> {
+    /// Paced hosts (finished flows retired from the network's table).
     pub fn new(
         label: String,
         hosts: usize,
@@ -496,49 +490,17 @@ impl<R: Router> HpcFabric<R> {
         g: Graph,
         router: R,
     ) -> Self {
-        HpcFabric {
-            label,
-            hosts,
-            rate,
-            net: Network::new(cfg, g, router),
-        }
-    }
-    pub fn net(&self) -> &Network<R> {
-        &self.net
-    }
-}
-
-impl<R: Router> Fabric for HpcFabric<R> {
-    fn name(&self) -> String {
-        self.label.clone()
-    }
-    fn hosts(&self) -> usize {
-        self.hosts
-    }
-    fn host_rate(&self) -> Rate {
-        self.rate
-    }
-    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
-        self.net.add_flow(now, flow, rec);
-    }
-    fn next_event(&self) -> Option<SimTime> {
-        self.net.next_event()
-    }
-    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
-        self.net.advance(now, rec);
-    }
-    fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
-    fn stats(&self) -> FabricStats {
-        self.net.stats().into_iter().collect()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        self.net.check_invariants()
+        let mut net = Network::new(cfg, g, router);
+        net.retire_finished_flows(false);
+        NetFabric::with_network(label, hosts, rate, net, ())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flow::Flow;
+    use crate::recorder::Recorder;
     use crate::topology::Topology;
 
     fn topo(n: u32) -> Topology {

@@ -78,6 +78,7 @@ impl<R: super::Router> Network<R> {
             matches!(self.cfg.transport, Transport::Paced),
             "net: extend_flow needs the paced transport"
         );
+        assert!(!self.retire, "net: extend_flow with finished flows retired");
         if bytes == 0 {
             return true;
         }
@@ -394,6 +395,65 @@ mod tests {
             bytes,
             start: SimTime::ZERO,
         }
+    }
+
+    /// Retiring finished paced flows changes nothing but memory: an incast
+    /// of many flows of mixed sizes (queues, PAUSEs, flows finishing out of
+    /// id order) gives the same completion times and statistics with and
+    /// without it; the table holds only the flows from the oldest unfinished
+    /// one, and none at the end; the retired flows come out in id order.
+    #[test]
+    fn retiring_finished_flows_changes_nothing_but_the_table() {
+        let run = |retire: bool| {
+            let mut n = star(4, Rate::gbps(10), 6_000, 3_000);
+            if retire {
+                n.retire_finished_flows(true);
+            }
+            let sizes: Vec<u64> = (0..3_000u64).map(|i| 1 + (i * 7_919) % 5_000).collect();
+            let mut r = rec(&sizes);
+            let mut most = 0;
+            let mut retired = vec![];
+            for (i, &b) in sizes.iter().enumerate() {
+                let now = SimTime::ns(3_000 * i as u64);
+                while let Some(t) = n.next_event().filter(|&t| t <= now) {
+                    n.advance(t, &mut r);
+                    n.take_retired(|s, d, b, fct| retired.push((s, d, b, fct)));
+                }
+                let f = flow(i as u32, (i % 3) as u32, 3, b);
+                n.add_flow(now, &f, &mut r);
+                most = most.max(n.held_flows());
+                n.check_invariants().unwrap();
+            }
+            while let Some(t) = n.next_event() {
+                n.advance(t, &mut r);
+                n.take_retired(|s, d, b, fct| retired.push((s, d, b, fct)));
+            }
+            n.check_invariants().unwrap();
+            let fin: Vec<Option<SimTime>> = (0..sizes.len() as u32).map(|i| r.finish(i)).collect();
+            let held: Vec<_> = n.completed_flows().collect();
+            (fin, n.stats(), most, n.held_flows(), retired, held)
+        };
+        let (fin0, stats0, most0, held0, retired0, done0) = run(false);
+        let (fin1, stats1, most1, held1, retired1, done1) = run(true);
+        assert!(fin0.iter().all(|f| f.is_some()));
+        assert_eq!(fin0, fin1);
+        assert_eq!(stats0, stats1);
+        assert_eq!((most0, held0), (3_000, 3_000));
+        assert!(most1 < 300, "held up to {most1} flows");
+        assert_eq!(held1, 0);
+        assert!(retired0.is_empty() && done1.is_empty());
+        // The retired log is the completed flows, in id order.
+        assert_eq!(retired1, done0);
+    }
+
+    #[test]
+    #[should_panic(expected = "extend_flow with finished flows retired")]
+    fn a_growing_flow_is_refused_when_flows_retire() {
+        let mut n = star(2, Rate::gbps(10), 6_000, 3_000);
+        n.retire_finished_flows(false);
+        let mut r = rec(&[1_000]);
+        n.add_flow(SimTime::ZERO, &flow(0, 0, 1, 1_000), &mut r);
+        n.extend_flow(SimTime::ZERO, 0, 1_000);
     }
 
     fn rec(flows: &[u64]) -> Recorder {

@@ -92,6 +92,9 @@ use std::collections::VecDeque;
 #[path = "external.rs"]
 mod external;
 pub use external::{ClassFlows, StarRouter};
+#[path = "flow_table.rs"]
+mod flow_table;
+use flow_table::FlowTable;
 
 /// DCTCP transport settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -485,13 +488,26 @@ struct Lane {
     applied_seq: u32,
 }
 
+/// What every flow needs (the paced transport needs nothing else).
 struct FlowState {
     src: u32,
     dst: u32,
     bytes: u64,
     npkts: u32,
-    snd_una: u32,
     snd_nxt: u32,
+    /// Packets of this flow (data or ACK) lost in the network.
+    losses: u32,
+    sender_done: bool,
+    receiver_done: bool,
+    start: u64,
+    finish: u64,
+    rb: ReorderBuffer,
+}
+
+/// The window transport's per-flow state (DCTCP only: a paced flow has
+/// none, and a run of 10 M paced one-packet flows does not pay for it).
+struct WinState {
+    snd_una: u32,
     dupacks: u32,
     recover: u32,
     in_recovery: bool,
@@ -501,7 +517,6 @@ struct FlowState {
     rto: u64,
     rto_deadline: u64,
     rto_armed: bool,
-    rb: ReorderBuffer,
     /// SACK scoreboard (bit per packet, allocated at the first SACK), one
     /// past the highest SACKed packet, and the next hole to consider.
     sacked: Vec<u64>,
@@ -514,14 +529,8 @@ struct FlowState {
     da_ce: bool,
     da_deadline: u64,
     da_armed: bool,
-    sender_done: bool,
-    receiver_done: bool,
-    start: u64,
-    finish: u64,
-    /// Packets of this flow (data or ACK) lost in the network, and that
-    /// count at the last retransmission timeout: a timeout with no loss
-    /// since the previous one is spurious.
-    losses: u32,
+    /// [`FlowState::losses`] at the last retransmission timeout: a timeout
+    /// with no loss since the previous one is spurious.
     losses_at_rto: u32,
     /// Round-robin NIC: in its host's list of flows with a packet to send.
     ready: bool,
@@ -567,13 +576,13 @@ fn is_sacked(sacked: &[u64], seq: u32) -> bool {
 
 /// SACK recovery: the next packet below the highest SACKed one that is
 /// neither SACKed nor already retransmitted in this recovery.
-fn next_hole(fl: &mut FlowState) -> Option<u32> {
-    let mut h = fl.rtx_next.max(fl.snd_una);
-    while h < fl.high_sack && is_sacked(&fl.sacked, h) {
+fn next_hole(fl: &FlowState, w: &mut WinState) -> Option<u32> {
+    let mut h = w.rtx_next.max(w.snd_una);
+    while h < w.high_sack && is_sacked(&w.sacked, h) {
         h += 1;
     }
-    if h < fl.high_sack && h < fl.snd_nxt {
-        fl.rtx_next = h + 1;
+    if h < w.high_sack && h < fl.snd_nxt {
+        w.rtx_next = h + 1;
         Some(h)
     } else {
         None
@@ -592,7 +601,16 @@ pub struct Network<R: Router> {
     pool: Pool<Packet>,
     events: CalendarQueue<Packet>,
     timers: TimerWheel<Timer>,
-    flows: Vec<FlowState>,
+    /// Per flow by id; with `retire`, only from the oldest unfinished one.
+    flows: FlowTable<FlowState>,
+    /// The window transport's state per flow by id (empty when paced).
+    win: Vec<WinState>,
+    /// Paced transport: finished flows leave `flows`
+    /// ([`Network::retire_finished_flows`]).
+    retire: bool,
+    /// Retired flows (source, destination, bytes, FCT), in id order, until
+    /// taken ([`Network::take_retired`]); `None`: not kept.
+    retired_log: Option<Vec<(u32, u32, u64, SimTime)>>,
     /// Per host, its flows with a packet to send, served round-robin: the
     /// paced transport's flows with packets left, or (round-robin NIC) the
     /// window transport's flows whose window allows a packet.
@@ -699,7 +717,10 @@ impl<R: Router> Network<R> {
             pool: Pool::new(),
             events: CalendarQueue::new(),
             timers: TimerWheel::new(),
-            flows: Vec::new(),
+            flows: FlowTable::new(),
+            win: Vec::new(),
+            retire: false,
+            retired_log: None,
             paced: vec![VecDeque::new(); hosts],
             nic_armed: vec![false; hosts],
             rr_nic: matches!(cfg.transport, Transport::Dctcp(_))
@@ -797,46 +818,43 @@ impl<R: Router> Network<R> {
         debug_assert_eq!(flow.id as usize, self.flows.len());
         self.last_advance = now.0;
         let npkts = flow.bytes.div_ceil(self.cfg.payload as u64).max(1) as u32;
-        let (cc, rto) = match &self.cfg.transport {
-            Transport::Dctcp(d) => (
-                Dctcp::new(d.init_cwnd as f64, d.g, d.max_cwnd as f64),
-                d.rto_init.0,
-            ),
-            Transport::Paced => (Dctcp::new(1.0, 0.0, 1.0), 0),
-        };
+        if let Transport::Dctcp(d) = &self.cfg.transport {
+            self.win.push(WinState {
+                snd_una: 0,
+                dupacks: 0,
+                recover: 0,
+                in_recovery: false,
+                cc: Dctcp::new(d.init_cwnd as f64, d.g, d.max_cwnd as f64),
+                srtt: 0,
+                rttvar: 0,
+                rto: d.rto_init.0,
+                rto_deadline: 0,
+                rto_armed: false,
+                sacked: Vec::new(),
+                high_sack: 0,
+                rtx_next: 0,
+                da_pending: 0,
+                da_ts: 0,
+                da_ce: false,
+                da_deadline: 0,
+                da_armed: false,
+                losses_at_rto: 0,
+                ready: false,
+                reported: 0,
+            });
+        }
         self.flows.push(FlowState {
             src: flow.src,
             dst: flow.dst,
             bytes: flow.bytes.max(1),
             npkts,
-            snd_una: 0,
             snd_nxt: 0,
-            dupacks: 0,
-            recover: 0,
-            in_recovery: false,
-            cc,
-            srtt: 0,
-            rttvar: 0,
-            rto,
-            rto_deadline: 0,
-            rto_armed: false,
-            rb: ReorderBuffer::new(),
-            sacked: Vec::new(),
-            high_sack: 0,
-            rtx_next: 0,
-            da_pending: 0,
-            da_ts: 0,
-            da_ce: false,
-            da_deadline: 0,
-            da_armed: false,
+            losses: 0,
             sender_done: false,
             receiver_done: false,
             start: now.0,
             finish: 0,
-            losses: 0,
-            losses_at_rto: 0,
-            ready: false,
-            reported: 0,
+            rb: ReorderBuffer::new(),
         });
         self.active += 1;
         match self.cfg.transport {
@@ -1410,18 +1428,19 @@ impl<R: Router> Network<R> {
 
     /// DCTCP: whether the window allows flow `f` a new packet.
     #[inline]
-    fn may_send(fl: &FlowState) -> bool {
-        !fl.sender_done && fl.snd_nxt < fl.npkts && fl.snd_nxt - fl.snd_una < fl.cc.window()
+    fn may_send(fl: &FlowState, w: &WinState) -> bool {
+        !fl.sender_done && fl.snd_nxt < fl.npkts && fl.snd_nxt - w.snd_una < w.cc.window()
     }
 
     /// DCTCP: the next packet the window allows flow `f` (skipping SACKed
     /// ones), taken.
     fn next_seq(&mut self, f: u32) -> Option<u32> {
         let fl = &mut self.flows[f as usize];
-        while Self::may_send(fl) {
+        let w = &mut self.win[f as usize];
+        while Self::may_send(fl, w) {
             let seq = fl.snd_nxt;
             fl.snd_nxt += 1;
-            if !is_sacked(&fl.sacked, seq) {
+            if !is_sacked(&w.sacked, seq) {
                 return Some(seq);
             }
         }
@@ -1433,8 +1452,9 @@ impl<R: Router> Network<R> {
     fn try_send(&mut self, f: u32, now: u64) {
         if self.rr_nic {
             let fl = &mut self.flows[f as usize];
-            if !fl.ready && Self::may_send(fl) {
-                fl.ready = true;
+            let w = &mut self.win[f as usize];
+            if !w.ready && Self::may_send(fl, w) {
+                w.ready = true;
                 let src = fl.src;
                 self.paced[src as usize].push_back(f);
                 self.nic_kick(src, now);
@@ -1478,15 +1498,16 @@ impl<R: Router> Network<R> {
             let Some(f) = self.paced[host as usize].pop_front() else {
                 return;
             };
-            self.flows[f as usize].ready = false;
+            self.win[f as usize].ready = false;
             let Some(seq) = self.next_seq(f) else {
                 continue;
             };
             self.send_data(f, seq, now);
             self.arm_rto(f, now);
             let fl = &mut self.flows[f as usize];
-            if Self::may_send(fl) {
-                fl.ready = true;
+            let w = &mut self.win[f as usize];
+            if Self::may_send(fl, w) {
+                w.ready = true;
                 self.paced[host as usize].push_back(f);
             }
         }
@@ -1500,39 +1521,39 @@ impl<R: Router> Network<R> {
 
     fn arm_rto(&mut self, f: u32, now: u64) {
         let fl = &mut self.flows[f as usize];
-        if fl.sender_done || fl.snd_una >= fl.snd_nxt {
+        let w = &mut self.win[f as usize];
+        if fl.sender_done || w.snd_una >= fl.snd_nxt {
             return;
         }
-        if !fl.rto_armed {
-            fl.rto_armed = true;
-            fl.rto_deadline = now + fl.rto;
-            self.timers
-                .schedule(SimTime(fl.rto_deadline), Timer::Rto(f));
+        if !w.rto_armed {
+            w.rto_armed = true;
+            w.rto_deadline = now + w.rto;
+            self.timers.schedule(SimTime(w.rto_deadline), Timer::Rto(f));
         }
     }
 
     fn rto_fired(&mut self, f: u32, now: u64) {
         let fl = &mut self.flows[f as usize];
-        fl.rto_armed = false;
-        if fl.sender_done || fl.snd_una >= fl.snd_nxt {
+        let w = &mut self.win[f as usize];
+        w.rto_armed = false;
+        if fl.sender_done || w.snd_una >= fl.snd_nxt {
             return;
         }
-        if fl.rto_deadline > now {
+        if w.rto_deadline > now {
             // Pushed back by progress since it was armed.
-            fl.rto_armed = true;
-            self.timers
-                .schedule(SimTime(fl.rto_deadline), Timer::Rto(f));
+            w.rto_armed = true;
+            self.timers.schedule(SimTime(w.rto_deadline), Timer::Rto(f));
             return;
         }
         // Timeout: go back to the first unacknowledged packet.
         self.n.timeouts += 1;
-        self.n.spurious_timeouts += (fl.losses == fl.losses_at_rto) as u64;
-        fl.losses_at_rto = fl.losses;
-        fl.cc.on_timeout(fl.snd_nxt);
-        fl.rto = (fl.rto * 2).min(SimTime::S);
-        fl.in_recovery = false;
-        fl.dupacks = 0;
-        fl.snd_nxt = fl.snd_una;
+        self.n.spurious_timeouts += (fl.losses == w.losses_at_rto) as u64;
+        w.losses_at_rto = fl.losses;
+        w.cc.on_timeout(fl.snd_nxt);
+        w.rto = (w.rto * 2).min(SimTime::S);
+        w.in_recovery = false;
+        w.dupacks = 0;
+        fl.snd_nxt = w.snd_una;
         let before = self.n.data_sent;
         self.try_send(f, now);
         self.n.retransmissions += self.n.data_sent - before;
@@ -1558,6 +1579,9 @@ impl<R: Router> Network<R> {
                     rec.complete(pkt.flow, SimTime(now));
                     fl.finish = now;
                     self.active -= 1;
+                    if self.retire {
+                        self.retire_flows();
+                    }
                 }
             }
             Receipt::Early => self.n.early += 1,
@@ -1570,35 +1594,37 @@ impl<R: Router> Network<R> {
         let ce = pkt.flags & FLAG_CE != 0;
         let in_order = matches!(receipt, Receipt::InOrder { .. });
         if every > 1 {
-            let fl = &mut self.flows[pkt.flow as usize];
-            if fl.da_pending > 0 && (ce != fl.da_ce || !in_order) {
+            let w = &mut self.win[pkt.flow as usize];
+            if w.da_pending > 0 && (ce != w.da_ce || !in_order) {
                 // Flush the pending ACK with its own CE state first.
-                let (ts, old_ce) = (fl.da_ts, fl.da_ce);
-                fl.da_pending = 0;
+                let (ts, old_ce) = (w.da_ts, w.da_ce);
+                w.da_pending = 0;
                 self.send_ack(pkt.flow, before, ts, old_ce, 0, now);
             }
             let fl = &mut self.flows[pkt.flow as usize];
+            let w = &mut self.win[pkt.flow as usize];
             if in_order && !fl.receiver_done {
-                fl.da_pending += 1;
-                fl.da_ts = pkt.ts;
-                fl.da_ce = ce;
-                if fl.da_pending < every {
-                    if fl.da_pending == 1 {
-                        fl.da_deadline = now + timeout;
-                        if !fl.da_armed {
-                            fl.da_armed = true;
+                w.da_pending += 1;
+                w.da_ts = pkt.ts;
+                w.da_ce = ce;
+                if w.da_pending < every {
+                    if w.da_pending == 1 {
+                        w.da_deadline = now + timeout;
+                        if !w.da_armed {
+                            w.da_armed = true;
                             self.timers
                                 .schedule(SimTime(now + timeout), Timer::DelAck(pkt.flow));
                         }
                     }
                     return;
                 }
-                fl.da_pending = 0;
+                w.da_pending = 0;
             }
         }
         // The data packet's slot becomes its ACK.
         let fl = &mut self.flows[pkt.flow as usize];
-        fl.da_pending = 0;
+        let w = &mut self.win[pkt.flow as usize];
+        w.da_pending = 0;
         let ack = fl.rb.next_expected();
         let (dst, src) = (fl.dst, fl.src);
         let mut a = pkt;
@@ -1644,18 +1670,19 @@ impl<R: Router> Network<R> {
 
     fn delack_fired(&mut self, f: u32, now: u64) {
         let fl = &mut self.flows[f as usize];
-        fl.da_armed = false;
-        if fl.da_pending == 0 {
+        let w = &mut self.win[f as usize];
+        w.da_armed = false;
+        if w.da_pending == 0 {
             return;
         }
-        if fl.da_deadline > now {
-            fl.da_armed = true;
+        if w.da_deadline > now {
+            w.da_armed = true;
             self.timers
-                .schedule(SimTime(fl.da_deadline), Timer::DelAck(f));
+                .schedule(SimTime(w.da_deadline), Timer::DelAck(f));
             return;
         }
-        fl.da_pending = 0;
-        let (ack, ts, ce) = (fl.rb.next_expected(), fl.da_ts, fl.da_ce);
+        w.da_pending = 0;
+        let (ack, ts, ce) = (fl.rb.next_expected(), w.da_ts, w.da_ce);
         self.send_ack(f, ack, ts, ce, 0, now);
     }
 
@@ -1666,71 +1693,72 @@ impl<R: Router> Network<R> {
         let (dupthresh, rto_min, sack) = (d.dupack_threshold, d.rto_min.0, d.sack);
         let f = pkt.flow;
         let fl = &mut self.flows[f as usize];
+        let w = &mut self.win[f as usize];
         if fl.sender_done {
             return;
         }
         if sack && pkt.sack > 0 {
             let s = pkt.sack - 1;
-            if s >= fl.snd_una && s < fl.npkts {
-                if fl.sacked.is_empty() {
-                    fl.sacked = vec![0; fl.npkts.div_ceil(64) as usize];
+            if s >= w.snd_una && s < fl.npkts {
+                if w.sacked.is_empty() {
+                    w.sacked = vec![0; fl.npkts.div_ceil(64) as usize];
                 }
-                fl.sacked[(s / 64) as usize] |= 1 << (s % 64);
-                fl.high_sack = fl.high_sack.max(s + 1);
+                w.sacked[(s / 64) as usize] |= 1 << (s % 64);
+                w.high_sack = w.high_sack.max(s + 1);
             }
         }
         // RTT estimate (RFC 6298) from the echoed timestamp.
         let r = now - pkt.ts;
-        if fl.srtt == 0 {
-            fl.srtt = r;
-            fl.rttvar = r / 2;
+        if w.srtt == 0 {
+            w.srtt = r;
+            w.rttvar = r / 2;
         } else {
-            fl.rttvar = (3 * fl.rttvar + fl.srtt.abs_diff(r)) / 4;
-            fl.srtt = (7 * fl.srtt + r) / 8;
+            w.rttvar = (3 * w.rttvar + w.srtt.abs_diff(r)) / 4;
+            w.srtt = (7 * w.srtt + r) / 8;
         }
-        fl.rto = (fl.srtt + 4 * fl.rttvar).max(rto_min);
+        w.rto = (w.srtt + 4 * w.rttvar).max(rto_min);
         let ece = pkt.flags & FLAG_ECE != 0;
         let ack = pkt.seq;
         let mut resend = None;
-        if ack > fl.snd_una {
-            let newly = ack - fl.snd_una;
-            fl.snd_una = ack;
+        if ack > w.snd_una {
+            let newly = ack - w.snd_una;
+            w.snd_una = ack;
             fl.snd_nxt = fl.snd_nxt.max(ack);
             // Packets this ACK reports for the first time: those it covers
             // minus the ones duplicate ACKs already reported (all but the
             // packet that filled the hole, at most).
-            let covered = fl.reported.min(newly - 1);
+            let covered = w.reported.min(newly - 1);
             let delivered = newly - covered;
-            fl.reported -= covered;
-            fl.dupacks = 0;
-            if fl.in_recovery {
-                if ack >= fl.recover {
-                    fl.in_recovery = false;
+            w.reported -= covered;
+            w.dupacks = 0;
+            if w.in_recovery {
+                if ack >= w.recover {
+                    w.in_recovery = false;
                 } else if sack {
-                    resend = next_hole(fl);
+                    resend = next_hole(fl, w);
                 } else {
                     resend = Some(ack);
                 }
             }
-            fl.cc.on_ack(newly, delivered, ece, ack, fl.snd_nxt);
-            if fl.snd_una >= fl.npkts {
+            w.cc.on_ack(newly, delivered, ece, ack, fl.snd_nxt);
+            if w.snd_una >= fl.npkts {
                 fl.sender_done = true;
                 return;
             }
-            fl.rto_deadline = now + fl.rto;
-        } else if ack == fl.snd_una && fl.snd_una < fl.snd_nxt {
-            fl.dupacks += 1;
-            fl.reported = (fl.reported + 1).min(fl.snd_nxt - fl.snd_una);
-            fl.cc.on_ack(0, 1, ece, ack, fl.snd_nxt);
-            if fl.dupacks == dupthresh && !fl.in_recovery {
-                fl.in_recovery = true;
-                fl.recover = fl.snd_nxt;
-                fl.rtx_next = ack + 1;
-                fl.cc.on_fast_retransmit(fl.snd_nxt);
+            w.rto_deadline = now + w.rto;
+        } else if ack == w.snd_una && w.snd_una < fl.snd_nxt {
+            w.dupacks += 1;
+            w.reported = (w.reported + 1).min(fl.snd_nxt - w.snd_una);
+            w.cc.on_ack(0, 1, ece, ack, fl.snd_nxt);
+            if w.dupacks == dupthresh && !w.in_recovery {
+                w.in_recovery = true;
+                w.recover = fl.snd_nxt;
+                w.rtx_next = ack + 1;
+                w.cc.on_fast_retransmit(fl.snd_nxt);
                 self.n.fast_retransmits += 1;
                 resend = Some(ack);
-            } else if fl.in_recovery && sack {
-                resend = next_hole(fl);
+            } else if w.in_recovery && sack {
+                resend = next_hole(fl, w);
             }
         }
         if let Some(seq) = resend {
@@ -1848,7 +1876,7 @@ impl<R: Router> Network<R> {
     }
     /// Flow `f`'s congestion window, packets.
     pub fn cwnd(&self, f: u32) -> f64 {
-        self.flows[f as usize].cc.cwnd
+        self.win[f as usize].cc.cwnd
     }
     /// Bytes buffered at port `p` at `now` (lossy: those whose last bit has
     /// not left yet).
@@ -1934,11 +1962,12 @@ impl<R: Router> Network<R> {
                 self.packet_events
             ));
         }
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.snd_una > f.snd_nxt || f.snd_nxt > f.npkts || f.rb.next_expected() > f.npkts {
+        for (i, f) in self.flows.iter() {
+            let una = self.win.get(i).map_or(0, |w| w.snd_una);
+            if una > f.snd_nxt || f.snd_nxt > f.npkts || f.rb.next_expected() > f.npkts {
                 return Err(format!(
                     "net: flow {i}: una {} nxt {} received {} of {} packets",
-                    f.snd_una,
+                    una,
                     f.snd_nxt,
                     f.rb.next_expected(),
                     f.npkts
@@ -1948,16 +1977,66 @@ impl<R: Router> Network<R> {
         Ok(())
     }
 
-    /// Flows that have arrived and not completed.
-    /// Completed flows: (source, destination, bytes, FCT).
+    /// Completed flows still held, by id: (source, destination, bytes,
+    /// FCT). With [`Network::retire_finished_flows`], the retired ones (all
+    /// of lower id) are those [`Network::take_retired`] handed out.
     pub fn completed_flows(&self) -> impl Iterator<Item = (u32, u32, u64, SimTime)> + '_ {
         self.flows
             .iter()
+            .map(|(_, f)| f)
             .filter(|f| f.receiver_done)
             .map(|f| (f.src, f.dst, f.bytes, SimTime(f.finish - f.start)))
     }
 
     pub fn active_flows(&self) -> u64 {
         self.active
+    }
+
+    /// Paced transport: a flow whose last packet has been delivered leaves
+    /// the flow table once every older flow has too (its memory is reused;
+    /// the run's per-flow results are the recorder's). Safe because a paced
+    /// flow sends each packet once and has no ACKs or timers: when its
+    /// receiver holds all `npkts` packets, none is left in the network.
+    /// With `log`, the retired flows are kept for [`Network::take_retired`].
+    /// Not with [`Network::extend_flow`] (a finished flow can grow).
+    pub fn retire_finished_flows(&mut self, log: bool) {
+        assert!(
+            matches!(self.cfg.transport, Transport::Paced),
+            "net: only paced flows are retired"
+        );
+        assert!(
+            self.flows.len() == 0,
+            "net: retirement set after flows arrived"
+        );
+        self.retire = true;
+        self.retired_log = log.then(Vec::new);
+    }
+
+    /// Flows held in the flow table (all flows, without retirement).
+    pub fn held_flows(&self) -> usize {
+        self.flows.len() - self.flows.first_live()
+    }
+
+    /// Hands out the flows retired since the last call (source,
+    /// destination, bytes, FCT), in id order.
+    pub fn take_retired(&mut self, mut f: impl FnMut(u32, u32, u64, SimTime)) {
+        if let Some(log) = &mut self.retired_log {
+            for (s, d, b, fct) in log.drain(..) {
+                f(s, d, b, fct);
+            }
+        }
+    }
+
+    /// Retires the finished flows at the front of the table.
+    fn retire_flows(&mut self) {
+        let log = &mut self.retired_log;
+        self.flows.retire_front(
+            |f| f.receiver_done && f.sender_done,
+            |_, f| {
+                if let Some(l) = log {
+                    l.push((f.src, f.dst, f.bytes, SimTime(f.finish - f.start)));
+                }
+            },
+        );
     }
 }
