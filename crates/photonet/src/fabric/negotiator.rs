@@ -2188,26 +2188,42 @@ impl Negotiator {
         }
         let end = now + self.l.pre_slot;
         let (n, sp) = (self.l.n, self.l.s);
-        let payload = self.l.pre_payload;
-        // Two passes: first the links whose queue holds data (a tight loop of
-        // independent loads, so the memory system fetches them in parallel),
-        // then the packets, in the same order.
+        // Two passes per block of sources: first the links whose queue holds
+        // data (a tight loop of independent loads, so the memory system
+        // fetches them in parallel), then the packets, in the same order
+        // (a take changes only its own source's queues). Blocks of about 128
+        // links keep the pair queues of the first pass in L1 for the second.
         let mut links = std::mem::take(&mut self.pre_links);
-        links.clear();
-        for s in 0..n {
-            if self.tor_bytes[s] == 0 {
-                continue;
-            }
-            for p in 0..sp {
-                let Some((d, q)) = self.pre_dest(s, p, j, e) else {
+        let block = (128 / sp).max(1);
+        let mut s0 = 0;
+        while s0 < n {
+            let s1 = (s0 + block).min(n);
+            links.clear();
+            for s in s0..s1 {
+                if self.tor_bytes[s] == 0 {
                     continue;
-                };
-                if self.pq[s * n + d].bytes > 0 {
-                    links.push((s as u32, p as u32, d as u32, q as u32));
+                }
+                for p in 0..sp {
+                    let Some((d, q)) = self.pre_dest(s, p, j, e) else {
+                        continue;
+                    };
+                    if self.pq[s * n + d].bytes > 0 {
+                        links.push((s as u32, p as u32, d as u32, q as u32));
+                    }
                 }
             }
+            s0 = s1;
+            self.piggyback_links(&links, g, end);
         }
-        for &(s, p, d, q) in &links {
+        self.pre_links = links;
+    }
+
+    /// The piggybacked packets of a predefined slot on `links`.
+    #[inline]
+    fn piggyback_links(&mut self, links: &[(u32, u32, u32, u32)], g: u64, end: SimTime) {
+        let sp = self.l.s;
+        let payload = self.l.pre_payload;
+        for &(s, p, d, q) in links {
             let (s, p, d, q) = (s as usize, p as usize, d as usize, q as usize);
             {
                 if self.any_failure
@@ -2231,7 +2247,6 @@ impl Negotiator {
                 self.send(s, d, pkt, end, lost);
             }
         }
-        self.pre_links = links;
     }
 
     fn scheduled_slot(&mut self, g: u64, now: SimTime) {
