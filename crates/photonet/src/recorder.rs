@@ -110,6 +110,28 @@ impl CoarseSeries {
         }
     }
 
+    /// `bytes` delivered at the point `t`: the same as `add_span(t, t, bytes)`
+    /// without a division (a packet-level fabric's hot path).
+    #[inline]
+    pub fn add_point(&mut self, t: SimTime, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        // The bin is 1 ns · 2^k (it starts at 1 ns and doubles): a division
+        // by a constant and a shift.
+        let k = (self.bin / 1_000).trailing_zeros();
+        let mut b = if self.bin == 1_000 << k {
+            (t.0 / 1_000) >> k
+        } else {
+            t.0 / self.bin
+        };
+        if b >= Self::MAX_BINS as u64 {
+            self.fit(t.0);
+            b = t.0 / self.bin;
+        }
+        self.bytes[b as usize] += bytes as f64;
+    }
+
     /// Bytes delivered in [t0, t1), taking a bin's bytes as spread evenly over it.
     pub fn bytes_between(&self, t0: SimTime, t1: SimTime) -> f64 {
         let mut total = 0.0;
@@ -238,6 +260,27 @@ impl Recorder {
             }
         }
         self.coarse.add_span(t0, t1, bytes);
+    }
+
+    /// The same as [`Recorder::deliver`] (`bytes` of flow `id` at the point
+    /// `t`), with the coarse series' point path.
+    #[inline]
+    pub fn deliver_point(&mut self, id: FlowId, t: SimTime, bytes: u64) {
+        if self.series.is_some() {
+            // The fine series (and its truncation message): the span path.
+            self.deliver_span(id, t, t, bytes);
+            return;
+        }
+        let tally = &mut self.tally[id as usize];
+        tally.delivered += bytes;
+        if tally.delivered > tally.bytes {
+            let msg = format!(
+                "flow {id}: delivered {} B of a {} B flow",
+                tally.delivered, tally.bytes
+            );
+            self.violation(msg);
+        }
+        self.coarse.add_point(t, bytes);
     }
 
     /// Flow `id` completed at `t` (all its bytes delivered to the application).

@@ -703,10 +703,10 @@ impl Seg {
     fn cut(&mut self, payload: u64, max: u64) -> (u64, u64) {
         // One packet (a predefined slot) needs no division: a queued segment
         // is never empty.
-        let k = if max == 1 {
-            1
+        let k = if max == 1 || self.left >= max * payload {
+            max
         } else {
-            max.min(self.left.div_ceil(payload))
+            self.left.div_ceil(payload)
         };
         let b = self.left.min(k * payload);
         self.left -= b;
@@ -862,6 +862,8 @@ pub struct Negotiator {
     host_last_arrive: Vec<SimTime>,
     host_active: Vec<u32>,
     host_on_list: Vec<bool>,
+    /// Scratch: the host-facing queues' entries due in `deliver_until`.
+    due: Vec<HostEntry>,
     /// Bytes sent to a ToR (on the way or in its host-facing queues) and not
     /// yet delivered.
     host_backlog: Vec<u64>,
@@ -1004,6 +1006,7 @@ impl Negotiator {
             host_last_arrive: vec![SimTime::MAX; eps],
             host_active: Vec::new(),
             host_on_list: vec![false; eps],
+            due: Vec::new(),
             host_backlog: vec![0; n],
             host_pending: 0,
             added_bytes: 0,
@@ -1423,38 +1426,54 @@ impl Negotiator {
     /// Bytes that have left the host-facing queues by `now` are delivered;
     /// due retransmissions rejoin their source queue.
     fn deliver_until(&mut self, now: SimTime, rec: &mut Recorder) {
+        // Two passes: first the due entries of every host-facing queue, then
+        // their deliveries in the same order (a tight loop of independent
+        // per-flow loads in the recorder, fetched in parallel).
+        let spr = self.l.servers_per_rack;
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
         let mut k = 0;
         while k < self.host_active.len() {
             let ep = self.host_active[k] as usize;
-            let d = ep / self.l.servers_per_rack;
-            while let Some(&e) = self.hostq[ep].front() {
-                let (done, flow, b) = (e.done, e.flow, e.bytes & !LAST);
-                if done > now {
+            let d = if spr == 1 { ep } else { ep / spr };
+            let q = &mut self.hostq[ep];
+            let mut taken = 0u64;
+            while let Some(&e) = q.front() {
+                if e.done > now {
                     break;
                 }
-                self.hostq[ep].pop_front();
-                self.host_backlog[d] -= b as u64;
-                self.host_pending -= b as u64;
-                self.delivered_bytes += b as u64;
-                if let Some((a, u)) = self.fail_window {
-                    if done >= a && done < u {
-                        self.bytes_during_failure += b as u64;
-                    } else if done < a && done + (u - a) >= a {
-                        self.bytes_before_failure += b as u64;
-                    }
-                }
-                rec.deliver(flow, done, b as u64);
-                if e.bytes & LAST != 0 {
-                    rec.complete(flow, done);
-                }
+                q.pop_front();
+                taken += (e.bytes & !LAST) as u64;
+                due.push(e);
             }
-            if self.hostq[ep].is_empty() {
+            let empty = q.is_empty();
+            self.host_backlog[d] -= taken;
+            self.host_pending -= taken;
+            self.delivered_bytes += taken;
+            if empty {
                 self.host_on_list[ep] = false;
                 self.host_active.swap_remove(k);
             } else {
                 k += 1;
             }
         }
+        if let Some((a, u)) = self.fail_window {
+            for e in &due {
+                let (done, b) = (e.done, (e.bytes & !LAST) as u64);
+                if done >= a && done < u {
+                    self.bytes_during_failure += b;
+                } else if done < a && done + (u - a) >= a {
+                    self.bytes_before_failure += b;
+                }
+            }
+        }
+        for e in &due {
+            rec.deliver_point(e.flow, e.done, (e.bytes & !LAST) as u64);
+            if e.bytes & LAST != 0 {
+                rec.complete(e.flow, e.done);
+            }
+        }
+        self.due = due;
         while let Some(&(t, (m, d, flow, b))) = self.relay_flight.front() {
             if t > now {
                 break;
@@ -2169,26 +2188,42 @@ impl Negotiator {
         }
         let end = now + self.l.pre_slot;
         let (n, sp) = (self.l.n, self.l.s);
-        let payload = self.l.pre_payload;
-        // Two passes: first the links whose queue holds data (a tight loop of
-        // independent loads, so the memory system fetches them in parallel),
-        // then the packets, in the same order.
+        // Two passes per block of sources: first the links whose queue holds
+        // data (a tight loop of independent loads, so the memory system
+        // fetches them in parallel), then the packets, in the same order
+        // (a take changes only its own source's queues). Blocks of about 128
+        // links keep the pair queues of the first pass in L1 for the second.
         let mut links = std::mem::take(&mut self.pre_links);
-        links.clear();
-        for s in 0..n {
-            if self.tor_bytes[s] == 0 {
-                continue;
-            }
-            for p in 0..sp {
-                let Some((d, q)) = self.pre_dest(s, p, j, e) else {
+        let block = (128 / sp).max(1);
+        let mut s0 = 0;
+        while s0 < n {
+            let s1 = (s0 + block).min(n);
+            links.clear();
+            for s in s0..s1 {
+                if self.tor_bytes[s] == 0 {
                     continue;
-                };
-                if self.pq[s * n + d].bytes > 0 {
-                    links.push((s as u32, p as u32, d as u32, q as u32));
+                }
+                for p in 0..sp {
+                    let Some((d, q)) = self.pre_dest(s, p, j, e) else {
+                        continue;
+                    };
+                    if self.pq[s * n + d].bytes > 0 {
+                        links.push((s as u32, p as u32, d as u32, q as u32));
+                    }
                 }
             }
+            s0 = s1;
+            self.piggyback_links(&links, g, end);
         }
-        for &(s, p, d, q) in &links {
+        self.pre_links = links;
+    }
+
+    /// The piggybacked packets of a predefined slot on `links`.
+    #[inline]
+    fn piggyback_links(&mut self, links: &[(u32, u32, u32, u32)], g: u64, end: SimTime) {
+        let sp = self.l.s;
+        let payload = self.l.pre_payload;
+        for &(s, p, d, q) in links {
             let (s, p, d, q) = (s as usize, p as usize, d as usize, q as usize);
             {
                 if self.any_failure
@@ -2212,7 +2247,6 @@ impl Negotiator {
                 self.send(s, d, pkt, end, lost);
             }
         }
-        self.pre_links = links;
     }
 
     fn scheduled_slot(&mut self, g: u64, now: SimTime) {
