@@ -1613,6 +1613,11 @@ impl Negotiator {
         p.busy = false;
         p.relay.clear();
         p.m.clear();
+        // A recycled process whose GRANT step falls in an idle gap (skipped)
+        // reaches ACCEPT with these: they must not be the last use's.
+        p.granted_ports.fill(0);
+        p.grants.clear();
+        p.reserved.clear();
         p
     }
 
