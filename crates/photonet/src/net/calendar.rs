@@ -44,6 +44,30 @@
 //! field-wise comparison added instructions; and buckets of 2^12 ps
 //! (2^15 of them): 1.08x.
 //!
+//! Tried in issue 7's third speed session and dropped: taking the packets
+//! in flight out of the wheel into per-link FIFOs. The packets on one link
+//! arrive in the order sent at strictly increasing times, so the wheel need
+//! only hold each link's head (by value, with its full tie-break payload,
+//! so the order is the old one: the minimum over all entries is always a
+//! link's head; the k = 16 spraying benchmark's end time, packets, hops,
+//! drops and retransmissions were unchanged — `tests/net_exact.rs` was not
+//! run on it), re-armed from the link's ring when it is popped;
+//! the wheel then held at most one entry per link (~6,000 at k = 16)
+//! instead of ~25,000. Slower, because the in-flight packets still have to
+//! live somewhere and the read of the next one from the ring missed as the
+//! read from the slab did (perf annotate: ~80 % of the re-arm on that one
+//! load), now with a second copy per hop (ring → wheel → handler): with a
+//! `VecDeque` of 64-byte slots per link, 2.5x the CPU time of one run
+//! (each ring cycles through its whole capacity: ~10 MB touched, peak RSS
+//! 16 → 26 MB); with two-entry blocks from one last-in-first-out pool (a
+//! compact working set, the second entry of a block on the adjacent line),
+//! farm-bench -n 5 CPU median 1.64x (paired, on a loaded machine; single
+//! runs 1.06 s against 0.78 s). What bounds a hop is the packet's
+//! round trip through memory between its enqueue and its arrival (~5,000
+//! to ~20,000 other events in between, each touching 3–4 lines: more than
+//! L2), whichever structure holds it, plus the port's line (the second
+//! miss, in `enqueue`).
+//!
 //! Order: exact by time; entries at the same time come out by ascending
 //! payload, so the order depends only on what was pushed, never on how.
 //! [`peek_time`](CalendarQueue::peek_time) is O(1) on `&self` (the current
