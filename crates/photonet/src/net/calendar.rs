@@ -66,7 +66,15 @@
 //! round trip through memory between its enqueue and its arrival (~5,000
 //! to ~20,000 other events in between, each touching 3–4 lines: more than
 //! L2), whichever structure holds it, plus the port's line (the second
-//! miss, in `enqueue`).
+//! miss, in `enqueue`). Also dropped: touching, one event ahead, the line
+//! of the port the next event of the current bucket will be sent on when it
+//! is known before routing (a host's NIC, a switch's one minimal port
+//! down): `enqueue` fell from 19 % to 8 % of the profile, but the touching
+//! load's stall appeared in `advance` (12 % → 19 %) and the extra routing
+//! call cost 5 %; farm-bench -n 7 CPU paired median 0.975x (range 0.73x to
+//! 1.20x: noise). A demand load can hide only a reorder buffer's worth of
+//! work behind a miss; a prefetch instruction would not block retirement,
+//! but `_mm_prefetch` is `unsafe` and the crate forbids unsafe code.
 //!
 //! Order: exact by time; entries at the same time come out by ascending
 //! payload, so the order depends only on what was pushed, never on how.
