@@ -360,6 +360,158 @@ impl<E: Copy + Ord> CalendarQueue<E> {
     }
 }
 
+/// Per-link FIFOs in front of a [`CalendarQueue`]: the packets in flight on
+/// one link arrive in the order they were sent, at increasing times, so
+/// the calendar needs to hold only each link's head (the earliest); the
+/// others wait in the link's ring, contiguous, and the next one is pushed
+/// into the calendar when the head is popped ([`popped`](Self::popped)).
+/// The calendar then holds at most one packet per link (a few thousand,
+/// which stay in cache) instead of every packet in flight.
+///
+/// Order: the same as pushing every entry into the calendar directly.
+/// The calendar pops its minimum (time, payload); a ring's entries are
+/// later than its head (times strictly increase along a link: every push
+/// on a link must be strictly later than the link's previous one), so the
+/// minimum of all entries is always some link's head, in the calendar.
+#[derive(Debug)]
+pub struct LinkQueues<E> {
+    /// Per link: whether its head is in the calendar, and its ring.
+    state: Vec<Ring>,
+    /// The rings' blocks of `BLOCK` entries; free ones chained through
+    /// `next` from `free`, the last released first (a push writes where a
+    /// pop has just read).
+    blocks: Vec<[Slot<E>; BLOCK]>,
+    next: Vec<u32>,
+    free: u32,
+    /// Entries in the rings (not in the calendar).
+    pub followers: usize,
+}
+
+/// Entries per ring block.
+const BLOCK: usize = 2;
+
+/// A link's ring: a list of blocks, read from `head` at `hi`, written at
+/// `tail` at `ti`.
+#[derive(Clone, Copy, Debug)]
+struct Ring {
+    head: u32,
+    tail: u32,
+    hi: u16,
+    ti: u16,
+    armed: bool,
+}
+
+impl<E: Copy + Ord + Default> LinkQueues<E> {
+    pub fn new(links: usize) -> Self {
+        LinkQueues {
+            state: vec![
+                Ring {
+                    head: NIL,
+                    tail: NIL,
+                    hi: 0,
+                    ti: 0,
+                    armed: false,
+                };
+                links
+            ],
+            blocks: Vec::new(),
+            next: Vec::new(),
+            free: NIL,
+            followers: 0,
+        }
+    }
+
+    #[inline]
+    fn alloc(&mut self) -> u32 {
+        if self.free != NIL {
+            let b = self.free;
+            self.free = self.next[b as usize];
+            self.next[b as usize] = NIL;
+            b
+        } else {
+            self.blocks.push(
+                [Slot {
+                    t: 0,
+                    ev: E::default(),
+                }; BLOCK],
+            );
+            self.next.push(NIL);
+            (self.blocks.len() - 1) as u32
+        }
+    }
+
+    /// Adds `ev`, arriving at `t` over `link` (strictly after the link's
+    /// previous entry), to `q` or to the link's ring.
+    #[inline]
+    pub fn push(&mut self, q: &mut CalendarQueue<E>, link: u32, t: u64, ev: E) {
+        let l = link as usize;
+        let r = self.state[l];
+        if !r.armed {
+            self.state[l].armed = true;
+            q.push(t, ev);
+            return;
+        }
+        let (mut tail, mut ti) = (r.tail, r.ti as usize);
+        if tail == NIL || ti == BLOCK {
+            let b = self.alloc();
+            if tail == NIL {
+                self.state[l].head = b;
+                self.state[l].hi = 0;
+            } else {
+                self.next[tail as usize] = b;
+            }
+            tail = b;
+            ti = 0;
+        }
+        debug_assert!(
+            ti == 0 || self.blocks[tail as usize][ti - 1].t < t,
+            "link {l}: push at {t}"
+        );
+        self.blocks[tail as usize][ti] = Slot { t, ev };
+        let s = &mut self.state[l];
+        s.tail = tail;
+        s.ti = ti as u16 + 1;
+        self.followers += 1;
+    }
+
+    /// `link`'s head has been popped from `q`: its next entry, if any,
+    /// goes into `q`.
+    #[inline]
+    pub fn popped(&mut self, q: &mut CalendarQueue<E>, link: u32) {
+        let l = link as usize;
+        let r = self.state[l];
+        debug_assert!(r.armed);
+        if r.head == NIL {
+            self.state[l].armed = false;
+            return;
+        }
+        let Slot { t, ev } = self.blocks[r.head as usize][r.hi as usize];
+        self.followers -= 1;
+        let hi = r.hi as usize + 1;
+        let s = &mut self.state[l];
+        if r.head == r.tail && hi == r.ti as usize {
+            // Empty: its block goes back to the pool.
+            s.head = NIL;
+            s.tail = NIL;
+            self.next[r.head as usize] = self.free;
+            self.free = r.head;
+        } else if hi == BLOCK {
+            s.head = self.next[r.head as usize];
+            s.hi = 0;
+            self.next[r.head as usize] = self.free;
+            self.free = r.head;
+        } else {
+            s.hi = hi as u16;
+        }
+        q.push(t, ev);
+    }
+
+    /// Whether `link` has an entry in flight (its head in the calendar).
+    pub fn busy(&self, link: u32) -> bool {
+        self.state[link as usize].armed
+    }
+}
+
 /// Timers on a calendar wheel: due in (time, scheduling order), like
 /// [`TimerQueue`](crate::timer::TimerQueue) without cancellation. The packet
 /// network schedules a timer per data packet (its round-robin NIC's wake-up)
@@ -556,6 +708,60 @@ mod tests {
                 prop_assert_eq!(w.pop(), Some(e));
             }
             prop_assert!(w.is_empty());
+        }
+    }
+
+    proptest! {
+        /// Per-link rings in front of the calendar pop exactly what one
+        /// calendar holding every entry pops (the old event order): entries
+        /// on a link at strictly increasing times, often equal times across
+        /// links, payloads that order links' entries against each other
+        /// in every way.
+        #[test]
+        fn link_rings_pop_in_the_calendar_order(
+            ops in prop::collection::vec((0u32..6, 0u64..4, 0u8..4, 0u32..4), 1..800)
+        ) {
+            // Payload (tie, link, id): at equal times, entries of different
+            // links come out by `tie`, in no fixed order of links.
+            let mut q = CalendarQueue::<(u32, u32, u32)>::new();
+            let mut links = LinkQueues::<(u32, u32, u32)>::new(6);
+            let mut oracle = BinaryHeap::new();
+            // Per link, the time of its last push.
+            let mut last = [0u64; 6];
+            let (mut now, mut id) = (0u64, 0u32);
+            for (link, step, op, tie) in ops {
+                if op == 0 {
+                    let got = q.pop_due(u64::MAX);
+                    if let Some((_, (_, l, _))) = got {
+                        links.popped(&mut q, l);
+                    }
+                    let want = oracle.pop().map(|Reverse(e)| e);
+                    prop_assert_eq!(got, want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                } else {
+                    // Strictly later than the link's last entry, from a
+                    // few values (equal times across links are common).
+                    let l = link as usize;
+                    let t = last[l].max(now) + 1 + step * [1, 600, 5_000][op as usize - 1];
+                    last[l] = t;
+                    let e = (tie, link, id);
+                    links.push(&mut q, link, t, e);
+                    oracle.push(Reverse((t, e)));
+                    id += 1;
+                }
+                prop_assert_eq!(q.len() + links.followers, oracle.len());
+                prop_assert_eq!(q.peek_time(), oracle.peek().map(|r| r.0 .0));
+            }
+            while let Some(Reverse(want)) = oracle.pop() {
+                let got = q.pop_due(u64::MAX);
+                if let Some((_, (_, l, _))) = got {
+                    links.popped(&mut q, l);
+                }
+                prop_assert_eq!(got, Some(want));
+            }
+            prop_assert!(q.is_empty() && links.followers == 0);
         }
     }
 
