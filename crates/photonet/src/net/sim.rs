@@ -79,7 +79,7 @@
 
 use crate::delivery::{Receipt, ReorderBuffer};
 use crate::flow::Flow;
-use crate::net::calendar::{CalendarQueue, LinkQueues, TimerWheel};
+use crate::net::calendar::{CalendarQueue, TimerWheel};
 use crate::net::dctcp::Dctcp;
 use crate::net::route::{ecmp_choice, least_loaded, reduce, Hop, Router, Routing};
 use crate::pool::{List, Pool};
@@ -360,10 +360,6 @@ struct Packet {
     vc: u8,
 }
 
-/// Packets in flight, per link (port): the head's arrival in the event
-/// calendar, the rest in the link's ring.
-type Links = LinkQueues<Packet>;
-
 /// An event that is not a packet arrival: port `port` finished sending
 /// (lossless modes).
 const FLAG_PORT_FREE: u8 = 8;
@@ -594,11 +590,7 @@ pub struct Network<R: Router> {
     qports: Vec<QPort>,
     /// PFC queues' packets.
     pool: Pool<Packet>,
-    /// Packet arrivals (the head packet of each link with packets in
-    /// flight, see [`Links`]), "port free" and credit events.
     events: CalendarQueue<Packet>,
-    /// Per link, the packets in flight behind its head.
-    links: Links,
     timers: TimerWheel<Timer>,
     flows: Vec<FlowState>,
     /// Per host, its flows with a packet to send, served round-robin: the
@@ -665,14 +657,6 @@ impl<R: Router> Network<R> {
             cfg.payload as u64 + cfg.header as u64 <= u16::MAX as u64,
             "net: frames above 64 KiB"
         );
-        // Every frame takes time to serialise, so a link's arrivals are at
-        // strictly increasing times (the per-link rings rely on it).
-        assert!(
-            cfg.payload > 0 && cfg.ack_bytes > 0,
-            "net: empty frames (payload {}, ACK {} B)",
-            cfg.payload,
-            cfg.ack_bytes
-        );
         let classes = cfg.priority.classes();
         let queued = !matches!(cfg.flow_control, FlowControl::None) || classes > 1;
         // A paced NIC sends whenever its port is free: only queued ports
@@ -714,7 +698,6 @@ impl<R: Router> Network<R> {
             ports,
             pool: Pool::new(),
             events: CalendarQueue::new(),
-            links: Links::new(graph.ports.len()),
             timers: TimerWheel::new(),
             flows: Vec::new(),
             paced: vec![VecDeque::new(); hosts],
@@ -891,13 +874,10 @@ impl<R: Router> Network<R> {
                     self.credit_arrives(ev.port, ev.vc, ev.wire as u64, t);
                 } else {
                     self.packet_events -= 1;
-                    self.links.popped(&mut self.events, ev.port);
                     self.arrive(ev, t, rec);
                 }
             }
-            self.peak_events = self
-                .peak_events
-                .max(self.events.len() + self.links.followers);
+            self.peak_events = self.peak_events.max(self.events.len());
             match self.timers.peek_time() {
                 Some(tt) if tt.0 <= t => {
                     let (_, tm) = self.timers.pop().expect("a due timer");
@@ -1058,7 +1038,7 @@ impl<R: Router> Network<R> {
         port.busy_until = end;
         pkt.port = p;
         pkt.node = port.to;
-        self.links.push(&mut self.events, p, arrival, pkt);
+        self.events.push(arrival, pkt);
         self.packet_events += 1;
     }
 
@@ -1262,7 +1242,7 @@ impl<R: Router> Network<R> {
                 ..Packet::default()
             },
         );
-        self.links.push(&mut self.events, p, arrival, pkt);
+        self.events.push(arrival, pkt);
         self.packet_events += 1;
     }
 
@@ -1945,13 +1925,12 @@ impl<R: Router> Network<R> {
         }
         let port_free = self.qports.iter().filter(|q| q.busy).count() as u64;
         if self.pool.live() as u64 != queued
-            || (self.events.len() + self.links.followers) as u64
-                != self.packet_events + port_free + self.credit_events
+            || self.events.len() as u64 != self.packet_events + port_free + self.credit_events
         {
             return Err(format!(
                 "net: {} packets queued ({queued} in port lists), {} events for {} packets in flight and {port_free} busy ports",
                 self.pool.live(),
-                self.events.len() + self.links.followers,
+                self.events.len(),
                 self.packet_events
             ));
         }
