@@ -20,9 +20,7 @@
 //! 4. [`engine`]: the run loop;
 //! 5. [`config`] and [`metrics`], then [`run`]: config → registry → fabric +
 //!    workload → results.
-// Unsafe code is denied everywhere except `prefetch::prefetch_read`, one
-// audited prefetch hint (see its module doc).
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 // 1. core
 pub mod access;
@@ -30,7 +28,6 @@ pub mod delivery;
 pub mod error;
 pub mod flow;
 pub mod pool;
-pub mod prefetch;
 pub mod queue;
 pub mod recorder;
 pub mod rng;

@@ -82,7 +82,6 @@
 //! [`peek_time`](CalendarQueue::peek_time) is O(1) on `&self` (the current
 //! bucket is kept non-empty while the queue is).
 
-use crate::prefetch::prefetch_read;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -93,13 +92,6 @@ const WORDS: usize = BUCKETS / 64;
 /// Words of the summary bitmap (a bit per occupancy word).
 const SUMMARY: usize = WORDS / 64;
 const NIL: u32 = u32::MAX;
-/// How many occupied buckets ahead `advance` prefetches (2, 4 and 8 measured
-/// alike; see the module doc).
-const AHEAD: u32 = 4;
-/// Prefetch only with at least this many entries pending: 8,192 64-byte
-/// slots are 512 KiB, a core's L2 here; below it the entries are mostly in
-/// cache and the prefetch is overhead (measured in the module doc).
-const PREFETCH_MIN_LEN: usize = 8192;
 
 /// A wheel entry: one cache line (a packet event is 56 bytes; unaligned,
 /// most entries would straddle two lines and a pop would miss twice).
@@ -291,19 +283,6 @@ impl<E: Copy + Ord> CalendarQueue<E> {
         }
     }
 
-    /// Whether the pending entries outgrow a core's L2, so that prefetching
-    /// what the next events will touch pays (see the module doc).
-    #[inline]
-    pub fn prefetch_pays(&self) -> bool {
-        self.len >= PREFETCH_MIN_LEN
-    }
-
-    /// The earliest entry. O(1).
-    #[inline]
-    pub fn peek(&self) -> Option<&(u64, E)> {
-        self.cur.last()
-    }
-
     /// Removes the earliest entry if it is due at or before `now`.
     #[inline]
     pub fn pop_due(&mut self, now: u64) -> Option<(u64, E)> {
@@ -359,39 +338,6 @@ impl<E: Copy + Ord> CalendarQueue<E> {
         self.unlink_all(b, |_, e| cur.push(e));
         sort_descending(&mut cur);
         self.cur = cur;
-        if self.prefetch_pays() {
-            self.prefetch_ahead();
-        }
-    }
-
-    /// Prefetches the slab slots of the `AHEAD`-th occupied wheel bucket
-    /// after the current one (searching 8 occupancy words at most): by the
-    /// time the wheel reaches it, its entries are in cache. A hint only.
-    /// Not inlined: the drain's code stays as it was without it.
-    #[inline(never)]
-    fn prefetch_ahead(&self) {
-        let mut left = AHEAD;
-        let start = ((self.cur_abs + 1) & MASK) as usize;
-        let mut w = start / 64;
-        let mut m = self.bits[w] & (!0u64 << (start % 64));
-        for _ in 0..8 {
-            let c = m.count_ones();
-            if c >= left {
-                for _ in 1..left {
-                    m &= m - 1;
-                }
-                let b = w * 64 + m.trailing_zeros() as usize;
-                let mut i = self.heads[b];
-                while i != NIL {
-                    prefetch_read(&self.slab[i as usize]);
-                    i = self.next[i as usize];
-                }
-                return;
-            }
-            left -= c;
-            w = (w + 1) % WORDS;
-            m = self.bits[w];
-        }
     }
 
     /// The first non-zero occupancy word at or after word `from`, going

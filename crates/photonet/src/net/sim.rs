@@ -83,7 +83,6 @@ use crate::net::calendar::{CalendarQueue, TimerWheel};
 use crate::net::dctcp::Dctcp;
 use crate::net::route::{ecmp_choice, least_loaded, reduce, Hop, Router, Routing};
 use crate::pool::{List, Pool};
-use crate::prefetch::prefetch_read;
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
 use crate::units::{Rate, SimTime};
@@ -869,9 +868,6 @@ impl<R: Router> Network<R> {
         loop {
             while let Some((_, ev)) = self.events.pop_due(t) {
                 processed += 1;
-                if self.events.prefetch_pays() && !self.queued() {
-                    self.prefetch_next();
-                }
                 if ev.flags & FLAG_PORT_FREE != 0 {
                     self.port_free(ev.port, t);
                 } else if ev.flags & FLAG_CREDIT != 0 {
@@ -892,30 +888,6 @@ impl<R: Router> Network<R> {
             }
         }
         rec.count_internal_events(processed);
-    }
-
-    /// Prefetches what the next packet event will touch first (lossy ports
-    /// only), while this one is handled: for a host, its flow's state; for a
-    /// switch, the line of its first candidate output port (the port itself
-    /// when there is one candidate; under spraying or ECMP a guess). Issued
-    /// one event ahead, it overlaps the miss with this event's work (see
-    /// `net::calendar` for the numbers). Never changes a result. Not
-    /// inlined: the dispatch loop's code stays as it was without it.
-    #[inline(never)]
-    fn prefetch_next(&self) {
-        let Some((_, nx)) = self.events.peek() else {
-            return;
-        };
-        if nx.node < self.graph.hosts {
-            if let Some(f) = self.flows.get(nx.flow as usize) {
-                prefetch_read(f);
-            }
-        } else {
-            let c = self.router.candidates(nx.node, nx.dst);
-            if let Some(p) = self.ports.get(c.first as usize) {
-                prefetch_read(p);
-            }
-        }
     }
 
     // ---- packets -------------------------------------------------------
