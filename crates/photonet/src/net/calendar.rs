@@ -74,8 +74,36 @@
 //! load's stall appeared in `advance` (12 % → 19 %) and the extra routing
 //! call cost 5 %; farm-bench -n 7 CPU paired median 0.975x (range 0.73x to
 //! 1.20x: noise). A demand load can hide only a reorder buffer's worth of
-//! work behind a miss; a prefetch instruction would not block retirement,
-//! but `_mm_prefetch` is `unsafe` and the crate forbids unsafe code.
+//! work behind a miss; a prefetch instruction would not block retirement.
+//!
+//! Tried in issue 7's fourth speed session and dropped: that prefetch
+//! instruction (`_mm_prefetch::<_MM_HINT_T0>` behind one audited `unsafe`
+//! function, `prefetch::prefetch_read`; the code is commit a0fe68e of
+//! branch `netspeed3`, reverted after it; outputs identical, compared line
+//! by line, and `tests/net_exact.rs` passed). A bucket is drained into
+//! `cur` all at once (`unlink_all`), so "prefetch entry i+d of the bucket"
+//! becomes "prefetch the slab slots of the d-th occupied bucket ahead" at
+//! each `advance` (a popcount walk over the occupancy words), and, in the
+//! packet network's dispatch loop, the line the next event (`peek`) will
+//! touch first: a host's flow state, or a switch's first candidate output
+//! port (exact when there is one candidate). farm-bench CPU, paired medians
+//! against the unchanged build, k = 16 spraying: wheel prefetch d = 2, 4, 8
+//! 0.960x, 0.964x, 0.987x (-n 5; d = 2 against d = 0 of the same binary,
+//! -n 9: 0.972x); the dispatch-loop prefetch on top of d = 4 (against
+//! itself off, -n 7): single-candidate port only 0.976x, flow state only
+//! 0.990x, first candidate port 0.940x, port + flow 0.885x–0.966x, all
+//! candidate ports + flow 0.955x. Both together (d = 4, port + flow)
+//! against the unchanged build, -n 7: k = 16 spraying 0.971x, k = 20
+//! spraying 0.930x, but k = 8 spraying 1.151x, k = 16 ECMP 1.055x,
+//! web-search 1.087x; the wheel prefetch alone against itself off, -n 5:
+//! k = 8 1.083x, web-search 1.073x, ECMP 1.031x. Gating both on at least
+//! 8,192 pending events (512 KiB of slots, a core's L2) did not remove the
+//! losses (-n 5: k = 8 1.078x, web-search 1.089x, ECMP 1.047x; k = 16
+//! spraying 0.984x, k = 20 0.917x), nor did keeping the gated prefetch code
+//! out of line (`#[inline(never)]`; k = 8 1.092x, web-search 1.082x, ECMP
+//! 1.047x, k = 16 spraying 0.981x). A gain of 3–8 % on the two largest spraying runs against a loss
+//! of 5–15 % elsewhere does not pay for the crate's only `unsafe`; the miss
+//! per hop stays (see above).
 //!
 //! Order: exact by time; entries at the same time come out by ascending
 //! payload, so the order depends only on what was pushed, never on how.
