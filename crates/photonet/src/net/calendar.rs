@@ -44,6 +44,67 @@
 //! field-wise comparison added instructions; and buckets of 2^12 ps
 //! (2^15 of them): 1.08x.
 //!
+//! Tried in issue 7's third speed session and dropped: taking the packets
+//! in flight out of the wheel into per-link FIFOs. The packets on one link
+//! arrive in the order sent at strictly increasing times, so the wheel need
+//! only hold each link's head (by value, with its full tie-break payload,
+//! so the order is the old one: the minimum over all entries is always a
+//! link's head; `tests/net_exact.rs` passed unchanged, and a proptest of
+//! the rings against a binary heap; the code is commit f86ba94 of branch
+//! `netspeed3`, reverted after it), re-armed from the link's ring when it
+//! is popped;
+//! the wheel then held at most one entry per link (~6,000 at k = 16)
+//! instead of ~25,000. Slower, because the in-flight packets still have to
+//! live somewhere and the read of the next one from the ring missed as the
+//! read from the slab did (perf annotate: ~80 % of the re-arm on that one
+//! load), now with a second copy per hop (ring → wheel → handler): with a
+//! `VecDeque` of 64-byte slots per link, 2.5x the CPU time of one run
+//! (each ring cycles through its whole capacity: ~10 MB touched, peak RSS
+//! 16 → 26 MB); with two-entry blocks from one last-in-first-out pool (a
+//! compact working set, the second entry of a block on the adjacent line),
+//! farm-bench -n 5 CPU median 1.64x (paired, on a loaded machine; single
+//! runs 1.06 s against 0.78 s). What bounds a hop is the packet's
+//! round trip through memory between its enqueue and its arrival (~5,000
+//! to ~20,000 other events in between, each touching 3–4 lines: more than
+//! L2), whichever structure holds it, plus the port's line (the second
+//! miss, in `enqueue`). Also dropped: touching, one event ahead, the line
+//! of the port the next event of the current bucket will be sent on when it
+//! is known before routing (a host's NIC, a switch's one minimal port
+//! down): `enqueue` fell from 19 % to 8 % of the profile, but the touching
+//! load's stall appeared in `advance` (12 % → 19 %) and the extra routing
+//! call cost 5 %; farm-bench -n 7 CPU paired median 0.975x (range 0.73x to
+//! 1.20x: noise). A demand load can hide only a reorder buffer's worth of
+//! work behind a miss; a prefetch instruction would not block retirement.
+//!
+//! Tried in issue 7's fourth speed session and dropped: that prefetch
+//! instruction (`_mm_prefetch::<_MM_HINT_T0>` behind one audited `unsafe`
+//! function, `prefetch::prefetch_read`; the code is commit a0fe68e of
+//! branch `netspeed3`, reverted after it; outputs identical, compared line
+//! by line, and `tests/net_exact.rs` passed). A bucket is drained into
+//! `cur` all at once (`unlink_all`), so "prefetch entry i+d of the bucket"
+//! becomes "prefetch the slab slots of the d-th occupied bucket ahead" at
+//! each `advance` (a popcount walk over the occupancy words), and, in the
+//! packet network's dispatch loop, the line the next event (`peek`) will
+//! touch first: a host's flow state, or a switch's first candidate output
+//! port (exact when there is one candidate). farm-bench CPU, paired medians
+//! against the unchanged build, k = 16 spraying: wheel prefetch d = 2, 4, 8
+//! 0.960x, 0.964x, 0.987x (-n 5; d = 2 against d = 0 of the same binary,
+//! -n 9: 0.972x); the dispatch-loop prefetch on top of d = 4 (against
+//! itself off, -n 7): single-candidate port only 0.976x, flow state only
+//! 0.990x, first candidate port 0.940x, port + flow 0.885x–0.966x, all
+//! candidate ports + flow 0.955x. Both together (d = 4, port + flow)
+//! against the unchanged build, -n 7: k = 16 spraying 0.971x, k = 20
+//! spraying 0.930x, but k = 8 spraying 1.151x, k = 16 ECMP 1.055x,
+//! web-search 1.087x; the wheel prefetch alone against itself off, -n 5:
+//! k = 8 1.083x, web-search 1.073x, ECMP 1.031x. Gating both on at least
+//! 8,192 pending events (512 KiB of slots, a core's L2) did not remove the
+//! losses (-n 5: k = 8 1.078x, web-search 1.089x, ECMP 1.047x; k = 16
+//! spraying 0.984x, k = 20 0.917x), nor did keeping the gated prefetch code
+//! out of line (`#[inline(never)]`; k = 8 1.092x, web-search 1.082x, ECMP
+//! 1.047x, k = 16 spraying 0.981x). A gain of 3–8 % on the two largest spraying runs against a loss
+//! of 5–15 % elsewhere does not pay for the crate's only `unsafe`; the miss
+//! per hop stays (see above).
+//!
 //! Order: exact by time; entries at the same time come out by ascending
 //! payload, so the order depends only on what was pushed, never on how.
 //! [`peek_time`](CalendarQueue::peek_time) is O(1) on `&self` (the current
