@@ -238,15 +238,7 @@ impl Recorder {
 
     /// `bytes` of flow `id` arrived evenly over [t0, t1] (fluid models).
     pub fn deliver_span(&mut self, id: FlowId, t0: SimTime, t1: SimTime, bytes: u64) {
-        let t = &mut self.tally[id as usize];
-        t.delivered += bytes;
-        if t.delivered > t.bytes {
-            let msg = format!(
-                "flow {id}: delivered {} B of a {} B flow",
-                t.delivered, t.bytes
-            );
-            self.violation(msg);
-        }
+        self.tally_delivery(id, bytes);
         if let Some(s) = &mut self.series {
             let was = s.truncated;
             s.add_span(t0, t1, bytes);
@@ -271,16 +263,22 @@ impl Recorder {
             self.deliver_span(id, t, t, bytes);
             return;
         }
-        let tally = &mut self.tally[id as usize];
-        tally.delivered += bytes;
-        if tally.delivered > tally.bytes {
+        self.tally_delivery(id, bytes);
+        self.coarse.add_point(t, bytes);
+    }
+
+    /// Adds `bytes` to flow `id`'s delivered count (a violation past its size).
+    #[inline]
+    fn tally_delivery(&mut self, id: FlowId, bytes: u64) {
+        let t = &mut self.tally[id as usize];
+        t.delivered += bytes;
+        if t.delivered > t.bytes {
             let msg = format!(
                 "flow {id}: delivered {} B of a {} B flow",
-                tally.delivered, tally.bytes
+                t.delivered, t.bytes
             );
             self.violation(msg);
         }
-        self.coarse.add_point(t, bytes);
     }
 
     /// Flow `id` completed at `t` (all its bytes delivered to the application).
