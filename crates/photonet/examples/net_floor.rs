@@ -1,6 +1,6 @@
 //! The floor of an exact per-hop packet engine on this machine (issue 7):
-//! `cargo run --release -p photonet --example net_floor -- [k] [W] [cal|win|both] [port bytes]`
-//! (default k = 16, W = 24, both, 64).
+//! `cargo run --release -p photonet --example net_floor -- [k] [W] [cal|win|both] [port bytes] [div]`
+//! (default k = 16, W = 25, both, 64, 1: windows of 1 µs / div).
 //!
 //! A minimal discrete-event kernel with nothing but the hops: the k-ary
 //! fat-tree of `examples/net_bench.rs` (100 Gbps links, 1 µs propagation,
@@ -137,7 +137,10 @@ impl Ft {
             let (a, j) = ((p - self.agg_up) / h, (p - self.agg_up) % h);
             self.core0 + (a % h) * h + j
         } else {
-            let (c, pod) = ((p - self.core_down) / (2 * h), (p - self.core_down) % (2 * h));
+            let (c, pod) = (
+                (p - self.core_down) / (2 * h),
+                (p - self.core_down) % (2 * h),
+            );
             self.agg0 + pod * h + c / h
         }
     }
@@ -273,9 +276,12 @@ impl Kernel {
     #[inline]
     fn handle(&mut self, t: u64, p: Pkt, out: u32, sink: &mut impl Sink) {
         self.hops += 1;
-        self.sum = self.sum.wrapping_add(mix(
-            t ^ ((p.node as u64) << 40) ^ mix(((p.flow as u64) << 32) | p.seq as u64 | (p.spray as u64 & ACK as u64) << 1),
-        ));
+        let id = ((p.flow as u64) << 32 | p.seq as u64) ^ ((p.spray & ACK) as u64) << 32;
+        self.sum = self
+            .sum
+            .wrapping_add(mix(t.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                ^ id.rotate_left(20)
+                ^ p.node as u64));
         if p.node >= self.ft.hosts {
             return self.send(out, p, t, sink);
         }
@@ -342,7 +348,8 @@ struct WEv {
     ent: u32,
 }
 
-/// Windows of `PROP`, a ring of `RING` of them ahead of the current one.
+/// Windows of `PROP / div` (at most the lookahead), a ring of `RING` of them
+/// ahead of the current one.
 const RING: usize = 1024;
 
 struct Win {
@@ -353,12 +360,14 @@ struct Win {
     spare: Vec<Vec<WEv>>,
     cur: u64,
     pending: u64,
+    /// Window length, ps.
+    len: u64,
 }
 
 impl Sink for Win {
     #[inline]
     fn push(&mut self, ft: &Ft, t: u64, p: Pkt) {
-        let w = t / PROP;
+        let w = t / self.len;
         assert!(w > self.cur, "window: event at {t} in window {}", self.cur);
         assert!(w - self.cur < RING as u64, "window: beyond the ring");
         let slot = &mut self.ring[(w % RING as u64) as usize];
@@ -376,12 +385,13 @@ impl Sink for Win {
     }
 }
 
-fn run_win(kern: &mut Kernel, w: u32) -> u64 {
+fn run_win(kern: &mut Kernel, w: u32, div: u64) -> u64 {
     let mut win = Win {
         ring: (0..RING).map(|_| Vec::new()).collect(),
         spare: Vec::new(),
         cur: 0,
         pending: 0,
+        len: PROP / div,
     };
     kern.start(w, &mut win);
     let nent = kern.ft.ports as usize;
@@ -456,11 +466,11 @@ struct Res {
     mean_pending: f64,
 }
 
-fn run(k: u32, w: u32, windowed: bool, port_bytes: usize) -> Res {
+fn run(k: u32, w: u32, windowed: bool, port_bytes: usize, div: u64) -> Res {
     let mut kern = Kernel::new(k, port_bytes);
     let (c0, t0) = (cpu_ns(), Instant::now());
     let pending_sum = if windowed {
-        run_win(&mut kern, w)
+        run_win(&mut kern, w, div)
     } else {
         run_cal(&mut kern, w)
     };
@@ -480,11 +490,15 @@ fn run(k: u32, w: u32, windowed: bool, port_bytes: usize) -> Res {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let k: u32 = args.get(1).map_or(16, |s| s.parse().expect("k"));
-    let w: u32 = args.get(2).map_or(24, |s| s.parse().expect("W"));
+    let w: u32 = args.get(2).map_or(25, |s| s.parse().expect("W"));
     let mode = args.get(3).map_or("both", |s| s.as_str());
     let port_bytes: usize = args.get(4).map_or(64, |s| s.parse().expect("port bytes"));
     // The two orders agree (small case, every run).
-    let (a, b) = (run(4, 8, false, 16), run(4, 8, true, 16));
+    let div: u64 = args
+        .get(5)
+        .map_or(1, |s| s.parse().expect("window divisor"));
+    assert!(div >= 1, "window divisor: at least 1");
+    let (a, b) = (run(4, 8, false, 16, 1), run(4, 8, true, 16, 3));
     assert_eq!((a.sum, a.hops, a.last), (b.sum, b.hops, b.last), "k = 4");
     let modes: &[bool] = match mode {
         "cal" => &[false],
@@ -493,11 +507,12 @@ fn main() {
     };
     let mut sums = Vec::new();
     for &windowed in modes {
-        let r = run(k, w, windowed, port_bytes);
+        let r = run(k, w, windowed, port_bytes, div);
         println!(
-            "k={k} hosts={} W={w} order={} port_bytes={port_bytes} hops={} data_pkts={} end={}ps mean_pending={:.0} wall={:.3}s cpu={:.3}s cpu_ns/hop={:.1} cpu_ns/pkt={:.1} checksum={:016x}",
+            "k={k} hosts={} W={w} order={} port_bytes={port_bytes} window_ps={} hops={} data_pkts={} end={}ps mean_pending={:.0} wall={:.3}s cpu={:.3}s cpu_ns/hop={:.1} cpu_ns/pkt={:.1} checksum={:016x}",
             k * k * k / 4,
             if windowed { "windowed" } else { "calendar" },
+            if windowed { PROP / div } else { 0 },
             r.hops,
             r.delivered,
             r.last,
