@@ -1,5 +1,5 @@
 //! The floor of an exact per-hop packet engine on this machine (issue 7):
-//! `cargo run --release -p photonet --example net_floor -- [k] [W] [cal|win|both] [port bytes] [div]`
+//! `cargo run --release -p photonet --example net_floor -- [k] [W] [cal|win|node|both|all] [port bytes] [div]`
 //! (default k = 16, W = 25, both, 64, 1: windows of 1 µs / div).
 //!
 //! A minimal discrete-event kernel with nothing but the hops: the k-ary
@@ -32,10 +32,21 @@
 //!   state (its port; a host's window and counter) is touched only by its
 //!   own events, so every port sees the same packets in the same order as
 //!   under `cal`, and every arrival time is the same.
+//! - `node`: the same, grouped by node (switch or host) instead of output
+//!   port, routing when processed — the grouping a real engine would need
+//!   if routing read the node's other ports (adaptive routing) or a
+//!   per-node random stream.
 //!
-//! Every run first checks, at k = 4, that both orders give the same
-//! checksum over every processed event's (packet, node, time); `both` also
-//! checks it at the chosen size. `port bytes` (16 or 64) is the stride of a
+//! `W` = 25 matches `net_bench`'s ~25,000 pending events at k = 16: every
+//! outstanding packet is exactly one pending event (its data packet's or
+//! its ACK's next arrival, or its wait in the NIC, which is already
+//! committed), so the queue holds `W` events per host until the last
+//! packets: 25 × 1,024 = 25,600 at most, a mean of ~24,600 seen per event.
+//!
+//! Every run first checks, at k = 4, that all three orders give the same
+//! checksum over every processed event's (packet, node, time), the same
+//! hop count and the same last completion; `both` and `all` also check it
+//! at the chosen size. `port bytes` (16 or 64) is the stride of a
 //! port's state (busy-until time, far node), to mimic the engine's 64-byte
 //! port line or a compact 16-byte one. Prints hop events, CPU ns per hop
 //! event and per delivered data packet (this thread's CPU time around the
@@ -362,6 +373,9 @@ struct Win {
     pending: u64,
     /// Window length, ps.
     len: u64,
+    /// Entities are nodes (switches, hosts), not output ports: a node's
+    /// events are processed together, routed when processed.
+    by_node: bool,
 }
 
 impl Sink for Win {
@@ -379,22 +393,31 @@ impl Sink for Win {
         slot.push(WEv {
             t,
             p,
-            ent: ft.route(p.node, &p),
+            ent: if self.by_node {
+                p.node
+            } else {
+                ft.route(p.node, &p)
+            },
         });
         self.pending += 1;
     }
 }
 
-fn run_win(kern: &mut Kernel, w: u32, div: u64) -> u64 {
+fn run_win(kern: &mut Kernel, w: u32, div: u64, by_node: bool) -> u64 {
     let mut win = Win {
         ring: (0..RING).map(|_| Vec::new()).collect(),
         spare: Vec::new(),
         cur: 0,
         pending: 0,
         len: PROP / div,
+        by_node,
     };
     kern.start(w, &mut win);
-    let nent = kern.ft.ports as usize;
+    let nent = if by_node {
+        (kern.ft.core0 + kern.ft.half * kern.ft.half) as usize
+    } else {
+        kern.ft.ports as usize
+    };
     let mut start = vec![0u32; nent + 1];
     let mut at = vec![0u32; nent + 1];
     let mut sorted: Vec<WEv> = Vec::new();
@@ -441,7 +464,12 @@ fn run_win(kern: &mut Kernel, w: u32, div: u64) -> u64 {
             }
             for i in a..b {
                 let e = sorted[i];
-                kern.handle(e.t, e.p, e.ent, &mut win);
+                let out = if by_node {
+                    kern.ft.route(e.p.node, &e.p)
+                } else {
+                    e.ent
+                };
+                kern.handle(e.t, e.p, out, &mut win);
             }
         }
     }
@@ -466,13 +494,24 @@ struct Res {
     mean_pending: f64,
 }
 
-fn run(k: u32, w: u32, windowed: bool, port_bytes: usize, div: u64) -> Res {
+/// The processing order.
+#[derive(Clone, Copy, Debug)]
+enum Order {
+    /// One global time order (the calendar).
+    Calendar,
+    /// Windowed, grouped by output port.
+    WinPort,
+    /// Windowed, grouped by node.
+    WinNode,
+}
+
+fn run(k: u32, w: u32, order: Order, port_bytes: usize, div: u64) -> Res {
     let mut kern = Kernel::new(k, port_bytes);
     let (c0, t0) = (cpu_ns(), Instant::now());
-    let pending_sum = if windowed {
-        run_win(&mut kern, w, div)
-    } else {
-        run_cal(&mut kern, w)
+    let pending_sum = match order {
+        Order::Calendar => run_cal(&mut kern, w),
+        Order::WinPort => run_win(&mut kern, w, div, false),
+        Order::WinNode => run_win(&mut kern, w, div, true),
     };
     let (cpu, wall) = (cpu_ns() - c0, t0.elapsed().as_secs_f64());
     assert_eq!(kern.done, kern.ft.hosts, "every flow completes");
@@ -498,20 +537,34 @@ fn main() {
         .get(5)
         .map_or(1, |s| s.parse().expect("window divisor"));
     assert!(div >= 1, "window divisor: at least 1");
-    let (a, b) = (run(4, 8, false, 16, 1), run(4, 8, true, 16, 3));
-    assert_eq!((a.sum, a.hops, a.last), (b.sum, b.hops, b.last), "k = 4");
-    let modes: &[bool] = match mode {
-        "cal" => &[false],
-        "win" => &[true],
-        _ => &[false, true],
+    let a = run(4, 8, Order::Calendar, 16, 1);
+    for (o, d) in [(Order::WinPort, 3), (Order::WinNode, 1)] {
+        let b = run(4, 8, o, 16, d);
+        assert_eq!(
+            (a.sum, a.hops, a.last),
+            (b.sum, b.hops, b.last),
+            "k = 4, {o:?}"
+        );
+    }
+    let modes: &[Order] = match mode {
+        "cal" => &[Order::Calendar],
+        "win" => &[Order::WinPort],
+        "node" => &[Order::WinNode],
+        "both" => &[Order::Calendar, Order::WinPort],
+        _ => &[Order::Calendar, Order::WinPort, Order::WinNode],
     };
     let mut sums = Vec::new();
-    for &windowed in modes {
-        let r = run(k, w, windowed, port_bytes, div);
+    for &order in modes {
+        let windowed = !matches!(order, Order::Calendar);
+        let r = run(k, w, order, port_bytes, div);
         println!(
             "k={k} hosts={} W={w} order={} port_bytes={port_bytes} window_ps={} hops={} data_pkts={} end={}ps mean_pending={:.0} wall={:.3}s cpu={:.3}s cpu_ns/hop={:.1} cpu_ns/pkt={:.1} checksum={:016x}",
             k * k * k / 4,
-            if windowed { "windowed" } else { "calendar" },
+            match order {
+                Order::Calendar => "calendar",
+                Order::WinPort => "windowed",
+                Order::WinNode => "windowed_by_node",
+            },
             if windowed { PROP / div } else { 0 },
             r.hops,
             r.delivered,
