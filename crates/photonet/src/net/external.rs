@@ -146,8 +146,9 @@ impl<R: super::Router> Network<R> {
     /// not yet started; returns when the port is free again.
     pub fn occupy_port(&mut self, now: SimTime, p: u32, bytes: u64) -> SimTime {
         assert!(self.queued(), "net: occupy_port needs queued ports");
+        let rate = || self.graph.ports[p as usize].rate;
         let port = &mut self.ports[p as usize];
-        let end = port.busy_until.max(now.0) + port.ser(bytes);
+        let end = port.busy_until.max(now.0) + port.ser(bytes, rate);
         port.busy_until = end;
         SimTime(end)
     }

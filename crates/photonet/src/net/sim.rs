@@ -384,34 +384,31 @@ enum Timer {
     },
 }
 
-/// The state of a port that every packet touches: one cache line (the
-/// lossy fast path reads and writes a port per hop; its rare counters are
-/// in [`PortCounts`]).
+/// The state of a port that every packet touches: half a cache line, two
+/// ports to a line (the lossy fast path reads and writes a port per hop;
+/// its rare counters are in [`PortCounts`], its rate in the graph's
+/// [`PortSpec`], read only when the rate is not a whole number of ps per
+/// byte, and a queued port's occupancy in [`QPort`]).
 #[derive(Clone, Copy, Debug)]
-#[repr(align(64))]
+#[repr(align(32))]
 struct Port {
     busy_until: u64,
-    /// Serialisation picoseconds per byte when that is a whole number (and
-    /// fits 32 bits, i.e. rates above ~1.9 kbps), else 0. u32 so that `to`
-    /// shares its word and the port stays one cache line.
-    ps_per_byte: u32,
-    to: u32,
-    rate: Rate,
-    /// Lossy ports with a whole number of ps per byte: the buffer and the
-    /// ECN threshold as serialisation times.
-    buffer_ps: u64,
     /// Propagation delay of its link, ps.
     prop: u64,
-    ecn_ps: u64,
-    /// PFC: bytes queued or on the wire (lossy ports use `backlog`).
-    occ: u64,
     /// Peak occupancy: bytes, or (lossy, whole ps per byte) picoseconds of
     /// backlog; see [`Port::peak_bytes`].
     peak: u64,
+    /// Serialisation picoseconds per byte when that is a whole number (and
+    /// fits 32 bits, i.e. rates above ~1.9 kbps), else 0. u32 so that `to`
+    /// shares its word and the port stays 32 bytes. (The lossy buffer and
+    /// ECN threshold as serialisation times are `ps_per_byte` times the
+    /// configured bytes: [`Network::limits_ps`].)
+    ps_per_byte: u32,
+    to: u32,
 }
 
-// The hot path touches one line per port-hop; keep it so.
-const _: () = assert!(std::mem::size_of::<Port>() == 64);
+// The hot path touches half a line per port-hop; keep it so.
+const _: () = assert!(std::mem::size_of::<Port>() == 32);
 
 /// A port's drop and ECN-mark counts (apart from [`Port`]: touched only
 /// when a packet is dropped or marked).
@@ -431,24 +428,27 @@ impl Port {
     }
 
     /// Lossy ports: bytes not yet serialised at `now` (rounded up).
+    /// `rate` (the port's) is asked only when it is not a whole number of
+    /// ps per byte.
     #[inline]
-    fn backlog(&self, now: u64) -> u64 {
+    fn backlog(&self, now: u64, rate: impl FnOnce() -> Rate) -> u64 {
         let left = self.busy_until.saturating_sub(now);
         if left == 0 {
             0
         } else if self.ps_per_byte != 0 {
             left.div_ceil(self.ps_per_byte as u64)
         } else {
-            (left as u128 * self.rate.0 as u128).div_ceil(8 * SimTime::S as u128) as u64
+            (left as u128 * rate().0 as u128).div_ceil(8 * SimTime::S as u128) as u64
         }
     }
 
+    /// Serialisation time of `bytes`; `rate` as for [`Port::backlog`].
     #[inline]
-    fn ser(&self, bytes: u64) -> u64 {
+    fn ser(&self, bytes: u64, rate: impl FnOnce() -> Rate) -> u64 {
         if self.ps_per_byte != 0 {
             bytes * self.ps_per_byte as u64
         } else {
-            self.rate.tx_time(bytes).0
+            rate().tx_time(bytes).0
         }
     }
 }
@@ -457,6 +457,8 @@ impl Port {
 #[derive(Clone, Copy, Debug, Default)]
 struct QPort {
     busy: bool,
+    /// Bytes queued or on the wire (lossy ports use `backlog`).
+    occ: u64,
     pause_time: u64,
     pauses: u64,
     /// The packet on the wire: the ingress buffer it leaves and its bytes.
@@ -661,12 +663,8 @@ impl<R: Router> Network<R> {
                 Port {
                     busy_until: 0,
                     ps_per_byte: ps_per_byte as u32,
-                    rate: s.rate,
                     to: s.to,
-                    buffer_ps: cfg.buffer.saturating_mul(ps_per_byte),
                     prop: graph.delays.get(i).map_or(cfg.propagation.0, |d| d.0),
-                    ecn_ps: cfg.ecn_k.unwrap_or(u64::MAX).saturating_mul(ps_per_byte),
-                    occ: 0,
                     peak: 0,
                 }
             })
@@ -763,6 +761,16 @@ impl<R: Router> Network<R> {
     /// Ports with real FIFOs (lossless, or priority classes).
     fn queued(&self) -> bool {
         !self.qports.is_empty()
+    }
+
+    /// A lossy port's buffer and ECN threshold as serialisation times at
+    /// `ps` picoseconds per byte (saturating: "never").
+    #[inline]
+    fn limits_ps(cfg: &NetConfig, ps: u64) -> (u64, u64) {
+        (
+            cfg.buffer.saturating_mul(ps),
+            cfg.ecn_k.unwrap_or(u64::MAX).saturating_mul(ps),
+        )
     }
 
     fn lossless(&self) -> bool {
@@ -951,11 +959,12 @@ impl<R: Router> Network<R> {
         };
         let routed = {
             let (ports, qports, lossless) = (&self.ports, &self.qports, !self.qports.is_empty());
+            let specs = &self.graph.ports;
             let load = |p: u32| {
                 if lossless {
-                    ports[p as usize].occ + qports[p as usize].busy as u64
+                    qports[p as usize].occ + qports[p as usize].busy as u64
                 } else {
-                    ports[p as usize].backlog(now)
+                    ports[p as usize].backlog(now, || specs[p as usize].rate)
                 }
             };
             self.router.route(&mut hop, &load, &mut self.rng)
@@ -981,10 +990,8 @@ impl<R: Router> Network<R> {
                     let start = reduce(self.rng.next_u64(), c.count);
                     if self.queued() {
                         let q = &self.qports;
-                        let ports = &self.ports;
                         least_loaded(c.count, start, |i| {
-                            ports[(c.first + i) as usize].occ
-                                + q[(c.first + i) as usize].busy as u64
+                            q[(c.first + i) as usize].occ + q[(c.first + i) as usize].busy as u64
                         })
                     } else {
                         let ports = &self.ports;
@@ -1007,16 +1014,19 @@ impl<R: Router> Network<R> {
         }
         let is_switch = p >= self.graph.hosts;
         let wire = pkt.wire as u64;
+        let rate = || self.graph.ports[p as usize].rate;
         let port = &mut self.ports[p as usize];
         if is_switch {
             // Bytes still to serialise: a byte leaves the buffer as it is
             // sent. With a whole number of ps per byte the tests compare
             // times (no division per hop); otherwise bytes.
             let (over, mark, occ_after) = if port.ps_per_byte != 0 {
-                let after = port.busy_until.saturating_sub(now) + wire * port.ps_per_byte as u64;
-                (after > port.buffer_ps, after > port.ecn_ps, after)
+                let ps = port.ps_per_byte as u64;
+                let after = port.busy_until.saturating_sub(now) + wire * ps;
+                let (buffer_ps, ecn_ps) = Self::limits_ps(&self.cfg, ps);
+                (after > buffer_ps, after > ecn_ps, after)
             } else {
-                let after = port.backlog(now) + wire;
+                let after = port.backlog(now, rate) + wire;
                 let k = self.cfg.ecn_k.unwrap_or(u64::MAX);
                 (after > self.cfg.buffer, after > k, after)
             };
@@ -1037,7 +1047,7 @@ impl<R: Router> Network<R> {
             self.n.nic_wait += start - now;
             self.n.nic_wait_max = self.n.nic_wait_max.max(start - now);
         }
-        let mut end = start + port.ser(wire);
+        let mut end = start + port.ser(wire, rate);
         let arrival;
         if self.cfg.cut_through {
             // Not before its own tail has arrived here (from a host: already).
@@ -1048,7 +1058,7 @@ impl<R: Router> Network<R> {
             arrival = if port.to < self.graph.hosts {
                 pkt.tail
             } else {
-                start + port.ser(self.cfg.header as u64) + port.prop
+                start + port.ser(self.cfg.header as u64, rate) + port.prop
             };
         } else {
             arrival = end + port.prop;
@@ -1118,7 +1128,7 @@ impl<R: Router> Network<R> {
                 FlowControl::None => {
                     // Priority classes on a lossy network: drop-tail on the
                     // bytes the output port holds (queued or on the wire).
-                    if self.ports[p as usize].occ + wire > self.cfg.buffer {
+                    if self.qports[p as usize].occ + wire > self.cfg.buffer {
                         self.counts[p as usize].drops += 1;
                         self.n.drops += 1;
                         self.flows[pkt.flow as usize].losses += 1;
@@ -1126,9 +1136,8 @@ impl<R: Router> Network<R> {
                     }
                 }
             }
-            let port = &mut self.ports[p as usize];
             if let Some(k) = self.cfg.ecn_k {
-                if port.occ + wire > k && pkt.flags & FLAG_ACK == 0 {
+                if self.qports[p as usize].occ + wire > k && pkt.flags & FLAG_ACK == 0 {
                     pkt.flags |= FLAG_CE;
                     self.counts[p as usize].marks += 1;
                 }
@@ -1152,9 +1161,10 @@ impl<R: Router> Network<R> {
             );
             out_lane = vc;
         }
+        let q = &mut self.qports[p as usize];
+        q.occ += wire;
         let port = &mut self.ports[p as usize];
-        port.occ += wire;
-        port.peak = port.peak.max(port.occ);
+        port.peak = port.peak.max(q.occ);
         let pi = self.pool.alloc(pkt);
         let b = (p * lanes + out_lane as u32) as usize;
         let mut list = self.lanes[b].queue;
@@ -1227,9 +1237,10 @@ impl<R: Router> Network<R> {
         let q = &mut self.qports[p as usize];
         let mut pkt = self.pool[pi];
         self.pool.release(pi);
+        let rate = || self.graph.ports[p as usize].rate;
         let port = &mut self.ports[p as usize];
         let start = now.max(port.busy_until);
-        let mut end = start + port.ser(pkt.wire as u64);
+        let mut end = start + port.ser(pkt.wire as u64, rate);
         if pkt.tail > end {
             end = pkt.tail;
         }
@@ -1247,7 +1258,7 @@ impl<R: Router> Network<R> {
         let prop = port.prop;
         let arrival = if self.cfg.cut_through && port.to >= hosts {
             pkt.tail = end + prop;
-            start + port.ser(self.cfg.header as u64) + prop
+            start + port.ser(self.cfg.header as u64, rate) + prop
         } else {
             pkt.tail = 0;
             end + prop
@@ -1270,7 +1281,7 @@ impl<R: Router> Network<R> {
         let q = &mut self.qports[p as usize];
         q.busy = false;
         let (inp, wire) = (q.tx_inp, q.tx_wire as u64);
-        self.ports[p as usize].occ -= wire;
+        self.qports[p as usize].occ -= wire;
         if p >= hosts {
             // The packet's bytes leave this switch's ingress buffer `inp`
             // (link · lanes + lane).
@@ -1477,7 +1488,9 @@ impl<R: Router> Network<R> {
     /// ECMP); the cause was not pinned down.
     #[inline]
     fn nic_ahead(&self, host: u32) -> u64 {
-        self.ports[host as usize].ser((self.cfg.payload + self.cfg.header) as u64)
+        self.ports[host as usize].ser((self.cfg.payload + self.cfg.header) as u64, || {
+            self.graph.ports[host as usize].rate
+        })
     }
 
     /// Round-robin NIC: whether `host`'s NIC can take a packet at `now`.
@@ -1882,9 +1895,9 @@ impl<R: Router> Network<R> {
     /// not left yet).
     pub fn queue_bytes(&self, p: u32, now: SimTime) -> u64 {
         if self.queued() {
-            return self.ports[p as usize].occ;
+            return self.qports[p as usize].occ;
         }
-        self.ports[p as usize].backlog(now.0)
+        self.ports[p as usize].backlog(now.0, || self.graph.ports[p as usize].rate)
     }
 
     /// Checks buffers, packet conservation and transport bookkeeping.
@@ -1909,10 +1922,10 @@ impl<R: Router> Network<R> {
                     .map(|k| self.pool[k].wire as u64)
                     .sum();
                 let on_wire = if q.busy { q.tx_wire as u64 } else { 0 };
-                if bytes + on_wire != p.occ {
+                if bytes + on_wire != q.occ {
                     return Err(format!(
                         "net: port {i} counts {} B but holds {} B",
-                        p.occ,
+                        q.occ,
                         bytes + on_wire
                     ));
                 }
@@ -1927,17 +1940,19 @@ impl<R: Router> Network<R> {
                         }
                     }
                 }
-                if !self.lossless() && i >= hosts && p.occ > self.cfg.buffer {
+                if !self.lossless() && i >= hosts && q.occ > self.cfg.buffer {
                     return Err(format!(
                         "net: port {i} holds {} B, above the {} B buffer",
-                        p.occ, self.cfg.buffer
+                        q.occ, self.cfg.buffer
                     ));
                 }
             } else if i >= hosts {
                 // The unsent backlog never exceeds the buffer: the latest
                 // departure is at most one buffer's serialisation away.
                 let horizon = p.busy_until.saturating_sub(self.last_advance);
-                if p.peak_bytes(false) > self.cfg.buffer || horizon > p.ser(self.cfg.buffer) {
+                if p.peak_bytes(false) > self.cfg.buffer
+                    || horizon > p.ser(self.cfg.buffer, || self.graph.ports[i].rate)
+                {
                     return Err(format!(
                         "net: port {i} peaked at {} B, and holds {} ps of backlog, with a {} B buffer",
                         p.peak_bytes(false), horizon, self.cfg.buffer
