@@ -105,6 +105,41 @@
 //! of 5–15 % elsewhere does not pay for the crate's only `unsafe`; the miss
 //! per hop stays (see above).
 //!
+//! Measured in issue 7's fifth speed session: the floor of this design and
+//! of the one design that could break it, in a minimal kernel
+//! (`examples/net_floor.rs`: `net_bench`'s fat-tree, rates, delays, packet
+//! sizes and permutation, nothing but the hops: FIFO ports without limits,
+//! a fixed window of W = 25 packets per host, one 64 B ACK per data packet,
+//! spraying by a per-source counter; ~24,600 pending events at k = 16 as
+//! `net_bench`'s ~25,000, 11.4–11.8 hop events per delivered data packet as
+//! its 11.7). CPU ns per hop event, medians of 3, k = 8 / 16 / 20, on the
+//! shared machine (load average ~10 on 2 cores; `net_bench` k = 16 spraying
+//! measured 1.28–1.48 µs per packet in the same hour, 1.14 idle):
+//! - one global time order on this calendar (64-byte slots): 48.0 / 56.1 /
+//!   66.1 ns (0.55 / 0.66 / 0.78 µs per delivered data packet), growing with
+//!   the pending events (3,000 / 24,600 / 47,900) — twice the 24 ns a hop
+//!   that 0.28 µs per packet allows, with nothing else in the loop;
+//! - windowed and grouped by output port (an event's effect on another
+//!   port or host lands at least one propagation delay, 1 µs, later, so the
+//!   events of `[t, t + 1 µs)` cannot cause one another; a window's events
+//!   are counting-sorted by the port they leave on, each port's sorted by
+//!   (time, payload) and processed; the checksum over every event's
+//!   (packet, node, time), the hop count and the last completion equal the
+//!   calendar's): 26.7 / 29.0 / 30.5 ns (0.31 / 0.34 / 0.36 µs per packet),
+//!   paired ratio to the calendar 0.55 / 0.52 / 0.46, flat in hosts;
+//!   profile (k = 20): 39 % sending (port update, routing, the append to a
+//!   window's buffer), 39 % the window loop (a quarter of it the counting
+//!   sort's scattered store), 15 % the per-port sorts;
+//! - windowed and grouped by node (routing when processed: what adaptive
+//!   routing or per-switch random streams need): 42.7 / 42.0 / 44.1 ns,
+//!   0.86 / 0.75 / 0.69 of the calendar (a switch has ~40 events in a
+//!   window to sort, a port ~3).
+//!
+//! So one global order costs about twice the target before any work is
+//! done, and windowed processing reaches about the target only with no
+//! transport, statistics or timers at all. The README's packet-engine
+//! speed section says what moving the engine to windows would take.
+//!
 //! Order: exact by time; entries at the same time come out by ascending
 //! payload, so the order depends only on what was pushed, never on how.
 //! [`peek_time`](CalendarQueue::peek_time) is O(1) on `&self` (the current
