@@ -16,7 +16,7 @@
 //! the packet). No transport, no recorder, no statistics. One event per
 //! packet-hop: the packet's arrival at the next node.
 //!
-//! Two processing orders of the same events:
+//! Three processing orders of the same events:
 //! - `cal`: one global time order, `net::calendar::CalendarQueue` (the
 //!   engine's own queue: 64-byte slots, packets by value), ties by payload.
 //! - `win`: windowed and grouped by entity. Every event is caused by one at
@@ -47,8 +47,9 @@
 //! checksum over every processed event's (packet, node, time), the same
 //! hop count and the same last completion; `both` and `all` also check it
 //! at the chosen size. `port bytes` (16 or 64) is the stride of a
-//! port's state (busy-until time, far node), to mimic the engine's 64-byte
-//! port line or a compact 16-byte one. Prints hop events, CPU ns per hop
+//! port's busy-until time in its array (the rest padding; far nodes are
+//! an array of their own), to mimic the engine's 64-byte port line (32
+//! bytes since this session) or a compact state. Prints hop events, CPU ns per hop
 //! event and per delivered data packet (this thread's CPU time around the
 //! kernel loop, from `/proc/thread-self/schedstat`), and the mean number of
 //! pending events seen by each event (to match `net_bench`'s ~25,000 at
