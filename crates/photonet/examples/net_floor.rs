@@ -461,10 +461,9 @@ fn run_win(kern: &mut Kernel, w: u32, div: u64, by_node: bool) -> u64 {
             }
             let s = &mut sorted[a..b];
             if s.len() > 1 {
-                s.sort_unstable_by(|x, y| (x.t, x.p).cmp(&(y.t, y.p)));
+                s.sort_unstable_by_key(|x| (x.t, x.p));
             }
-            for i in a..b {
-                let e = sorted[i];
+            for &e in &*s {
                 let out = if by_node {
                     kern.ft.route(e.p.node, &e.p)
                 } else {
