@@ -1412,6 +1412,22 @@ impl Fabric for Baldur {
         self.settle();
     }
 
+    fn advance_until(&mut self, now: SimTime, bound: SimTime, rec: &mut Recorder) -> u64 {
+        // Up to this many steps per call, so the run loop still reports
+        // progress (and can be cancelled) every few thousand events.
+        const MAX_STEPS: u64 = 1 << 12;
+        let mut t = now;
+        let mut steps = 0;
+        loop {
+            self.advance(t, rec);
+            steps += 1;
+            match self.next_at {
+                Some(n) if n <= bound && steps < MAX_STEPS => t = n,
+                _ => return steps,
+            }
+        }
+    }
+
     fn finish(&mut self, _: SimTime, _: &mut Recorder) {
         self.flush();
         self.next_at = self.earliest();
