@@ -641,9 +641,10 @@ struct Wakes {
 
 impl Wakes {
     fn new(horizon: SimTime) -> Wakes {
-        // About 256 buckets over the horizon, at least 1,024 ps wide.
-        let shift = (horizon.0 / 256)
-            .max(1 << 10)
+        // About 1,024 buckets over the horizon (a few wake-ups each to scan
+        // for the least), at least 256 ps wide.
+        let shift = (horizon.0 / 1024)
+            .max(1 << 8)
             .next_power_of_two()
             .trailing_zeros();
         let n = ((horizon.0 >> shift) + 2).next_power_of_two() as usize;
