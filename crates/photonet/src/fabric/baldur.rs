@@ -37,8 +37,17 @@
 //! transmissions start; each output keeps only the time it becomes free. This
 //! is exact, not an approximation: no packet transmitted later can reach any
 //! switch earlier. Packets that tie (same instant at the same switch) are
-//! served in transmission order. One heap event per packet remains: its
-//! arrival at the destination (or nothing, if dropped).
+//! served in transmission order. A packet's only event is its arrival at the
+//! destination (or nothing, if dropped), and no heap orders most of them:
+//! full-size data packets and ACKs each arrive a constant time after they
+//! start, so their arrivals go to two FIFOs already in time order; only
+//! shorter data packets (a flow's last) go to a small heap. Transmitter
+//! wake-ups go to a ring of time buckets (every wake-up is within one
+//! transmission of now) and timeouts to a FIFO (each is a constant time
+//! after its transmission). Packets are pushed through the switches lazily,
+//! in batches and in transmission order, once their arrival could be the
+//! next event; and the run loop lets Baldur take all its steps up to the
+//! next flow arrival in one call (`Fabric::advance_until`).
 //!
 //! # Nodes
 //! A node's transmitter (rate R, the topology's host rate) sends, in priority
