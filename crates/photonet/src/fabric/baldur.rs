@@ -1001,7 +1001,7 @@ impl Baldur {
 
 impl Baldur {
     /// How many pending packets go through the switches together.
-    const BATCH: usize = 16;
+    const BATCH: usize = 1024;
 
     /// A packet whose `arrival`, if it gets through, is an event at a time
     /// in the data FIFO (or the ACK FIFO, if the flag is set): pushed
