@@ -37,8 +37,17 @@
 //! transmissions start; each output keeps only the time it becomes free. This
 //! is exact, not an approximation: no packet transmitted later can reach any
 //! switch earlier. Packets that tie (same instant at the same switch) are
-//! served in transmission order. One heap event per packet remains: its
-//! arrival at the destination (or nothing, if dropped).
+//! served in transmission order. A packet's only event is its arrival at the
+//! destination (or nothing, if dropped), and no heap orders most of them:
+//! full-size data packets and ACKs each arrive a constant time after they
+//! start, so their arrivals go to two FIFOs already in time order; only
+//! shorter data packets (a flow's last) go to a small heap. Transmitter
+//! wake-ups go to a ring of time buckets (every wake-up is within one
+//! transmission of now) and timeouts to a FIFO (each is a constant time
+//! after its transmission). Packets are pushed through the switches lazily,
+//! in batches and in transmission order, once their arrival could be the
+//! next event; and the run loop lets Baldur take all its steps up to the
+//! next flow arrival in one call (`Fabric::advance_until`).
 //!
 //! # Nodes
 //! A node's transmitter (rate R, the topology's host rate) sends, in priority
@@ -536,12 +545,21 @@ impl<S: Stamp> Stages<S> {
         }
         for s in 0..self.k {
             let stage = self.off + s as usize * self.ports;
+            // Where each probe looks, with a read of it: the reads are
+            // independent, so the batch's cache misses are all in flight at
+            // once before the pass below (whose steps depend on them) runs.
+            let mut touch = 0u32;
+            for p in batch.iter_mut() {
+                let b = ((p.dst >> (self.k - 1 - s)) & 1) as usize;
+                p.at = stage + (p.sw as usize * 2 + b) * m;
+                touch ^= self.cells[p.at].next;
+            }
+            std::hint::black_box(touch);
             for p in batch.iter_mut() {
                 if p.dropped.is_some() {
                     continue;
                 }
-                let b = ((p.dst >> (self.k - 1 - s)) & 1) as usize;
-                let base = stage + (p.sw as usize * 2 + b) * m;
+                let base = p.at;
                 let outs = &mut self.cells[base..base + m];
                 let now = S::from_u64(p.rel);
                 let mut free = 0u64;
@@ -578,6 +596,8 @@ pub struct Probe {
     pub dropped: Option<u32>,
     sw: u32,
     rel: u64,
+    /// The first output of its direction at the current stage (a cell index).
+    at: usize,
 }
 
 impl Probe {
@@ -590,6 +610,7 @@ impl Probe {
             dropped: None,
             sw: 0,
             rel: 0,
+            at: 0,
         }
     }
 }
@@ -615,6 +636,9 @@ struct Wakes {
     /// Bucket width: 2^shift ps.
     shift: u32,
     buckets: Vec<Vec<(SimTime, u64, u32)>>,
+    /// Bit i set: bucket i is not empty (so the first non-empty bucket is
+    /// found a word at a time, not by a scan over empty buckets).
+    occupied: Vec<u64>,
     /// The absolute bucket index (time >> shift) of the latest `now` seen:
     /// no wake-up lies before it.
     floor: u64,
@@ -626,15 +650,17 @@ struct Wakes {
 
 impl Wakes {
     fn new(horizon: SimTime) -> Wakes {
-        // About 256 buckets over the horizon, at least 1,024 ps wide.
-        let shift = (horizon.0 / 256)
-            .max(1 << 10)
+        // About 1,024 buckets over the horizon (a few wake-ups each to scan
+        // for the least), at least 256 ps wide.
+        let shift = (horizon.0 / 1024)
+            .max(1 << 8)
             .next_power_of_two()
             .trailing_zeros();
         let n = ((horizon.0 >> shift) + 2).next_power_of_two() as usize;
         Wakes {
             shift,
             buckets: vec![Vec::new(); n],
+            occupied: vec![0; n.div_ceil(64)],
             floor: 0,
             len: 0,
             head: None,
@@ -658,6 +684,7 @@ impl Wakes {
         );
         let i = self.slot(abs);
         self.buckets[i].push((t, seq, h));
+        self.occupied[i / 64] |= 1 << (i % 64);
         self.len += 1;
         if self.head.is_none_or(|(ht, hq, _, _)| (t, seq) < (ht, hq)) {
             self.head = Some((t, seq, i, self.buckets[i].len() - 1));
@@ -669,20 +696,34 @@ impl Wakes {
         if self.len == 0 {
             return None;
         }
-        for k in 0..self.buckets.len() as u64 {
-            let i = self.slot(self.floor + k);
-            let b = &self.buckets[i];
-            if !b.is_empty() {
-                let mut j = 0;
-                for (x, e) in b.iter().enumerate().skip(1) {
-                    if (e.0, e.1) < (b[j].0, b[j].1) {
-                        j = x;
-                    }
-                }
-                return Some((i, j));
+        // The first occupied bucket at or after floor's, cyclically: every
+        // wake-up lies within one lap of the floor, so that is the earliest.
+        let start = self.slot(self.floor);
+        let words = self.occupied.len();
+        let (w0, b0) = (start / 64, start % 64);
+        let mut i = None;
+        for k in 0..=words {
+            let w = (w0 + k) % words;
+            let mut m = self.occupied[w];
+            if k == 0 {
+                m &= !0u64 << b0;
+            } else if k == words {
+                m &= (1u64 << b0) - 1;
+            }
+            if m != 0 {
+                i = Some(w * 64 + m.trailing_zeros() as usize);
+                break;
             }
         }
-        unreachable!("{} wake-ups but every bucket empty", self.len)
+        let i = i.unwrap_or_else(|| unreachable!("{} wake-ups but every bucket empty", self.len));
+        let b = &self.buckets[i];
+        let mut j = 0;
+        for (x, e) in b.iter().enumerate().skip(1) {
+            if (e.0, e.1) < (b[j].0, b[j].1) {
+                j = x;
+            }
+        }
+        Some((i, j))
     }
 
     /// The earliest wake-up's (time, seq).
@@ -695,6 +736,9 @@ impl Wakes {
         let (_, _, i, j) = self.head.expect("a wake-up");
         debug_assert_eq!(Some((i, j)), self.first());
         let e = self.buckets[i].swap_remove(j);
+        if self.buckets[i].is_empty() {
+            self.occupied[i / 64] &= !(1 << (i % 64));
+        }
         debug_assert!(e.0 <= now);
         self.len -= 1;
         self.floor = self.floor.max(now.0 >> self.shift);
@@ -957,7 +1001,7 @@ impl Baldur {
 
 impl Baldur {
     /// How many pending packets go through the switches together.
-    const BATCH: usize = 16;
+    const BATCH: usize = 1024;
 
     /// A packet whose `arrival`, if it gets through, is an event at a time
     /// in the data FIFO (or the ACK FIFO, if the flag is set): pushed
@@ -1298,7 +1342,7 @@ impl Baldur {
                     let (flow, seq, total) = (o.flow, o.seq, o.flow_bytes);
                     let units = unit_count(total.max(1), packet);
                     if units == 1 {
-                        rec.deliver(flow, now, total);
+                        rec.deliver_point(flow, now, total);
                         rec.complete(flow, now);
                     } else {
                         let reorder = &mut self.reorder;
@@ -1313,7 +1357,7 @@ impl Baldur {
                                 let b: u64 = (next - released..next)
                                     .map(|u| unit_bytes(u, total, packet))
                                     .sum();
-                                rec.deliver(flow, now, b);
+                                rec.deliver_point(flow, now, b);
                                 if rb.is_complete(units) {
                                     rec.complete(flow, now);
                                     self.reorder.release(at);
@@ -1410,6 +1454,22 @@ impl Fabric for Baldur {
         }
         rec.count_internal_events(n);
         self.settle();
+    }
+
+    fn advance_until(&mut self, now: SimTime, bound: SimTime, rec: &mut Recorder) -> u64 {
+        // Up to this many steps per call, so the run loop still reports
+        // progress (and can be cancelled) every few thousand events.
+        const MAX_STEPS: u64 = 1 << 12;
+        let mut t = now;
+        let mut steps = 0;
+        loop {
+            self.advance(t, rec);
+            steps += 1;
+            match self.next_at {
+                Some(n) if n <= bound && steps < MAX_STEPS => t = n,
+                _ => return steps,
+            }
+        }
     }
 
     fn finish(&mut self, _: SimTime, _: &mut Recorder) {
@@ -1868,6 +1928,99 @@ mod tests {
             assert_eq!(sa, sb);
             assert_eq!(fa, fb);
             assert!(fa.iter().all(|f| f.is_some()));
+        }
+    }
+
+    /// Baldur behind the plain `Fabric` interface, one `advance` per call
+    /// (the trait's default `advance_until`).
+    struct OneStep(Baldur);
+
+    impl Fabric for OneStep {
+        fn name(&self) -> String {
+            self.0.name()
+        }
+        fn hosts(&self) -> usize {
+            self.0.hosts()
+        }
+        fn host_rate(&self) -> Rate {
+            self.0.host_rate()
+        }
+        fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
+            self.0.add_flow(now, flow, rec)
+        }
+        fn next_event(&self) -> Option<SimTime> {
+            self.0.next_event()
+        }
+        fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+            self.0.advance(now, rec)
+        }
+        fn finish(&mut self, end: SimTime, rec: &mut Recorder) {
+            self.0.finish(end, rec)
+        }
+        fn stats(&self) -> FabricStats {
+            self.0.stats()
+        }
+    }
+
+    #[test]
+    fn steps_up_to_the_next_arrival_in_one_call_change_nothing() {
+        // The run loop with Baldur's `advance_until` (many steps per call)
+        // and with one step per call: the same completions, statistics,
+        // event count and end, drained or cut short by a duration or a flow
+        // count.
+        use crate::engine::{run, StopRule};
+        let p = BaldurParams {
+            multiplicity: 2,
+            ..Default::default()
+        };
+        let mut r = RngStreams::new(5).stream("load");
+        let perm = crate::workload::derangement(64, &mut r);
+        let mut t = 0u64;
+        let flows: Vec<Flow> = (0..64 * 60)
+            .map(|i| {
+                t += r.random_range(0..30_000);
+                let src = r.random_range(0..64);
+                let bytes = if i % 5 == 0 { 2_000 } else { 512 };
+                flow(i, src, perm[src as usize], bytes, SimTime(t))
+            })
+            .collect();
+        let stops = [
+            StopRule {
+                drain: true,
+                ..Default::default()
+            },
+            StopRule {
+                duration: Some(SimTime(t / 2)),
+                ..Default::default()
+            },
+            StopRule {
+                max_flows: Some(1_000),
+                drain: true,
+                drain_limit: Some(SimTime::us(3)),
+                ..Default::default()
+            },
+        ];
+        for stop in &stops {
+            let go = |f: &mut dyn Fabric| {
+                let out = run(
+                    f,
+                    &mut flows.clone().into_iter(),
+                    stop,
+                    Recorder::new(None),
+                    &mut |_| true,
+                );
+                let fin: Vec<_> = (0..out.flows.len() as u32)
+                    .map(|i| (out.recorder.finish(i), out.recorder.delivered(i)))
+                    .collect();
+                (fin, out.events, out.end_time, f.stats())
+            };
+            let mut many = net(64, &p, 5).with_checks(false);
+            let mut one = OneStep(net(64, &p, 5).with_checks(false));
+            let a = go(&mut many);
+            let b = go(&mut one);
+            assert!(a.0.iter().any(|f| f.0.is_some()));
+            assert!(a.1 > 3 * 64 * 60 / 2, "{}", a.1);
+            assert_eq!(a, b);
         }
     }
 
