@@ -333,16 +333,17 @@ mod tests {
         // rotates it: [0, 2, 3, 4].
         let mut o = LocalOrder::new();
         let mut out = Vec::new();
-        let mut m = |x: Moved| {
-            if let Moved::Out(f) = x {
-                out.push(f)
+        {
+            let mut m = |x: Moved| {
+                if let Moved::Out(f) = x {
+                    out.push(f)
+                }
+            };
+            for (f, k) in [3, 0, 3, 2, 1].into_iter().enumerate() {
+                o.push(f as u32, k, &mut m);
             }
-        };
-        for (f, k) in [3, 0, 3, 2, 1].into_iter().enumerate() {
-            o.push(f as u32, k, &mut m);
+            assert_eq!(o.pick(&mut m), Some(4));
         }
-        assert_eq!(o.pick(&mut m), Some(4));
-        drop(m);
         assert_eq!(out, vec![1]);
         let listed: Vec<u32> = o.iter().map(|x| x.1).collect();
         assert_eq!(listed, vec![0, 2, 3, 4]);
