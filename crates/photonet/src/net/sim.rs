@@ -403,8 +403,6 @@ struct Port {
     /// Propagation delay of its link, ps.
     prop: u64,
     ecn_ps: u64,
-    /// PFC: bytes queued or on the wire (lossy ports use `backlog`).
-    occ: u64,
     /// Peak occupancy: bytes, or (lossy, whole ps per byte) picoseconds of
     /// backlog; see [`Port::peak_bytes`].
     peak: u64,
@@ -467,6 +465,14 @@ struct QPort {
     /// This port as an ingress link of its far node: bytes buffered there.
     ingress: u64,
     peak_ingress: u64,
+    /// Packets waiting in its lanes (so that "is anything queued" does not
+    /// read every lane).
+    queued: u32,
+    /// Credits: from the far end freeing a buffer to the credit reaching
+    /// this port (its link's propagation + `credit_delay`), ps; here, and
+    /// not read from [`Port`], because a port-free event touches this
+    /// port's `QPort` (its `ingress`) anyway.
+    credit_after: u64,
 }
 
 /// One lane (a VC with credits, else a priority class) of a queued port.
@@ -597,6 +603,10 @@ pub struct Network<R: Router> {
     ports: Vec<Port>,
     counts: Vec<PortCounts>,
     qports: Vec<QPort>,
+    /// Queued ports: bytes queued or on the wire, + 1 while busy (the
+    /// `load` adaptive routing compares: a dense array, so that reading a
+    /// switch's candidate ports touches one line, not two per port).
+    qload: Vec<u64>,
     /// PFC queues' packets.
     pool: Pool<Packet>,
     events: CalendarQueue<Packet>,
@@ -666,7 +676,6 @@ impl<R: Router> Network<R> {
                     buffer_ps: cfg.buffer.saturating_mul(ps_per_byte),
                     prop: graph.delays.get(i).map_or(cfg.propagation.0, |d| d.0),
                     ecn_ps: cfg.ecn_k.unwrap_or(u64::MAX).saturating_mul(ps_per_byte),
-                    occ: 0,
                     peak: 0,
                 }
             })
@@ -708,11 +717,26 @@ impl<R: Router> Network<R> {
         let salt = streams.stream("net.ecmp").next_u64();
         Network {
             qports: if queued {
-                vec![QPort::default(); ports.len()]
+                let credit_delay = match cfg.flow_control {
+                    FlowControl::Credit(c) => c.credit_delay.0,
+                    _ => 0,
+                };
+                ports
+                    .iter()
+                    .map(|p| QPort {
+                        credit_after: p.prop + credit_delay,
+                        ..QPort::default()
+                    })
+                    .collect()
             } else {
                 Vec::new()
             },
             counts: vec![PortCounts::default(); ports.len()],
+            qload: if queued {
+                vec![0; ports.len()]
+            } else {
+                Vec::new()
+            },
             ports,
             pool: Pool::new(),
             events: CalendarQueue::new(),
@@ -769,12 +793,16 @@ impl<R: Router> Network<R> {
         !matches!(self.cfg.flow_control, FlowControl::None)
     }
 
+    /// Queued ports: bytes queued at port `p` or on its wire.
+    #[inline]
+    fn occ(&self, p: u32) -> u64 {
+        self.qload[p as usize] - self.qports[p as usize].busy as u64
+    }
+
     /// Queued ports: whether port `p` has packets waiting.
+    #[inline]
     fn has_queue(&self, p: u32) -> bool {
-        let b = (p * self.vcs) as usize;
-        self.lanes[b..b + self.vcs as usize]
-            .iter()
-            .any(|l| !l.queue.is_empty())
+        self.qports[p as usize].queued != 0
     }
 
     fn wire_of(&self, f: &FlowState, seq: u32) -> u16 {
@@ -789,7 +817,11 @@ impl<R: Router> Network<R> {
         let FlowControl::Credit(c) = self.cfg.flow_control else {
             unreachable!()
         };
-        let at = now + self.ports[(b / self.vcs) as usize].prop + c.credit_delay.0;
+        debug_assert_eq!(
+            self.qports[(b / self.vcs) as usize].credit_after,
+            self.ports[(b / self.vcs) as usize].prop + c.credit_delay.0
+        );
+        let at = now + self.qports[(b / self.vcs) as usize].credit_after;
         self.events.push(
             at,
             Packet {
@@ -950,10 +982,10 @@ impl<R: Router> Network<R> {
             ack: pkt.flags & FLAG_ACK != 0,
         };
         let routed = {
-            let (ports, qports, lossless) = (&self.ports, &self.qports, !self.qports.is_empty());
+            let (ports, qload, lossless) = (&self.ports, &self.qload, !self.qports.is_empty());
             let load = |p: u32| {
                 if lossless {
-                    ports[p as usize].occ + qports[p as usize].busy as u64
+                    qload[p as usize]
                 } else {
                     ports[p as usize].backlog(now)
                 }
@@ -980,12 +1012,8 @@ impl<R: Router> Network<R> {
                 Routing::Adaptive => {
                     let start = reduce(self.rng.next_u64(), c.count);
                     if self.queued() {
-                        let q = &self.qports;
-                        let ports = &self.ports;
-                        least_loaded(c.count, start, |i| {
-                            ports[(c.first + i) as usize].occ
-                                + q[(c.first + i) as usize].busy as u64
-                        })
+                        let qload = &self.qload[c.first as usize..(c.first + c.count) as usize];
+                        least_loaded(c.count, start, |i| qload[i as usize])
                     } else {
                         let ports = &self.ports;
                         least_loaded(c.count, start, |i| {
@@ -1118,7 +1146,7 @@ impl<R: Router> Network<R> {
                 FlowControl::None => {
                     // Priority classes on a lossy network: drop-tail on the
                     // bytes the output port holds (queued or on the wire).
-                    if self.ports[p as usize].occ + wire > self.cfg.buffer {
+                    if self.occ(p) + wire > self.cfg.buffer {
                         self.counts[p as usize].drops += 1;
                         self.n.drops += 1;
                         self.flows[pkt.flow as usize].losses += 1;
@@ -1126,9 +1154,8 @@ impl<R: Router> Network<R> {
                     }
                 }
             }
-            let port = &mut self.ports[p as usize];
             if let Some(k) = self.cfg.ecn_k {
-                if port.occ + wire > k && pkt.flags & FLAG_ACK == 0 {
+                if self.occ(p) + wire > k && pkt.flags & FLAG_ACK == 0 {
                     pkt.flags |= FLAG_CE;
                     self.counts[p as usize].marks += 1;
                 }
@@ -1152,14 +1179,16 @@ impl<R: Router> Network<R> {
             );
             out_lane = vc;
         }
+        self.qload[p as usize] += wire;
+        let occ = self.occ(p);
         let port = &mut self.ports[p as usize];
-        port.occ += wire;
-        port.peak = port.peak.max(port.occ);
+        port.peak = port.peak.max(occ);
         let pi = self.pool.alloc(pkt);
         let b = (p * lanes + out_lane as u32) as usize;
         let mut list = self.lanes[b].queue;
         self.pool.push_back(&mut list, pi);
         self.lanes[b].queue = list;
+        self.qports[p as usize].queued += 1;
         if !self.qports[p as usize].busy {
             self.start_tx(p, now);
         }
@@ -1181,6 +1210,7 @@ impl<R: Router> Network<R> {
                 let mut list = l.queue;
                 let pi = self.pool.pop_front(&mut list);
                 self.lanes[(base + v) as usize].queue = list;
+                self.qports[p as usize].queued -= 1;
                 return pi.map(|pi| (pi, v as u8));
             }
             return None;
@@ -1203,7 +1233,9 @@ impl<R: Router> Network<R> {
             let mut list = l.queue;
             let pi = self.pool.pop_front(&mut list);
             self.lanes[b].queue = list;
-            self.qports[p as usize].rr = ((v + 1) % lanes) as u8;
+            let q = &mut self.qports[p as usize];
+            q.rr = ((v + 1) % lanes) as u8;
+            q.queued -= 1;
             return pi.map(|pi| (pi, v as u8));
         }
         self.n.credit_stalls += waiting as u64;
@@ -1235,6 +1267,7 @@ impl<R: Router> Network<R> {
         }
         port.busy_until = end;
         q.busy = true;
+        self.qload[p as usize] += 1;
         q.tx_inp = if p >= hosts {
             pkt.port * self.vcs + pkt.vc as u32
         } else {
@@ -1270,7 +1303,7 @@ impl<R: Router> Network<R> {
         let q = &mut self.qports[p as usize];
         q.busy = false;
         let (inp, wire) = (q.tx_inp, q.tx_wire as u64);
-        self.ports[p as usize].occ -= wire;
+        self.qload[p as usize] -= wire + 1;
         if p >= hosts {
             // The packet's bytes leave this switch's ingress buffer `inp`
             // (link · lanes + lane).
@@ -1329,8 +1362,12 @@ impl<R: Router> Network<R> {
         }
     }
 
-    /// PFC: whether every lane of port `p` is paused.
+    /// PFC: whether every lane of port `p` is paused (only PFC pauses).
+    #[inline]
     fn all_paused(&self, p: u32) -> bool {
+        if !matches!(self.cfg.flow_control, FlowControl::Pfc(_)) {
+            return false;
+        }
         let b = (p * self.vcs) as usize;
         self.lanes[b..b + self.vcs as usize]
             .iter()
@@ -1882,7 +1919,7 @@ impl<R: Router> Network<R> {
     /// not left yet).
     pub fn queue_bytes(&self, p: u32, now: SimTime) -> u64 {
         if self.queued() {
-            return self.ports[p as usize].occ;
+            return self.occ(p);
         }
         self.ports[p as usize].backlog(now.0)
     }
@@ -1909,14 +1946,22 @@ impl<R: Router> Network<R> {
                     .map(|k| self.pool[k].wire as u64)
                     .sum();
                 let on_wire = if q.busy { q.tx_wire as u64 } else { 0 };
-                if bytes + on_wire != p.occ {
+                let occ = self.qload[i].saturating_sub(q.busy as u64);
+                if self.qload[i] < q.busy as u64 || bytes + on_wire != occ {
                     return Err(format!(
-                        "net: port {i} counts {} B but holds {} B",
-                        p.occ,
+                        "net: port {i} counts {occ} B (load {}) but holds {} B",
+                        self.qload[i],
                         bytes + on_wire
                     ));
                 }
-                queued += lanes.iter().map(|l| l.queue.len() as u64).sum::<u64>();
+                let waiting: u64 = lanes.iter().map(|l| l.queue.len() as u64).sum();
+                if waiting != q.queued as u64 {
+                    return Err(format!(
+                        "net: port {i} counts {} packets waiting but holds {waiting}",
+                        q.queued
+                    ));
+                }
+                queued += waiting;
                 if let FlowControl::Credit(c) = self.cfg.flow_control {
                     for (v, l) in lanes.iter().enumerate() {
                         if l.far > c.vc_buffer || l.credits > c.vc_buffer {
@@ -1927,10 +1972,10 @@ impl<R: Router> Network<R> {
                         }
                     }
                 }
-                if !self.lossless() && i >= hosts && p.occ > self.cfg.buffer {
+                if !self.lossless() && i >= hosts && occ > self.cfg.buffer {
                     return Err(format!(
                         "net: port {i} holds {} B, above the {} B buffer",
-                        p.occ, self.cfg.buffer
+                        occ, self.cfg.buffer
                     ));
                 }
             } else if i >= hosts {
