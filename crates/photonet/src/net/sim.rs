@@ -38,7 +38,11 @@
 //! by until its last byte has left on the output port; then the credit
 //! travels back, arriving `propagation + credit_delay` later. Hosts consume
 //! what they receive at once (credit returned on arrival). Nothing is ever
-//! dropped. The [`Router`] chooses a packet's VC on each link
+//! dropped. A credit is an event only when its port waits for credits;
+//! otherwise its lane holds it until the port next looks, at exactly the
+//! place in the event order its event would have had
+//! ([`Network::return_credit`]; the calendar's entry count and the
+//! `events` a run reports are therefore smaller, nothing else changes). The [`Router`] chooses a packet's VC on each link
 //! ([`Router::vc`]; default by hop count) and may override the output port
 //! ([`Router::route`]) — the hooks a dragonfly (UGAL, VCs for deadlock
 //! freedom) or a multi-butterfly needs.
@@ -370,6 +374,36 @@ const FLAG_PORT_FREE: u8 = 8;
 /// reach port `port`.
 const FLAG_CREDIT: u8 = 16;
 
+/// The event key above every event of its time: at the bound
+/// `(t, AFTER_ALL)` everything due by `t` has happened.
+const AFTER_ALL: Packet = Packet {
+    ts: u64::MAX,
+    tail: 0,
+    flow: 0,
+    seq: 0,
+    port: 0,
+    node: 0,
+    dst: 0,
+    sack: 0,
+    tag: 0,
+    wire: 0,
+    flags: 0,
+    vc: 0,
+};
+
+/// The calendar event of `bytes` of credit for VC `vc` reaching port `port`
+/// (its payload decides its place among events of the same time).
+#[inline]
+fn credit_event(port: u32, vc: u8, bytes: u16) -> Packet {
+    Packet {
+        port,
+        vc,
+        wire: bytes,
+        flags: FLAG_CREDIT,
+        ..Packet::default()
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Timer {
     Rto(u32),
@@ -475,8 +509,11 @@ struct QPort {
     credit_after: u64,
 }
 
-/// One lane (a VC with credits, else a priority class) of a queued port.
+/// One lane (a VC with credits, else a priority class) of a queued port:
+/// one cache line (a port-free event updates the lane its packet came by,
+/// `far` and the credit it returns, in one place).
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
 struct Lane {
     /// Packets waiting to be sent in this lane.
     queue: List,
@@ -492,6 +529,13 @@ struct Lane {
     pause_sent: bool,
     frame_seq: u32,
     applied_seq: u32,
+    /// Credits (lazy returns, see [`Network::return_credit`]): a credit of
+    /// `pend` bytes (0: none) that reaches the port at `pend_at` and is not
+    /// yet in `credits`; `pend_woken`: its arrival is an event in the
+    /// calendar (the port waited for credits).
+    pend: u16,
+    pend_woken: bool,
+    pend_at: u64,
 }
 
 /// What every flow needs (the paced transport needs nothing else).
@@ -639,6 +683,14 @@ pub struct Network<R: Router> {
     vcs: u32,
     lanes: Vec<Lane>,
     credit: bool,
+    /// Credits are returned lazily (every link's credit takes > 0 ps).
+    lazy: bool,
+    /// The latest arrival of a credit held lazily.
+    lazy_last_at: u64,
+    /// Where the run is in the calendar's order: every event before
+    /// `(time, payload)` has happened, none after (lazy credits compare
+    /// their own event against it).
+    bound: (u64, Packet),
     credit_events: u64,
     /// PFC pause time per class, ps.
     class_pause: Vec<u64>,
@@ -715,7 +767,7 @@ impl<R: Router> Network<R> {
         };
         let streams = RngStreams::new(cfg.seed);
         let salt = streams.stream("net.ecmp").next_u64();
-        Network {
+        let mut net = Network {
             qports: if queued {
                 let credit_delay = match cfg.flow_control {
                     FlowControl::Credit(c) => c.credit_delay.0,
@@ -762,6 +814,9 @@ impl<R: Router> Network<R> {
                 nlanes
             ],
             credit: vc_buffer > 0,
+            lazy: false,
+            lazy_last_at: 0,
+            bound: (0, AFTER_ALL),
             credit_events: 0,
             class_pause: vec![0; classes as usize],
             n: Counters::default(),
@@ -772,7 +827,9 @@ impl<R: Router> Network<R> {
             cfg,
             graph,
             router,
-        }
+        };
+        net.lazy = net.credit && net.qports.iter().all(|q| q.credit_after > 0);
+        net
     }
 
     pub fn hosts(&self) -> usize {
@@ -810,38 +867,114 @@ impl<R: Router> Network<R> {
         ((p.min(f.bytes - seq as u64 * p)) as u32 + self.cfg.header) as u16
     }
 
+    /// Credits: whether they are returned lazily (see
+    /// [`Network::return_credit`]; on whenever every link's credit takes
+    /// time to come back).
+    pub fn lazy_credits(&self) -> bool {
+        self.lazy
+    }
+
+    /// Credits: lazy returns on (the default where possible) or off (every
+    /// credit an event of its own: the reference the lazy returns are
+    /// tested against). Before any flow.
+    #[doc(hidden)]
+    pub fn set_lazy_credits(&mut self, on: bool) {
+        assert!(
+            self.flows.len() == 0,
+            "net: lazy credits switched after flows arrived"
+        );
+        self.lazy = on && self.credit && self.qports.iter().all(|q| q.credit_after > 0);
+    }
+
     /// Credits: `bytes` of VC buffer `b` (= link · vcs + vc) at the far end of
     /// `link` free at `now`; the credit reaches the link's sender one
     /// propagation plus `credit_delay` later.
+    ///
+    /// Lazily, when it can: a credit only matters when its port next looks
+    /// at its credits ([`Network::pop_next`]) or when the port waits for
+    /// credits (then its arrival starts the port). So the lane keeps one
+    /// credit in flight (`pend`, reaching the port at `pend_at`), taken
+    /// into `credits` by the first look at or after its arrival in the
+    /// calendar's order (time, then payload: `self.bound`); if the port is
+    /// waiting for credits now, or the lane already holds a credit still on
+    /// its way, the credit is an event in the calendar as before, and a
+    /// port that comes to wait for credits turns its lanes' held credits
+    /// into events ([`Network::wake_credits`]). Every credit thus reaches
+    /// its port at the same point of the event order as an event would, and
+    /// the round-robin choices and `credit_stalls` are unchanged.
     fn return_credit(&mut self, b: u32, bytes: u64, now: u64) {
-        let FlowControl::Credit(c) = self.cfg.flow_control else {
-            unreachable!()
-        };
-        debug_assert_eq!(
-            self.qports[(b / self.vcs) as usize].credit_after,
-            self.ports[(b / self.vcs) as usize].prop + c.credit_delay.0
-        );
-        let at = now + self.qports[(b / self.vcs) as usize].credit_after;
-        self.events.push(
-            at,
-            Packet {
-                port: b / self.vcs,
-                vc: (b % self.vcs) as u8,
-                wire: bytes as u16,
-                flags: FLAG_CREDIT,
-                ..Packet::default()
-            },
-        );
+        let link = b / self.vcs;
+        let q = &self.qports[link as usize];
+        let at = now + q.credit_after;
+        let vc = (b % self.vcs) as u8;
+        if self.lazy && (q.busy || q.queued == 0) {
+            let bound = self.bound;
+            let l = &mut self.lanes[b as usize];
+            if l.pend != 0 && !l.pend_woken && (l.pend_at, credit_event(link, vc, l.pend)) < bound {
+                l.credits = l
+                    .credits
+                    .checked_add(l.pend as u64)
+                    .expect("net: credit overflow");
+                l.pend = 0;
+            }
+            if l.pend == 0 {
+                l.pend = bytes as u16;
+                l.pend_at = at;
+                self.lazy_last_at = self.lazy_last_at.max(at);
+                return;
+            }
+        }
+        self.events.push(at, credit_event(link, vc, bytes as u16));
         self.credit_events += 1;
     }
 
-    /// Credits: a credit for `bytes` of VC `vc` reaches port `p`.
-    fn credit_arrives(&mut self, p: u32, vc: u8, bytes: u64, now: u64) {
+    /// Credits: a credit for `bytes` of VC `vc` reaches port `p` at `at`
+    /// (an event: sent as one, or a lane's held credit woken).
+    fn credit_arrives(&mut self, p: u32, vc: u8, bytes: u64, at: u64, now: u64) {
         self.credit_events -= 1;
         let l = &mut self.lanes[(p * self.vcs + vc as u32) as usize];
+        if l.pend_woken && l.pend_at == at && l.pend as u64 == bytes {
+            // The held credit's own event.
+            l.pend_woken = false;
+            l.pend = 0;
+        }
         l.credits = l.credits.checked_add(bytes).expect("net: credit overflow");
         if !self.qports[p as usize].busy {
             self.start_tx(p, now);
+        }
+    }
+
+    /// Lazy credits: takes lane `b`'s held credit into its credits if it has
+    /// reached the port (before `self.bound`).
+    #[inline]
+    fn absorb_credit(&mut self, b: u32) {
+        let port = b / self.vcs;
+        let vc = (b % self.vcs) as u8;
+        let bound = self.bound;
+        let l = &mut self.lanes[b as usize];
+        if l.pend != 0 && !l.pend_woken && (l.pend_at, credit_event(port, vc, l.pend)) < bound {
+            l.credits = l
+                .credits
+                .checked_add(l.pend as u64)
+                .expect("net: credit overflow");
+            l.pend = 0;
+        }
+    }
+
+    /// Lazy credits: port `p` waits for credits; the credits its lanes hold
+    /// that have reached it are taken, the others become events (their
+    /// arrival starts the port, as an event's would).
+    fn wake_credits(&mut self, p: u32) {
+        for v in 0..self.vcs {
+            let b = p * self.vcs + v;
+            self.absorb_credit(b);
+            let l = &mut self.lanes[b as usize];
+            if l.pend != 0 && !l.pend_woken {
+                l.pend_woken = true;
+                let (at, bytes) = (l.pend_at, l.pend);
+                self.events.push(at, credit_event(p, v as u8, bytes));
+                self.credit_events += 1;
+            }
         }
     }
 
@@ -849,6 +982,8 @@ impl<R: Router> Network<R> {
     pub fn add_flow(&mut self, now: SimTime, flow: &Flow, _rec: &mut Recorder) {
         debug_assert_eq!(flow.id as usize, self.flows.len());
         self.last_advance = now.0;
+        // The driver runs every event due by `now` first.
+        self.bound = (now.0, AFTER_ALL);
         let npkts = flow.bytes.div_ceil(self.cfg.payload as u64).max(1) as u32;
         if let Transport::Dctcp(d) = &self.cfg.transport {
             self.win.push(WinState {
@@ -906,6 +1041,10 @@ impl<R: Router> Network<R> {
         match (self.events.peek_time(), self.timers.peek_time()) {
             (Some(a), Some(b)) => Some(SimTime(a.min(b.0))),
             (Some(a), None) => Some(SimTime(a)),
+            // Credits held lazily are still on their way (as their events
+            // would be pending): say so, so that a driver's "work left"
+            // test does not change.
+            (None, None) if self.lazy_last_at > self.bound.0 => Some(SimTime(self.lazy_last_at)),
             (None, b) => b,
         }
     }
@@ -916,12 +1055,13 @@ impl<R: Router> Network<R> {
         self.last_advance = t;
         let mut processed = 0u64;
         loop {
-            while let Some((_, ev)) = self.events.pop_due(t) {
+            while let Some((at, ev)) = self.events.pop_due(t) {
                 processed += 1;
+                self.bound = (at, ev);
                 if ev.flags & FLAG_PORT_FREE != 0 {
                     self.port_free(ev.port, t);
                 } else if ev.flags & FLAG_CREDIT != 0 {
-                    self.credit_arrives(ev.port, ev.vc, ev.wire as u64, t);
+                    self.credit_arrives(ev.port, ev.vc, ev.wire as u64, at, t);
                 } else {
                     self.packet_events -= 1;
                     self.arrive(ev, t, rec);
@@ -932,11 +1072,14 @@ impl<R: Router> Network<R> {
                 Some(tt) if tt.0 <= t => {
                     let (_, tm) = self.timers.pop().expect("a due timer");
                     processed += 1;
+                    // Timers fire after every event of their time.
+                    self.bound = (t, AFTER_ALL);
                     self.fire(tm, t);
                 }
                 _ => break,
             }
         }
+        self.bound = (t, AFTER_ALL);
         rec.count_internal_events(processed);
     }
 
@@ -1224,6 +1367,9 @@ impl<R: Router> Network<R> {
                 continue;
             };
             let wire = self.pool[head].wire as u64;
+            if self.lazy && self.lanes[b].credits < wire {
+                self.absorb_credit(b as u32);
+            }
             let l = &mut self.lanes[b];
             if l.credits < wire {
                 waiting = true;
@@ -1239,6 +1385,9 @@ impl<R: Router> Network<R> {
             return pi.map(|pi| (pi, v as u8));
         }
         self.n.credit_stalls += waiting as u64;
+        if waiting && self.lazy {
+            self.wake_credits(p);
+        }
         None
     }
 
@@ -1964,7 +2113,7 @@ impl<R: Router> Network<R> {
                 queued += waiting;
                 if let FlowControl::Credit(c) = self.cfg.flow_control {
                     for (v, l) in lanes.iter().enumerate() {
-                        if l.far > c.vc_buffer || l.credits > c.vc_buffer {
+                        if l.far > c.vc_buffer || l.credits + l.pend as u64 > c.vc_buffer {
                             return Err(format!(
                                 "net: link {i} VC {v}: {} B buffered at the far end, {} B of credit, with {} B per VC",
                                 l.far, l.credits, c.vc_buffer
