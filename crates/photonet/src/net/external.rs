@@ -100,6 +100,7 @@ impl<R: super::Router> Network<R> {
             self.active += 1;
         }
         self.last_advance = now.0;
+        self.bound = (now.0, super::AFTER_ALL);
         if fl.sender_done {
             fl.sender_done = false;
             self.paced[src as usize].push_back(f);

@@ -38,7 +38,11 @@
 //! by until its last byte has left on the output port; then the credit
 //! travels back, arriving `propagation + credit_delay` later. Hosts consume
 //! what they receive at once (credit returned on arrival). Nothing is ever
-//! dropped. The [`Router`] chooses a packet's VC on each link
+//! dropped. A credit is an event only when its port waits for credits;
+//! otherwise its lane holds it until the port next looks, at exactly the
+//! place in the event order its event would have had
+//! ([`Network::return_credit`]; the calendar's entry count and the
+//! `events` a run reports are therefore smaller, nothing else changes). The [`Router`] chooses a packet's VC on each link
 //! ([`Router::vc`]; default by hop count) and may override the output port
 //! ([`Router::route`]) — the hooks a dragonfly (UGAL, VCs for deadlock
 //! freedom) or a multi-butterfly needs.
@@ -370,6 +374,36 @@ const FLAG_PORT_FREE: u8 = 8;
 /// reach port `port`.
 const FLAG_CREDIT: u8 = 16;
 
+/// The event key above every event of its time: at the bound
+/// `(t, AFTER_ALL)` everything due by `t` has happened.
+const AFTER_ALL: Packet = Packet {
+    ts: u64::MAX,
+    tail: 0,
+    flow: 0,
+    seq: 0,
+    port: 0,
+    node: 0,
+    dst: 0,
+    sack: 0,
+    tag: 0,
+    wire: 0,
+    flags: 0,
+    vc: 0,
+};
+
+/// The calendar event of `bytes` of credit for VC `vc` reaching port `port`
+/// (its payload decides its place among events of the same time).
+#[inline]
+fn credit_event(port: u32, vc: u8, bytes: u16) -> Packet {
+    Packet {
+        port,
+        vc,
+        wire: bytes,
+        flags: FLAG_CREDIT,
+        ..Packet::default()
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Timer {
     Rto(u32),
@@ -388,7 +422,7 @@ enum Timer {
 /// ports to a line (the lossy fast path reads and writes a port per hop;
 /// its rare counters are in [`PortCounts`], its rate in the graph's
 /// [`PortSpec`], read only when the rate is not a whole number of ps per
-/// byte, and a queued port's occupancy in [`QPort`]).
+/// byte, and a queued port's occupancy in `Network::qload`).
 #[derive(Clone, Copy, Debug)]
 #[repr(align(32))]
 struct Port {
@@ -457,8 +491,6 @@ impl Port {
 #[derive(Clone, Copy, Debug, Default)]
 struct QPort {
     busy: bool,
-    /// Bytes queued or on the wire (lossy ports use `backlog`).
-    occ: u64,
     pause_time: u64,
     pauses: u64,
     /// The packet on the wire: the ingress buffer it leaves and its bytes.
@@ -469,10 +501,21 @@ struct QPort {
     /// This port as an ingress link of its far node: bytes buffered there.
     ingress: u64,
     peak_ingress: u64,
+    /// Packets waiting in its lanes (so that "is anything queued" does not
+    /// read every lane).
+    queued: u32,
+    /// Credits: from the far end freeing a buffer to the credit reaching
+    /// this port (its link's propagation + `credit_delay`), ps; here, and
+    /// not read from [`Port`], because a port-free event touches this
+    /// port's `QPort` (its `ingress`) anyway.
+    credit_after: u64,
 }
 
-/// One lane (a VC with credits, else a priority class) of a queued port.
+/// One lane (a VC with credits, else a priority class) of a queued port:
+/// one cache line (a port-free event updates the lane its packet came by,
+/// `far` and the credit it returns, in one place).
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
 struct Lane {
     /// Packets waiting to be sent in this lane.
     queue: List,
@@ -488,6 +531,13 @@ struct Lane {
     pause_sent: bool,
     frame_seq: u32,
     applied_seq: u32,
+    /// Credits (lazy returns, see [`Network::return_credit`]): a credit of
+    /// `pend` bytes (0: none) that reaches the port at `pend_at` and is not
+    /// yet in `credits`; `pend_woken`: its arrival is an event in the
+    /// calendar (the port waited for credits).
+    pend: u16,
+    pend_woken: bool,
+    pend_at: u64,
 }
 
 /// What every flow needs (the paced transport needs nothing else).
@@ -599,6 +649,10 @@ pub struct Network<R: Router> {
     ports: Vec<Port>,
     counts: Vec<PortCounts>,
     qports: Vec<QPort>,
+    /// Queued ports: bytes queued or on the wire, + 1 while busy (the
+    /// `load` adaptive routing compares: a dense array, so that reading a
+    /// switch's candidate ports touches one line, not two per port).
+    qload: Vec<u64>,
     /// PFC queues' packets.
     pool: Pool<Packet>,
     events: CalendarQueue<Packet>,
@@ -631,6 +685,14 @@ pub struct Network<R: Router> {
     vcs: u32,
     lanes: Vec<Lane>,
     credit: bool,
+    /// Credits are returned lazily (every link's credit takes > 0 ps).
+    lazy: bool,
+    /// The latest arrival of a credit held lazily.
+    lazy_last_at: u64,
+    /// Where the run is in the calendar's order: every event before
+    /// `(time, payload)` has happened, none after (lazy credits compare
+    /// their own event against it).
+    bound: (u64, Packet),
     credit_events: u64,
     /// PFC pause time per class, ps.
     class_pause: Vec<u64>,
@@ -704,13 +766,28 @@ impl<R: Router> Network<R> {
         };
         let streams = RngStreams::new(cfg.seed);
         let salt = streams.stream("net.ecmp").next_u64();
-        Network {
+        let mut net = Network {
             qports: if queued {
-                vec![QPort::default(); ports.len()]
+                let credit_delay = match cfg.flow_control {
+                    FlowControl::Credit(c) => c.credit_delay.0,
+                    _ => 0,
+                };
+                ports
+                    .iter()
+                    .map(|p| QPort {
+                        credit_after: p.prop + credit_delay,
+                        ..QPort::default()
+                    })
+                    .collect()
             } else {
                 Vec::new()
             },
             counts: vec![PortCounts::default(); ports.len()],
+            qload: if queued {
+                vec![0; ports.len()]
+            } else {
+                Vec::new()
+            },
             ports,
             pool: Pool::new(),
             events: CalendarQueue::new(),
@@ -736,6 +813,9 @@ impl<R: Router> Network<R> {
                 nlanes
             ],
             credit: vc_buffer > 0,
+            lazy: false,
+            lazy_last_at: 0,
+            bound: (0, AFTER_ALL),
             credit_events: 0,
             class_pause: vec![0; classes as usize],
             n: Counters::default(),
@@ -746,7 +826,9 @@ impl<R: Router> Network<R> {
             cfg,
             graph,
             router,
-        }
+        };
+        net.lazy = net.credit && net.qports.iter().all(|q| q.credit_after > 0);
+        net
     }
 
     pub fn hosts(&self) -> usize {
@@ -777,12 +859,16 @@ impl<R: Router> Network<R> {
         !matches!(self.cfg.flow_control, FlowControl::None)
     }
 
+    /// Queued ports: bytes queued at port `p` or on its wire.
+    #[inline]
+    fn occ(&self, p: u32) -> u64 {
+        self.qload[p as usize] - self.qports[p as usize].busy as u64
+    }
+
     /// Queued ports: whether port `p` has packets waiting.
+    #[inline]
     fn has_queue(&self, p: u32) -> bool {
-        let b = (p * self.vcs) as usize;
-        self.lanes[b..b + self.vcs as usize]
-            .iter()
-            .any(|l| !l.queue.is_empty())
+        self.qports[p as usize].queued != 0
     }
 
     fn wire_of(&self, f: &FlowState, seq: u32) -> u16 {
@@ -790,34 +876,114 @@ impl<R: Router> Network<R> {
         ((p.min(f.bytes - seq as u64 * p)) as u32 + self.cfg.header) as u16
     }
 
+    /// Credits: whether they are returned lazily (see
+    /// [`Network::return_credit`]; on whenever every link's credit takes
+    /// time to come back).
+    pub fn lazy_credits(&self) -> bool {
+        self.lazy
+    }
+
+    /// Credits: lazy returns on (the default where possible) or off (every
+    /// credit an event of its own: the reference the lazy returns are
+    /// tested against). Before any flow.
+    #[doc(hidden)]
+    pub fn set_lazy_credits(&mut self, on: bool) {
+        assert!(
+            self.flows.len() == 0,
+            "net: lazy credits switched after flows arrived"
+        );
+        self.lazy = on && self.credit && self.qports.iter().all(|q| q.credit_after > 0);
+    }
+
     /// Credits: `bytes` of VC buffer `b` (= link · vcs + vc) at the far end of
     /// `link` free at `now`; the credit reaches the link's sender one
     /// propagation plus `credit_delay` later.
+    ///
+    /// Lazily, when it can: a credit only matters when its port next looks
+    /// at its credits ([`Network::pop_next`]) or when the port waits for
+    /// credits (then its arrival starts the port). So the lane keeps one
+    /// credit in flight (`pend`, reaching the port at `pend_at`), taken
+    /// into `credits` by the first look at or after its arrival in the
+    /// calendar's order (time, then payload: `self.bound`); if the port is
+    /// waiting for credits now, or the lane already holds a credit still on
+    /// its way, the credit is an event in the calendar as before, and a
+    /// port that comes to wait for credits turns its lanes' held credits
+    /// into events ([`Network::wake_credits`]). Every credit thus reaches
+    /// its port at the same point of the event order as an event would, and
+    /// the round-robin choices and `credit_stalls` are unchanged.
     fn return_credit(&mut self, b: u32, bytes: u64, now: u64) {
-        let FlowControl::Credit(c) = self.cfg.flow_control else {
-            unreachable!()
-        };
-        let at = now + self.ports[(b / self.vcs) as usize].prop + c.credit_delay.0;
-        self.events.push(
-            at,
-            Packet {
-                port: b / self.vcs,
-                vc: (b % self.vcs) as u8,
-                wire: bytes as u16,
-                flags: FLAG_CREDIT,
-                ..Packet::default()
-            },
-        );
+        let link = b / self.vcs;
+        let q = &self.qports[link as usize];
+        let at = now + q.credit_after;
+        let vc = (b % self.vcs) as u8;
+        if self.lazy && (q.busy || q.queued == 0) {
+            let bound = self.bound;
+            let l = &mut self.lanes[b as usize];
+            if l.pend != 0 && !l.pend_woken && (l.pend_at, credit_event(link, vc, l.pend)) < bound {
+                l.credits = l
+                    .credits
+                    .checked_add(l.pend as u64)
+                    .expect("net: credit overflow");
+                l.pend = 0;
+            }
+            if l.pend == 0 {
+                l.pend = bytes as u16;
+                l.pend_at = at;
+                self.lazy_last_at = self.lazy_last_at.max(at);
+                return;
+            }
+        }
+        self.events.push(at, credit_event(link, vc, bytes as u16));
         self.credit_events += 1;
     }
 
-    /// Credits: a credit for `bytes` of VC `vc` reaches port `p`.
-    fn credit_arrives(&mut self, p: u32, vc: u8, bytes: u64, now: u64) {
+    /// Credits: a credit for `bytes` of VC `vc` reaches port `p` at `at`
+    /// (an event: sent as one, or a lane's held credit woken).
+    fn credit_arrives(&mut self, p: u32, vc: u8, bytes: u64, at: u64, now: u64) {
         self.credit_events -= 1;
         let l = &mut self.lanes[(p * self.vcs + vc as u32) as usize];
+        if l.pend_woken && l.pend_at == at && l.pend as u64 == bytes {
+            // The held credit's own event.
+            l.pend_woken = false;
+            l.pend = 0;
+        }
         l.credits = l.credits.checked_add(bytes).expect("net: credit overflow");
         if !self.qports[p as usize].busy {
             self.start_tx(p, now);
+        }
+    }
+
+    /// Lazy credits: takes lane `b`'s held credit into its credits if it has
+    /// reached the port (before `self.bound`).
+    #[inline]
+    fn absorb_credit(&mut self, b: u32) {
+        let port = b / self.vcs;
+        let vc = (b % self.vcs) as u8;
+        let bound = self.bound;
+        let l = &mut self.lanes[b as usize];
+        if l.pend != 0 && !l.pend_woken && (l.pend_at, credit_event(port, vc, l.pend)) < bound {
+            l.credits = l
+                .credits
+                .checked_add(l.pend as u64)
+                .expect("net: credit overflow");
+            l.pend = 0;
+        }
+    }
+
+    /// Lazy credits: port `p` waits for credits; the credits its lanes hold
+    /// that have reached it are taken, the others become events (their
+    /// arrival starts the port, as an event's would).
+    fn wake_credits(&mut self, p: u32) {
+        for v in 0..self.vcs {
+            let b = p * self.vcs + v;
+            self.absorb_credit(b);
+            let l = &mut self.lanes[b as usize];
+            if l.pend != 0 && !l.pend_woken {
+                l.pend_woken = true;
+                let (at, bytes) = (l.pend_at, l.pend);
+                self.events.push(at, credit_event(p, v as u8, bytes));
+                self.credit_events += 1;
+            }
         }
     }
 
@@ -825,6 +991,8 @@ impl<R: Router> Network<R> {
     pub fn add_flow(&mut self, now: SimTime, flow: &Flow, _rec: &mut Recorder) {
         debug_assert_eq!(flow.id as usize, self.flows.len());
         self.last_advance = now.0;
+        // The driver runs every event due by `now` first.
+        self.bound = (now.0, AFTER_ALL);
         let npkts = flow.bytes.div_ceil(self.cfg.payload as u64).max(1) as u32;
         if let Transport::Dctcp(d) = &self.cfg.transport {
             self.win.push(WinState {
@@ -882,6 +1050,10 @@ impl<R: Router> Network<R> {
         match (self.events.peek_time(), self.timers.peek_time()) {
             (Some(a), Some(b)) => Some(SimTime(a.min(b.0))),
             (Some(a), None) => Some(SimTime(a)),
+            // Credits held lazily are still on their way (as their events
+            // would be pending): say so, so that a driver's "work left"
+            // test does not change.
+            (None, None) if self.lazy_last_at > self.bound.0 => Some(SimTime(self.lazy_last_at)),
             (None, b) => b,
         }
     }
@@ -892,12 +1064,13 @@ impl<R: Router> Network<R> {
         self.last_advance = t;
         let mut processed = 0u64;
         loop {
-            while let Some((_, ev)) = self.events.pop_due(t) {
+            while let Some((at, ev)) = self.events.pop_due(t) {
                 processed += 1;
+                self.bound = (at, ev);
                 if ev.flags & FLAG_PORT_FREE != 0 {
                     self.port_free(ev.port, t);
                 } else if ev.flags & FLAG_CREDIT != 0 {
-                    self.credit_arrives(ev.port, ev.vc, ev.wire as u64, t);
+                    self.credit_arrives(ev.port, ev.vc, ev.wire as u64, at, t);
                 } else {
                     self.packet_events -= 1;
                     self.arrive(ev, t, rec);
@@ -908,11 +1081,14 @@ impl<R: Router> Network<R> {
                 Some(tt) if tt.0 <= t => {
                     let (_, tm) = self.timers.pop().expect("a due timer");
                     processed += 1;
+                    // Timers fire after every event of their time.
+                    self.bound = (t, AFTER_ALL);
                     self.fire(tm, t);
                 }
                 _ => break,
             }
         }
+        self.bound = (t, AFTER_ALL);
         rec.count_internal_events(processed);
     }
 
@@ -958,11 +1134,11 @@ impl<R: Router> Network<R> {
             ack: pkt.flags & FLAG_ACK != 0,
         };
         let routed = {
-            let (ports, qports, lossless) = (&self.ports, &self.qports, !self.qports.is_empty());
+            let (ports, qload, lossless) = (&self.ports, &self.qload, !self.qports.is_empty());
             let specs = &self.graph.ports;
             let load = |p: u32| {
                 if lossless {
-                    qports[p as usize].occ + qports[p as usize].busy as u64
+                    qload[p as usize]
                 } else {
                     ports[p as usize].backlog(now, || specs[p as usize].rate)
                 }
@@ -989,10 +1165,8 @@ impl<R: Router> Network<R> {
                 Routing::Adaptive => {
                     let start = reduce(self.rng.next_u64(), c.count);
                     if self.queued() {
-                        let q = &self.qports;
-                        least_loaded(c.count, start, |i| {
-                            q[(c.first + i) as usize].occ + q[(c.first + i) as usize].busy as u64
-                        })
+                        let qload = &self.qload[c.first as usize..(c.first + c.count) as usize];
+                        least_loaded(c.count, start, |i| qload[i as usize])
                     } else {
                         let ports = &self.ports;
                         least_loaded(c.count, start, |i| {
@@ -1128,7 +1302,7 @@ impl<R: Router> Network<R> {
                 FlowControl::None => {
                     // Priority classes on a lossy network: drop-tail on the
                     // bytes the output port holds (queued or on the wire).
-                    if self.qports[p as usize].occ + wire > self.cfg.buffer {
+                    if self.occ(p) + wire > self.cfg.buffer {
                         self.counts[p as usize].drops += 1;
                         self.n.drops += 1;
                         self.flows[pkt.flow as usize].losses += 1;
@@ -1137,7 +1311,7 @@ impl<R: Router> Network<R> {
                 }
             }
             if let Some(k) = self.cfg.ecn_k {
-                if self.qports[p as usize].occ + wire > k && pkt.flags & FLAG_ACK == 0 {
+                if self.occ(p) + wire > k && pkt.flags & FLAG_ACK == 0 {
                     pkt.flags |= FLAG_CE;
                     self.counts[p as usize].marks += 1;
                 }
@@ -1161,15 +1335,16 @@ impl<R: Router> Network<R> {
             );
             out_lane = vc;
         }
-        let q = &mut self.qports[p as usize];
-        q.occ += wire;
+        self.qload[p as usize] += wire;
+        let occ = self.occ(p);
         let port = &mut self.ports[p as usize];
-        port.peak = port.peak.max(q.occ);
+        port.peak = port.peak.max(occ);
         let pi = self.pool.alloc(pkt);
         let b = (p * lanes + out_lane as u32) as usize;
         let mut list = self.lanes[b].queue;
         self.pool.push_back(&mut list, pi);
         self.lanes[b].queue = list;
+        self.qports[p as usize].queued += 1;
         if !self.qports[p as usize].busy {
             self.start_tx(p, now);
         }
@@ -1191,6 +1366,7 @@ impl<R: Router> Network<R> {
                 let mut list = l.queue;
                 let pi = self.pool.pop_front(&mut list);
                 self.lanes[(base + v) as usize].queue = list;
+                self.qports[p as usize].queued -= 1;
                 return pi.map(|pi| (pi, v as u8));
             }
             return None;
@@ -1204,6 +1380,9 @@ impl<R: Router> Network<R> {
                 continue;
             };
             let wire = self.pool[head].wire as u64;
+            if self.lazy && self.lanes[b].credits < wire {
+                self.absorb_credit(b as u32);
+            }
             let l = &mut self.lanes[b];
             if l.credits < wire {
                 waiting = true;
@@ -1213,10 +1392,15 @@ impl<R: Router> Network<R> {
             let mut list = l.queue;
             let pi = self.pool.pop_front(&mut list);
             self.lanes[b].queue = list;
-            self.qports[p as usize].rr = ((v + 1) % lanes) as u8;
+            let q = &mut self.qports[p as usize];
+            q.rr = ((v + 1) % lanes) as u8;
+            q.queued -= 1;
             return pi.map(|pi| (pi, v as u8));
         }
         self.n.credit_stalls += waiting as u64;
+        if waiting && self.lazy {
+            self.wake_credits(p);
+        }
         None
     }
 
@@ -1246,6 +1430,7 @@ impl<R: Router> Network<R> {
         }
         port.busy_until = end;
         q.busy = true;
+        self.qload[p as usize] += 1;
         q.tx_inp = if p >= hosts {
             pkt.port * self.vcs + pkt.vc as u32
         } else {
@@ -1281,7 +1466,7 @@ impl<R: Router> Network<R> {
         let q = &mut self.qports[p as usize];
         q.busy = false;
         let (inp, wire) = (q.tx_inp, q.tx_wire as u64);
-        self.qports[p as usize].occ -= wire;
+        self.qload[p as usize] -= wire + 1;
         if p >= hosts {
             // The packet's bytes leave this switch's ingress buffer `inp`
             // (link · lanes + lane).
@@ -1340,8 +1525,12 @@ impl<R: Router> Network<R> {
         }
     }
 
-    /// PFC: whether every lane of port `p` is paused.
+    /// PFC: whether every lane of port `p` is paused (only PFC pauses).
+    #[inline]
     fn all_paused(&self, p: u32) -> bool {
+        if !matches!(self.cfg.flow_control, FlowControl::Pfc(_)) {
+            return false;
+        }
         let b = (p * self.vcs) as usize;
         self.lanes[b..b + self.vcs as usize]
             .iter()
@@ -1895,7 +2084,7 @@ impl<R: Router> Network<R> {
     /// not left yet).
     pub fn queue_bytes(&self, p: u32, now: SimTime) -> u64 {
         if self.queued() {
-            return self.qports[p as usize].occ;
+            return self.occ(p);
         }
         self.ports[p as usize].backlog(now.0, || self.graph.ports[p as usize].rate)
     }
@@ -1922,17 +2111,25 @@ impl<R: Router> Network<R> {
                     .map(|k| self.pool[k].wire as u64)
                     .sum();
                 let on_wire = if q.busy { q.tx_wire as u64 } else { 0 };
-                if bytes + on_wire != q.occ {
+                let occ = self.qload[i].saturating_sub(q.busy as u64);
+                if self.qload[i] < q.busy as u64 || bytes + on_wire != occ {
                     return Err(format!(
-                        "net: port {i} counts {} B but holds {} B",
-                        q.occ,
+                        "net: port {i} counts {occ} B (load {}) but holds {} B",
+                        self.qload[i],
                         bytes + on_wire
                     ));
                 }
-                queued += lanes.iter().map(|l| l.queue.len() as u64).sum::<u64>();
+                let waiting: u64 = lanes.iter().map(|l| l.queue.len() as u64).sum();
+                if waiting != q.queued as u64 {
+                    return Err(format!(
+                        "net: port {i} counts {} packets waiting but holds {waiting}",
+                        q.queued
+                    ));
+                }
+                queued += waiting;
                 if let FlowControl::Credit(c) = self.cfg.flow_control {
                     for (v, l) in lanes.iter().enumerate() {
-                        if l.far > c.vc_buffer || l.credits > c.vc_buffer {
+                        if l.far > c.vc_buffer || l.credits + l.pend as u64 > c.vc_buffer {
                             return Err(format!(
                                 "net: link {i} VC {v}: {} B buffered at the far end, {} B of credit, with {} B per VC",
                                 l.far, l.credits, c.vc_buffer
@@ -1940,10 +2137,10 @@ impl<R: Router> Network<R> {
                         }
                     }
                 }
-                if !self.lossless() && i >= hosts && q.occ > self.cfg.buffer {
+                if !self.lossless() && i >= hosts && occ > self.cfg.buffer {
                     return Err(format!(
                         "net: port {i} holds {} B, above the {} B buffer",
-                        q.occ, self.cfg.buffer
+                        occ, self.cfg.buffer
                     ));
                 }
             } else if i >= hosts {
