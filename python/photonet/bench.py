@@ -179,12 +179,33 @@ def scenarios() -> dict[str, dict]:
     return out
 
 
-SCENARIOS = scenarios()
+_ALL: Optional[dict[str, dict]] = None
+
+
+def _all() -> dict[str, dict]:
+    global _ALL
+    if _ALL is None:
+        _ALL = scenarios()
+    return _ALL
+
+
+def scenario(name: str) -> dict:
+    """The scenario ``name``. A paper-scale one is found without building the
+    per-fabric ones (which read the `compare` scenario, and so import pandas and
+    matplotlib): a bench worker imports only what its run needs."""
+    return PAPER_SCENARIOS[name] if name in PAPER_SCENARIOS else _all()[name]
+
+
+def __getattr__(name: str):
+    # `bench.SCENARIOS`: every scenario, built on first use.
+    if name == "SCENARIOS":
+        return _all()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def available() -> list[str]:
     fabs = set(fabric_names())
-    return [k for k, v in SCENARIOS.items() if v.get("needs") is None or v["needs"] in fabs]
+    return [k for k, v in _all().items() if v.get("needs") is None or v["needs"] in fabs]
 
 
 def _permutation_trace(hosts: int, size: int, seed: int = 1) -> str:
@@ -207,7 +228,7 @@ def _worker(name: str) -> None:
 
     from .api import run
 
-    sc = SCENARIOS[name]
+    sc = scenario(name)
     if "experiment" in sc:
         _experiment_worker(sc["experiment"])
         return
@@ -264,7 +285,7 @@ def measure(name: str, repeat: int = 3) -> dict:
     info = runs[0]
     return {
         "scenario": name,
-        "about": SCENARIOS[name]["about"],
+        "about": scenario(name)["about"],
         "repeat": repeat,
         "wall_s_median": med,
         "wall_s_min": min(r["wall_s"] for r in runs),
