@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from . import _core
 from .config import ConfigError, ConfigLike, complete, config_hash, tomllib, workload_search_path
-from .io import atomic_dir, atomic_write_json, atomic_write_text
+from .io import atomic_dir, atomic_write_csv, atomic_write_json, atomic_write_text, write_frame_csv
 
 if TYPE_CHECKING:  # imported where used: `run` and `bench` need neither
     import numpy as np
@@ -35,30 +35,34 @@ FLOW_COLUMNS = {
 UNFINISHED = 2**64 - 1
 
 
-def flows_frame(cols: Mapping[str, "np.ndarray"]) -> "pd.DataFrame":
-    """The per-flow table (``Result.flows``) from the core's columns: integers
-    as int64, times in µs, ``finish_us`` and ``fct_us`` NaN for unfinished flows."""
+def flow_arrays(cols: Mapping[str, "np.ndarray"], int64: bool = True) -> "dict[str, np.ndarray]":
+    """The columns of the per-flow table (``Result.flows``) as numpy arrays,
+    from the core's columns: integers (as int64 unless ``int64`` is False),
+    times in µs, ``finish_us`` and ``fct_us`` NaN for unfinished flows."""
     import numpy as np
-    import pandas as pd
 
-    as64 = lambda k: np.asarray(cols[k]).astype(np.int64)  # noqa: E731
+    ints = (lambda k: np.asarray(cols[k]).astype(np.int64)) if int64 else (lambda k: np.asarray(cols[k]))  # noqa: E731
     finish = np.asarray(cols["finish_ps"])
     finish_us = finish / 1e6
     finish_us[finish == UNFINISHED] = np.nan
-    start_us = as64("start_ps") / 1e6
-    return pd.DataFrame(
-        {
-            "id": as64("id"),
-            "src": as64("src"),
-            "dst": as64("dst"),
-            "bytes": as64("bytes"),
-            "start_us": start_us,
-            "finish_us": finish_us,
-            "delivered_bytes": as64("delivered_bytes"),
-            "fct_us": finish_us - start_us,
-        },
-        copy=False,
-    )
+    start_us = np.asarray(cols["start_ps"]).astype(np.int64) / 1e6
+    return {
+        "id": ints("id"),
+        "src": ints("src"),
+        "dst": ints("dst"),
+        "bytes": ints("bytes"),
+        "start_us": start_us,
+        "finish_us": finish_us,
+        "delivered_bytes": ints("delivered_bytes"),
+        "fct_us": finish_us - start_us,
+    }
+
+
+def flows_frame(cols: Mapping[str, "np.ndarray"]) -> "pd.DataFrame":
+    """The per-flow table (``Result.flows``) from the core's columns."""
+    import pandas as pd
+
+    return pd.DataFrame(flow_arrays(cols), copy=False)
 
 
 def series_frame(series: Mapping[str, Any], summary: Mapping[str, Any]) -> "pd.DataFrame":
@@ -167,9 +171,14 @@ class Result:
 
         def fill(tmp: Path) -> None:
             atomic_write_json(tmp / "summary.json", self.summary)
-            atomic_write_text(tmp / "flows.csv", self.flows.to_csv(index=False))
+            if self._flows is None:
+                # Straight from the core's columns: no pandas table is built.
+                cols = flow_arrays(self._flow_columns, int64=False)
+                atomic_write_csv(tmp / "flows.csv", list(cols), list(cols.values()))
+            else:  # the table as read (and perhaps changed) by the caller
+                write_frame_csv(tmp / "flows.csv", self._flows)
             if self.series is not None:
-                atomic_write_text(tmp / "series.csv", self.series.to_csv(index=False))
+                write_frame_csv(tmp / "series.csv", self.series)
             atomic_write_json(tmp / "manifest.json", self.manifest)
             atomic_write_text(tmp / "config.toml", self.config_toml)
             for name, obj in (extra or {}).items():

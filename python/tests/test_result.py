@@ -92,3 +92,84 @@ def test_run_and_bench_import_neither_pandas_nor_matplotlib():
         "print(n, before, 'pandas' in sys.modules, len(f))\n"
     )
     assert out == "200 [] True 200"
+
+
+# --- flows.csv without pandas: the core's CSV writer against pandas' to_csv ---
+
+SPECIAL = [0.0, -0.0, 1.0, 801.0, 3.6, 0.1 + 0.2, 1e-4, 9.9999e-5, 1e-5, 0.00012, 1e15, 9999999999999998.0, 1e16, 1.5e16,
+           123456789012345680.0, 1e22, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -1.5e-7, 2.5e-10,
+           float("nan"), float("inf"), float("-inf"), 123.456, 1 / 3, 2**53, 2**53 + 2.0, 0.5, 1e100, -1e-100]
+
+
+def _random_floats(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2**64, size=n, dtype=np.uint64).view(np.float64)  # every exponent, subnormals, NaN, inf
+    scaled = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 20, size=n)  # the magnitudes times take
+    times = np.round(rng.uniform(0, 3e10, n)) / 1e6  # ps / 1e6, as start_us
+    return np.concatenate([np.array(SPECIAL), bits, scaled, times])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_core_csv_writer_writes_what_pandas_writes(tmp_path, seed):
+    from photonet.io import atomic_write_csv
+
+    x = _random_floats(20_000, seed)
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    cols = {
+        "f": x,
+        "i": rng.integers(-(2**63), 2**63 - 1, size=n, dtype=np.int64, endpoint=True),
+        "u": rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True),
+        "w": rng.integers(0, 2**32 - 1, size=n, dtype=np.uint32, endpoint=True),
+        "g": x[::-1].copy(),
+    }
+    cols["i"][:2] = [-(2**63), 2**63 - 1]
+    cols["u"][:2] = [0, 2**64 - 1]
+    atomic_write_csv(tmp_path / "x.csv", list(cols), list(cols.values()))
+    expected = pd.DataFrame(cols).to_csv(index=False).encode()
+    got = (tmp_path / "x.csv").read_bytes()
+    if got != expected:  # show the first differing line
+        bad = next((a, b) for a, b in zip(got.splitlines(), expected.splitlines()) if a != b)
+        pytest.fail(f"core {bad[0]!r} != pandas {bad[1]!r}")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_flows_csv_from_the_core_columns_is_pandas_to_csv_of_the_table(tmp_path, small):
+    r = _trace_run(tmp_path, small)
+    assert r._flows is None  # not built: written from the core's columns
+    out = r.write(tmp_path / "a")
+    assert r._flows is None
+    assert (out / "flows.csv").read_bytes() == r.flows.to_csv(index=False).encode()
+    lines = (out / "flows.csv").read_text().splitlines()
+    assert lines[0] == "id,src,dst,bytes,start_us,finish_us,delivered_bytes,fct_us"
+    assert lines[1] == "0,0,5,1000000,0.0,801.0,1000000,801.0"
+    assert lines[3].startswith("2,1,2,10000000,5.0,,") and lines[3].endswith(",")  # unfinished: empty times
+
+
+def test_flows_csv_follows_a_table_the_caller_changed(tmp_path, small):
+    r = _trace_run(tmp_path, small)
+    r.flows.loc[0, "bytes"] = 7  # numeric: written by the core
+    r.flows["slow"] = r.flows["fct_us"] > 100
+    r.write(tmp_path / "a")
+    assert (tmp_path / "a" / "flows.csv").read_text() == r.flows.to_csv(index=False)
+    assert (tmp_path / "a" / "flows.csv").read_text().splitlines()[1].startswith("0,0,5,7,")
+
+
+@pytest.mark.parametrize(
+    "df",
+    [
+        pd.DataFrame({"a": np.array([0.1, 1e-5], dtype=np.float32)}),  # float32 has its own shortest digits
+        pd.DataFrame({"a": [True, False]}),
+        pd.DataFrame({"a": ["x", "y,z"]}),
+        pd.DataFrame({"a,b": [1, 2]}),  # a name CSV must quote
+        pd.DataFrame({"a": pd.array([1, None], dtype="Int64")}),
+        pd.DataFrame({"a": np.array([1, 2], dtype=np.int8), "b": np.array([3, 4], dtype=np.uint16)}),
+    ],
+)
+def test_write_frame_csv_equals_to_csv_whichever_way(tmp_path, df):
+    from photonet.io import frame_csv_columns, write_frame_csv
+
+    write_frame_csv(tmp_path / "x.csv", df)
+    assert (tmp_path / "x.csv").read_bytes() == df.to_csv(index=False).encode()
+    fast = frame_csv_columns(df) is not None
+    assert fast == (df.columns.tolist() == ["a", "b"])  # only the plain int frame goes to the core

@@ -11,6 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
 
+mod csv;
+
 create_exception!(
     _core,
     ConfigError,
@@ -213,5 +215,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fabrics, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     m.add_function(wrap_pyfunction!(model_report, m)?)?;
+    m.add_function(wrap_pyfunction!(csv::write_csv, m)?)?;
     Ok(())
 }
