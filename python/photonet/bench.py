@@ -101,6 +101,19 @@ PAPER_SCENARIOS: dict[str, dict] = {
             ("fat-tree", "fat_tree", "fat-tree k = 16 (adaptive, credits, 3 VCs)", {"fat_tree": {"k": 16, "routing": "adaptive", "transport": "paced", "flow_control": "credit", "vcs": 3, "mtu": "512B", "header": "0B", "buffer": "24KB", "ecn_threshold": "0B", "propagation": "128ns"}}),
         ]
     },
+    # The Python result path of `photonet run --out`: the same Baldur run, then
+    # its result folder written (flows.csv holds 10.24 M rows).
+    "baldur-baldur-paper-write": {
+        "about": "Baldur (m = 4) at the §V-A paper scale as baldur-baldur-paper, then Result.write (summary, manifest, 10.24 M-row flows.csv)",
+        "config": {
+            "fabric": "baldur",
+            "topology": {"racks": 1024, "servers_per_rack": 1, "uplinks": 1, "uplink_rate": "25Gbps"},
+            "workload": {"load": 0.7, "pattern": {"kind": "permutation"}, "sizes": {"dist": "fixed", "size": "512B"}},
+            "stop": {"flows": 10_240_000, "drain": True},
+            "baldur": {"multiplicity": 4},
+        },
+        "write": True,
+    },
     # Fig. 7's ping_pong1 at paper scale: closed loop, 10,000 round trips per node.
     "baldur-pingpong-paper": {
         "about": "Baldur (m = 4), ping_pong1 (closed loop: each node answers its partner's packet at once), 1,024 nodes, 10,000 x 512 B packets per node",
@@ -240,6 +253,8 @@ def _worker(name: str) -> None:
             f.write_text(_permutation_trace(perm["hosts"], perm["bytes"]))
             cfg.setdefault("workload", {})["pattern"] = {"kind": "trace", "file": str(f)}
         r = run(cfg)
+        if sc.get("write"):
+            r.write(Path(tmp) / "result")
     stats = r.summary.get("fabric_stats", {})
     extra = {k: stats[k] for k in ("data_packets_delivered", "packet_hops") if k in stats}
     print(json.dumps({"sim_wall_s": r.manifest["wall_s"], "events": r.summary["events"], "sim_time_us": r.summary["sim_time_us"], "flows": r.summary["flows"], **extra}))

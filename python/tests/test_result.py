@@ -98,7 +98,10 @@ def test_run_and_bench_import_neither_pandas_nor_matplotlib():
 
 SPECIAL = [0.0, -0.0, 1.0, 801.0, 3.6, 0.1 + 0.2, 1e-4, 9.9999e-5, 1e-5, 0.00012, 1e15, 9999999999999998.0, 1e16, 1.5e16,
            123456789012345680.0, 1e22, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -1.5e-7, 2.5e-10,
-           float("nan"), float("inf"), float("-inf"), 123.456, 1 / 3, 2**53, 2**53 + 2.0, 0.5, 1e100, -1e-100]
+           float("nan"), float("inf"), float("-inf"), 123.456, 1 / 3, 2**53, 2**53 + 2.0, 0.5, 1e100, -1e-100,
+           1417370865764593.25]  # an exact tie between two 17-digit strings
+# Powers of two and their odd multiples: exact decimals, many of them ties.
+SPECIAL += [m * 2.0**k for k in range(-80, 80) for m in (1, 3, 5, 7, 11, 1001, 2**52 - 1, 2**53 - 1)]
 
 
 def _random_floats(n: int, seed: int) -> np.ndarray:
@@ -173,3 +176,25 @@ def test_write_frame_csv_equals_to_csv_whichever_way(tmp_path, df):
     assert (tmp_path / "x.csv").read_bytes() == df.to_csv(index=False).encode()
     fast = frame_csv_columns(df) is not None
     assert fast == (df.columns.tolist() == ["a", "b"])  # only the plain int frame goes to the core
+
+
+def test_bench_write_scenario_writes_the_result_folder(monkeypatch, capsys):
+    from photonet import api, bench
+
+    written = []
+    real = api.Result.write
+
+    def spy(self, out_dir, extra=None):
+        p = real(self, out_dir, extra)
+        written.append(sorted(x.name for x in p.iterdir()))
+        return p
+
+    monkeypatch.setattr(api.Result, "write", spy)
+    monkeypatch.setitem(bench.PAPER_SCENARIOS, "tiny-write", {"about": "tiny", "config": {"topology": {"racks": 4, "servers_per_rack": 2}, "stop": {"flows": 100}}, "write": True})
+    monkeypatch.setitem(bench.PAPER_SCENARIOS, "tiny", {"about": "tiny", "config": {"topology": {"racks": 4, "servers_per_rack": 2}, "stop": {"flows": 100}}})
+    bench._worker("tiny")
+    assert written == []
+    bench._worker("tiny-write")
+    assert written == [["config.toml", "flows.csv", "manifest.json", "summary.json"]]
+    assert '"flows": 100' in capsys.readouterr().out
+    assert "baldur-baldur-paper-write" in bench.available()

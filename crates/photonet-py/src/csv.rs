@@ -31,12 +31,57 @@ impl Col<'_> {
 
     fn push(&self, i: usize, out: &mut String) {
         match self {
-            Col::I64(v) => write!(out, "{}", v[i]).expect("write to String"),
-            Col::U64(v) => write!(out, "{}", v[i]).expect("write to String"),
-            Col::U32(v) => write!(out, "{}", v[i]).expect("write to String"),
+            Col::I64(v) => push_i64(out, v[i]),
+            Col::U64(v) => push_u64(out, v[i]),
+            Col::U32(v) => push_u64(out, u64::from(v[i])),
             Col::F64(v) => push_py_float(out, v[i]),
         }
     }
+}
+
+/// Whether `x` (of decimal exponent `exp10`) can lie exactly halfway
+/// between two decimals of 15 to 17 significant digits: only if its exact
+/// decimal expansion has at most 18 significant digits. x = m·2^e with m odd
+/// and e < 0 has exactly -e digits after the point, the last nonzero, so
+/// -e + exp10 + 1 significant digits (most times in µs have ~50).
+fn may_tie(x: f64, exp10: i32) -> bool {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, e) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), biased - 1075)
+    };
+    if m == 0 {
+        return false;
+    }
+    let e = e + m.trailing_zeros() as i32;
+    let significant = -e + exp10 + 1;
+    e >= 0 || significant <= 18
+}
+
+/// Appends the decimal digits of `v` (what `{}` writes, without the
+/// formatting machinery).
+fn push_u64(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
+}
+
+fn push_i64(out: &mut String, v: i64) {
+    if v < 0 {
+        out.push('-');
+    }
+    push_u64(out, v.unsigned_abs());
 }
 
 /// Appends `x` as Python's `repr(float)` writes it; NaN (pandas' empty
@@ -60,9 +105,10 @@ pub fn push_py_float(out: &mut String, x: f64) {
     // n >= 16: shorter ones need no check (checked from 15 on, a margin).
     let mut sci = String::with_capacity(32);
     write!(sci, "{x:e}").expect("write to String");
-    let (mant, _) = sci.split_once('e').expect("{:e} has an exponent");
+    let (mant, exp10) = sci.split_once('e').expect("{:e} has an exponent");
     let len = mant.bytes().filter(u8::is_ascii_digit).count();
-    if len >= 15 {
+    let exp10: i32 = exp10.parse().expect("{:e} exponent is an integer");
+    if len >= 15 && may_tie(x, exp10) {
         let mut rounded = String::with_capacity(32);
         write!(rounded, "{x:.*e}", len - 1).expect("write to String");
         if rounded != sci && rounded.parse::<f64>() == Ok(x) {
