@@ -125,11 +125,13 @@ fn run<'py>(
     if let Some(e) = interrupted {
         return Err(e);
     }
+    // `..`: fields RunResult may gain are not needed here.
     let RunResult {
         summary,
         flows: f,
         series,
         cancelled,
+        ..
     } = result;
     let out = PyDict::new(py);
     out.set_item(
