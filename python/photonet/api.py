@@ -6,38 +6,150 @@ import os
 import platform
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from . import _core
 from .config import ConfigError, ConfigLike, complete, config_hash, tomllib, workload_search_path
-from .io import atomic_dir, atomic_write_json, atomic_write_text
+from .io import atomic_dir, atomic_write_csv, atomic_write_json, atomic_write_text, write_frame_csv
+
+if TYPE_CHECKING:  # imported where used: `run` and `bench` need neither
+    import numpy as np
+    import pandas as pd
 
 ProgressFn = Callable[[float, int, int, int], Optional[bool]]
 
+# The per-flow columns as they leave the Rust core (`_core.run`), numpy arrays
+# that own the core's buffers (no copy): name -> dtype.
+FLOW_COLUMNS = {
+    "id": "uint32",
+    "src": "uint32",
+    "dst": "uint32",
+    "bytes": "uint64",
+    "start_ps": "uint64",
+    "finish_ps": "uint64",  # UNFINISHED for flows unfinished at the end
+    "delivered_bytes": "uint64",
+}
+# finish_ps of a flow that had not finished when the run stopped.
+UNFINISHED = 2**64 - 1
 
-@dataclass
+
+def flow_arrays(cols: Mapping[str, "np.ndarray"], int64: bool = True) -> "dict[str, np.ndarray]":
+    """The columns of the per-flow table (``Result.flows``) as numpy arrays,
+    from the core's columns: integers (as int64 unless ``int64`` is False),
+    times in µs, ``finish_us`` and ``fct_us`` NaN for unfinished flows."""
+    import numpy as np
+
+    ints = (lambda k: np.asarray(cols[k]).astype(np.int64)) if int64 else (lambda k: np.asarray(cols[k]))  # noqa: E731
+    finish = np.asarray(cols["finish_ps"])
+    finish_us = finish / 1e6
+    finish_us[finish == UNFINISHED] = np.nan
+    start_us = np.asarray(cols["start_ps"]).astype(np.int64) / 1e6
+    return {
+        "id": ints("id"),
+        "src": ints("src"),
+        "dst": ints("dst"),
+        "bytes": ints("bytes"),
+        "start_us": start_us,
+        "finish_us": finish_us,
+        "delivered_bytes": ints("delivered_bytes"),
+        "fct_us": finish_us - start_us,
+    }
+
+
+def flows_frame(cols: Mapping[str, "np.ndarray"]) -> "pd.DataFrame":
+    """The per-flow table (``Result.flows``) from the core's columns."""
+    import pandas as pd
+
+    return pd.DataFrame(flow_arrays(cols), copy=False)
+
+
+def series_frame(series: Mapping[str, Any], summary: Mapping[str, Any]) -> "pd.DataFrame":
+    """The time series (``Result.series``) from the core's ``series`` dict."""
+    import pandas as pd
+
+    bin_us = series["bin_ps"] / 1e6
+    cap_bytes_per_bin = summary["hosts"] * summary["host_rate_bps"] * (series["bin_ps"] / 1e12) / 8
+    df = pd.DataFrame({"t_us": [i * bin_us for i in range(len(series["bytes"]))], "bytes": series["bytes"]})
+    df["goodput"] = df["bytes"] / cap_bytes_per_bin
+    return df
+
+
 class Result:
     """One simulation's outputs.
 
     ``summary``: goodput, FCT percentiles by size class, fabric statistics (the
     content of summary.json). ``flows``: one row per flow (times in µs; ``fct_us``
-    is NaN for flows unfinished at the end). ``series``: delivered goodput per
-    time bin (normalised by N·R) when ``metrics.time_series`` is set.
-    ``manifest``: config, seed, version, wall time, event count.
+    is NaN for flows unfinished at the end), a pandas DataFrame built when first
+    read (``flow_columns`` holds the same data as numpy arrays, without pandas).
+    ``series``: delivered goodput per time bin (normalised by N·R) when
+    ``metrics.time_series`` is set, else None. ``manifest``: config, seed,
+    version, wall time, event count.
     """
 
-    summary: dict
-    flows: pd.DataFrame
-    series: Optional[pd.DataFrame]
-    manifest: dict
-    config_toml: str
-    cancelled: bool = False
-    extra: dict = field(default_factory=dict)
+    def __init__(
+        self,
+        summary: dict,
+        flows: "pd.DataFrame | Mapping[str, np.ndarray]",
+        series: "pd.DataFrame | Mapping[str, Any] | None",
+        manifest: dict,
+        config_toml: str,
+        cancelled: bool = False,
+        extra: Optional[dict] = None,
+    ):
+        self.summary = summary
+        self.manifest = manifest
+        self.config_toml = config_toml
+        self.cancelled = cancelled
+        self.extra = {} if extra is None else extra
+        # `flows` and `series` are given built (DataFrames) or raw (the core's
+        # columns / series dict); raw ones become DataFrames when first read.
+        self._flows = flows if hasattr(flows, "columns") else None
+        self._flow_columns = None if self._flows is not None else dict(flows)
+        self._series = series if series is None or hasattr(series, "columns") else None
+        self._series_raw = None if self._series is not None or series is None else series
+
+    @property
+    def flows(self) -> "pd.DataFrame":
+        if self._flows is None:
+            self._flows = flows_frame(self._flow_columns)
+        return self._flows
+
+    @flows.setter
+    def flows(self, df: "pd.DataFrame") -> None:
+        self._flows, self._flow_columns = df, None
+
+    @property
+    def flow_columns(self) -> "dict[str, np.ndarray]":
+        """The per-flow columns as numpy arrays, as the core returned them
+        (see ``FLOW_COLUMNS``; times in ps, ``finish_ps`` = ``UNFINISHED`` for
+        unfinished flows), without building the DataFrame or importing
+        pandas. Read-only views of the arrays."""
+        import numpy as np
+
+        if self._flow_columns is None:
+            raise AttributeError("flow_columns: this Result was made from a flows DataFrame; use .flows")
+        out = {}
+        for k, v in self._flow_columns.items():
+            a = np.asarray(v).view()
+            a.flags.writeable = False
+            out[k] = a
+        return out
+
+    @property
+    def series(self) -> "Optional[pd.DataFrame]":
+        if self._series is None and self._series_raw is not None:
+            self._series = series_frame(self._series_raw, self.summary)
+            self._series_raw = None
+        return self._series
+
+    @series.setter
+    def series(self, df: "Optional[pd.DataFrame]") -> None:
+        self._series, self._series_raw = df, None
+
+    def __repr__(self) -> str:
+        return f"Result(fabric={self.summary.get('fabric')!r}, flows={self.summary.get('flows')}, cancelled={self.cancelled})"
 
     @property
     def fabric(self) -> str:
@@ -59,9 +171,14 @@ class Result:
 
         def fill(tmp: Path) -> None:
             atomic_write_json(tmp / "summary.json", self.summary)
-            atomic_write_text(tmp / "flows.csv", self.flows.to_csv(index=False))
+            if self._flows is None:
+                # Straight from the core's columns: no pandas table is built.
+                cols = flow_arrays(self._flow_columns, int64=False)
+                atomic_write_csv(tmp / "flows.csv", list(cols), list(cols.values()))
+            else:  # the table as read (and perhaps changed) by the caller
+                write_frame_csv(tmp / "flows.csv", self._flows)
             if self.series is not None:
-                atomic_write_text(tmp / "series.csv", self.series.to_csv(index=False))
+                write_frame_csv(tmp / "series.csv", self.series)
             atomic_write_json(tmp / "manifest.json", self.manifest)
             atomic_write_text(tmp / "config.toml", self.config_toml)
             for name, obj in (extra or {}).items():
@@ -114,36 +231,6 @@ def run(
     except _core.ConfigError as e:
         raise ConfigError(str(e)) from None
     summary = json.loads(raw["summary"])
-    f = raw["flows"]
-    # Columns arrive as little-endian bytes (see _core.run); finish_ps is
-    # u64::MAX for unfinished flows.
-    # Integer columns as int64, as pandas makes of Python ints.
-    col = lambda k, t: np.frombuffer(f[k], dtype=t).astype(np.int64)  # noqa: E731
-    finish = np.frombuffer(f["finish_ps"], dtype="<u8")
-    flows = pd.DataFrame(
-        {
-            "id": col("id", "<u4"),
-            "src": col("src", "<u4"),
-            "dst": col("dst", "<u4"),
-            "bytes": col("bytes", "<u8"),
-            "start_us": col("start_ps", "<u8") / 1e6,
-            "finish_us": np.where(finish == np.iinfo(np.uint64).max, np.nan, finish / 1e6),
-            "delivered_bytes": col("delivered_bytes", "<u8"),
-        }
-    )
-    flows["fct_us"] = flows["finish_us"] - flows["start_us"]
-    series = None
-    if raw["series"] is not None:
-        s = raw["series"]
-        bin_us = s["bin_ps"] / 1e6
-        cap_bytes_per_bin = summary["hosts"] * summary["host_rate_bps"] * (s["bin_ps"] / 1e12) / 8
-        series = pd.DataFrame(
-            {
-                "t_us": [i * bin_us for i in range(len(s["bytes"]))],
-                "bytes": s["bytes"],
-            }
-        )
-        series["goodput"] = series["bytes"] / cap_bytes_per_bin
     seed = tomllib.loads(text).get("seed")
     manifest = {
         "photonet_version": _core.__version__,
@@ -160,7 +247,9 @@ def run(
         "cancelled": raw["cancelled"],
         "config": text,
     }
-    return Result(summary, flows, series, manifest, text, cancelled=raw["cancelled"])
+    # The flow table and the series stay as the core returned them (numpy
+    # arrays owning its buffers) until `Result.flows` / `.series` is read.
+    return Result(summary, raw["flows"], raw["series"], manifest, text, cancelled=raw["cancelled"])
 
 
 def default_config() -> str:

@@ -101,6 +101,19 @@ PAPER_SCENARIOS: dict[str, dict] = {
             ("fat-tree", "fat_tree", "fat-tree k = 16 (adaptive, credits, 3 VCs)", {"fat_tree": {"k": 16, "routing": "adaptive", "transport": "paced", "flow_control": "credit", "vcs": 3, "mtu": "512B", "header": "0B", "buffer": "24KB", "ecn_threshold": "0B", "propagation": "128ns"}}),
         ]
     },
+    # The Python result path of `photonet run --out`: the same Baldur run, then
+    # its result folder written (flows.csv holds 10.24 M rows).
+    "baldur-baldur-paper-write": {
+        "about": "Baldur (m = 4) at the §V-A paper scale as baldur-baldur-paper, then Result.write (summary, manifest, 10.24 M-row flows.csv)",
+        "config": {
+            "fabric": "baldur",
+            "topology": {"racks": 1024, "servers_per_rack": 1, "uplinks": 1, "uplink_rate": "25Gbps"},
+            "workload": {"load": 0.7, "pattern": {"kind": "permutation"}, "sizes": {"dist": "fixed", "size": "512B"}},
+            "stop": {"flows": 10_240_000, "drain": True},
+            "baldur": {"multiplicity": 4},
+        },
+        "write": True,
+    },
     # Fig. 7's ping_pong1 at paper scale: closed loop, 10,000 round trips per node.
     "baldur-pingpong-paper": {
         "about": "Baldur (m = 4), ping_pong1 (closed loop: each node answers its partner's packet at once), 1,024 nodes, 10,000 x 512 B packets per node",
@@ -179,12 +192,33 @@ def scenarios() -> dict[str, dict]:
     return out
 
 
-SCENARIOS = scenarios()
+_ALL: Optional[dict[str, dict]] = None
+
+
+def _all() -> dict[str, dict]:
+    global _ALL
+    if _ALL is None:
+        _ALL = scenarios()
+    return _ALL
+
+
+def scenario(name: str) -> dict:
+    """The scenario ``name``. A paper-scale one is found without building the
+    per-fabric ones (which read the `compare` scenario, and so import pandas and
+    matplotlib): a bench worker imports only what its run needs."""
+    return PAPER_SCENARIOS[name] if name in PAPER_SCENARIOS else _all()[name]
+
+
+def __getattr__(name: str):
+    # `bench.SCENARIOS`: every scenario, built on first use.
+    if name == "SCENARIOS":
+        return _all()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def available() -> list[str]:
     fabs = set(fabric_names())
-    return [k for k, v in SCENARIOS.items() if v.get("needs") is None or v["needs"] in fabs]
+    return [k for k, v in _all().items() if v.get("needs") is None or v["needs"] in fabs]
 
 
 def _permutation_trace(hosts: int, size: int, seed: int = 1) -> str:
@@ -207,7 +241,7 @@ def _worker(name: str) -> None:
 
     from .api import run
 
-    sc = SCENARIOS[name]
+    sc = scenario(name)
     if "experiment" in sc:
         _experiment_worker(sc["experiment"])
         return
@@ -219,6 +253,8 @@ def _worker(name: str) -> None:
             f.write_text(_permutation_trace(perm["hosts"], perm["bytes"]))
             cfg.setdefault("workload", {})["pattern"] = {"kind": "trace", "file": str(f)}
         r = run(cfg)
+        if sc.get("write"):
+            r.write(Path(tmp) / "result")
     stats = r.summary.get("fabric_stats", {})
     extra = {k: stats[k] for k in ("data_packets_delivered", "packet_hops") if k in stats}
     print(json.dumps({"sim_wall_s": r.manifest["wall_s"], "events": r.summary["events"], "sim_time_us": r.summary["sim_time_us"], "flows": r.summary["flows"], **extra}))
@@ -264,7 +300,7 @@ def measure(name: str, repeat: int = 3) -> dict:
     info = runs[0]
     return {
         "scenario": name,
-        "about": SCENARIOS[name]["about"],
+        "about": scenario(name)["about"],
         "repeat": repeat,
         "wall_s_median": med,
         "wall_s_min": min(r["wall_s"] for r in runs),

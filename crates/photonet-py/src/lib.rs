@@ -1,14 +1,17 @@
 //! Python bindings: `photonet._core`. The simulation runs with the GIL released;
 //! progress is reported to an optional Python callback, which can also cancel.
 
+use numpy::IntoPyArray;
 use photonet::config::Config;
 use photonet::fabric::registry;
-use photonet::run::{prepare, simulate, Paths};
+use photonet::run::{prepare, simulate, Paths, RunResult};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 use std::path::PathBuf;
+
+mod csv;
 
 create_exception!(
     _core,
@@ -71,8 +74,9 @@ fn fabrics(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 
 /// Runs one simulation. `progress(now_us, arrived, completed, events)` is called
 /// now and then; returning False cancels. Returns a dict with `summary` (JSON
-/// text), `flows` (columns as little-endian bytes: id, src, dst u32; bytes,
-/// start_ps, finish_ps (u64::MAX: unfinished), delivered_bytes u64), `series` (or None), `config` (complete TOML),
+/// text), `flows` (columns as numpy arrays owning the core's buffers: id, src,
+/// dst uint32; bytes, start_ps, finish_ps (u64::MAX: unfinished),
+/// delivered_bytes uint64), `series` (or None), `config` (complete TOML),
 /// `wall_s` and `cancelled`.
 #[pyfunction]
 #[pyo3(signature = (config_toml, base_dir=None, search=Vec::new(), progress=None))]
@@ -121,32 +125,39 @@ fn run<'py>(
     if let Some(e) = interrupted {
         return Err(e);
     }
+    // `..`: fields RunResult may gain are not needed here.
+    let RunResult {
+        summary,
+        flows: f,
+        series,
+        cancelled,
+        ..
+    } = result;
     let out = PyDict::new(py);
     out.set_item(
         "summary",
-        serde_json::to_string(&result.summary).expect("summary serialises"),
+        serde_json::to_string(&summary).expect("summary serialises"),
     )?;
-    // Columns as little-endian bytes (numpy.frombuffer in `api.run`): no
-    // Python object per value (10 M flows would need ~2 GB as int lists).
-    let f = &result.flows;
+    // Columns as numpy arrays that take ownership of the core's vectors: no
+    // copy and no Python object per value (10 M flows would need ~2 GB as int
+    // lists). Each column is handed over as soon as it is converted, so the
+    // table is never held twice.
     let flows = PyDict::new(py);
-    let le32 = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
-    let le64 = |v: &[u64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
-    flows.set_item("id", PyBytes::new(py, &le32(&f.id)))?;
-    flows.set_item("src", PyBytes::new(py, &le32(&f.src)))?;
-    flows.set_item("dst", PyBytes::new(py, &le32(&f.dst)))?;
-    flows.set_item("bytes", PyBytes::new(py, &le64(&f.bytes)))?;
-    flows.set_item("start_ps", PyBytes::new(py, &le64(&f.start_ps)))?;
+    flows.set_item("id", f.id.into_pyarray(py))?;
+    flows.set_item("src", f.src.into_pyarray(py))?;
+    flows.set_item("dst", f.dst.into_pyarray(py))?;
+    flows.set_item("bytes", f.bytes.into_pyarray(py))?;
+    flows.set_item("start_ps", f.start_ps.into_pyarray(py))?;
     // Unfinished flows: u64::MAX (no finish time can be that large).
-    let finish: Vec<u8> = f
+    let finish: Vec<u64> = f
         .finish_ps
-        .iter()
-        .flat_map(|x| x.unwrap_or(u64::MAX).to_le_bytes())
+        .into_iter()
+        .map(|x| x.unwrap_or(u64::MAX))
         .collect();
-    flows.set_item("finish_ps", PyBytes::new(py, &finish))?;
-    flows.set_item("delivered_bytes", PyBytes::new(py, &le64(&f.delivered)))?;
+    flows.set_item("finish_ps", finish.into_pyarray(py))?;
+    flows.set_item("delivered_bytes", f.delivered.into_pyarray(py))?;
     out.set_item("flows", flows)?;
-    match &result.series {
+    match &series {
         Some(s) => {
             let d = PyDict::new(py);
             d.set_item("bin_ps", s.bin.0)?;
@@ -157,7 +168,7 @@ fn run<'py>(
     }
     out.set_item("config", cfg.to_toml())?;
     out.set_item("wall_s", wall)?;
-    out.set_item("cancelled", result.cancelled)?;
+    out.set_item("cancelled", cancelled)?;
     Ok(out)
 }
 
@@ -206,5 +217,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fabrics, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     m.add_function(wrap_pyfunction!(model_report, m)?)?;
+    m.add_function(wrap_pyfunction!(csv::write_csv, m)?)?;
     Ok(())
 }
