@@ -853,6 +853,9 @@ pub struct Negotiator {
     queued: u64,
     /// Per source: destinations with queued data (and each pair's position).
     active: Vec<Vec<u32>>,
+    /// Per pair, one bit: whether its queue holds data (a predefined slot
+    /// reads this, not the pair's line).
+    has_data: Vec<u64>,
     // --- flows and delivery
     flows: Vec<FlowSt>,
     /// Serialisation time at R of 0..=max payload bytes (no division per packet).
@@ -997,6 +1000,7 @@ impl Negotiator {
             tor_bytes: vec![0; n],
             queued: 0,
             active: vec![Vec::new(); n],
+            has_data: vec![0; (n * n).div_ceil(64)],
             flows: Vec::new(),
             tx_table: (0..=(l.pre_payload.max(l.sched_payload) * s as u64))
                 .map(|b| l.host_rate.tx_time(b))
@@ -1127,6 +1131,7 @@ impl Negotiator {
             pq.head_prio = prio32;
             pq.active_pos = self.active[s].len() as u32;
             self.active[s].push(d as u32);
+            self.has_data[pair / 64] |= 1 << (pair % 64);
         } else if prio32 < pq.head_prio || (front && prio32 == pq.head_prio) {
             // The new segment is the new head: the old one goes back to the
             // front of its priority's list.
@@ -1215,6 +1220,7 @@ impl Negotiator {
             let pos = self.pq[pair].active_pos as usize;
             let moved = *self.active[s].last().expect("listed");
             self.active[s].swap_remove(pos);
+            self.has_data[pair / 64] &= !(1 << (pair % 64));
             if moved as usize != d {
                 self.pq[s * self.l.n + moved as usize].active_pos = pos as u32;
             }
@@ -2212,7 +2218,8 @@ impl Negotiator {
                     let Some((d, q)) = self.pre_dest(s, p, j, e) else {
                         continue;
                     };
-                    if self.pq[s * n + d].bytes > 0 {
+                    let pair = s * n + d;
+                    if self.has_data[pair / 64] & (1 << (pair % 64)) != 0 {
                         links.push((s as u32, p as u32, d as u32, q as u32));
                     }
                 }
@@ -2531,6 +2538,11 @@ impl Fabric for Negotiator {
                 "negotiator: {} B offered but {accounted} B accounted for (queued {}, sent {}, delivered {}, to retransmit {})",
                 self.added_bytes, self.queued, self.host_pending, self.delivered_bytes, self.retransmit_bytes
             ));
+        }
+        for (pair, q) in self.pq.iter().enumerate() {
+            if (self.has_data[pair / 64] >> (pair % 64) & 1 != 0) != (q.bytes > 0) {
+                return Err(format!("negotiator: pair {pair}'s data bit is wrong"));
+            }
         }
         if self.c.contention > 0 {
             return Err(format!(
