@@ -24,6 +24,7 @@ import shutil
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -274,8 +275,12 @@ def _mkdirs(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
-def atomic_write_bytes(path: os.PathLike | str, data: bytes) -> None:
-    path = Path(path)
+@contextmanager
+def _atomic_replace(path: Path):
+    """Yields ``(fd, tmp)``: a locked temporary file beside ``path`` (the
+    umask's modes) for the caller to fill, through ``fd`` or by its name
+    ``tmp``; then syncs it to disk and renames it over ``path``. On any error
+    the temporary is removed and ``path`` is left as it was."""
     if path.is_dir() and not path.is_symlink():
         raise OutputError(f"output file {str(path)!r} is a folder, not a file")
     _mkdirs(path.parent)
@@ -283,18 +288,25 @@ def atomic_write_bytes(path: os.PathLike | str, data: bytes) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # a live writer's temporary is never taken as stale
         os.fchmod(fd, 0o666 & ~current_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-            os.replace(tmp, path)
+        yield fd, tmp
+        os.fsync(fd)
+        os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+    finally:
+        os.close(fd)
     remove_stale_temporaries(path.parent, path.name)
+
+
+def atomic_write_bytes(path: os.PathLike | str, data: bytes) -> None:
+    with _atomic_replace(Path(path)) as (fd, _):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def atomic_write_text(path: os.PathLike | str, text: str) -> None:
@@ -314,25 +326,8 @@ def atomic_write_csv(path: os.PathLike | str, names: list[str], arrays: list) ->
 
     from . import _core
 
-    path = Path(path)
-    if path.is_dir() and not path.is_symlink():
-        raise OutputError(f"output file {str(path)!r} is a folder, not a file")
-    _mkdirs(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # a live writer's temporary is never taken as stale
-        os.fchmod(fd, 0o666 & ~current_umask())
+    with _atomic_replace(Path(path)) as (_, tmp):
         _core.write_csv(tmp, list(names), [np.ascontiguousarray(a) for a in arrays], os.linesep)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    finally:
-        os.close(fd)
-    remove_stale_temporaries(path.parent, path.name)
 
 
 def frame_csv_columns(df) -> "tuple[list[str], list] | None":

@@ -917,15 +917,8 @@ impl<R: Router> Network<R> {
         let at = now + q.credit_after;
         let vc = (b % self.vcs) as u8;
         if self.lazy && (q.busy || q.queued == 0) {
-            let bound = self.bound;
+            self.absorb_credit(b);
             let l = &mut self.lanes[b as usize];
-            if l.pend != 0 && !l.pend_woken && (l.pend_at, credit_event(link, vc, l.pend)) < bound {
-                l.credits = l
-                    .credits
-                    .checked_add(l.pend as u64)
-                    .expect("net: credit overflow");
-                l.pend = 0;
-            }
             if l.pend == 0 {
                 l.pend = bytes as u16;
                 l.pend_at = at;
