@@ -768,6 +768,29 @@ struct HostEntry {
 
 const LAST: u32 = 1 << 31;
 
+/// An endpoint's host-facing queue and what `host_enqueue` needs with it
+/// (one cache line).
+#[derive(Clone, Debug)]
+#[repr(align(64))]
+struct HostQ {
+    q: VecDeque<HostEntry>,
+    /// When the queue's last entry leaves.
+    busy: SimTime,
+    /// When its last entry arrived (same-slot merging).
+    last_arrive: SimTime,
+    /// Listed in `host_active`.
+    on_list: bool,
+}
+
+impl HostQ {
+    const EMPTY: HostQ = HostQ {
+        q: VecDeque::new(),
+        busy: SimTime::ZERO,
+        last_arrive: SimTime::MAX,
+        on_list: false,
+    };
+}
+
 /// What `take` hands to `send`.
 #[derive(Clone, Copy, Debug)]
 struct Pkt {
@@ -779,6 +802,49 @@ struct Pkt {
     packets: u64,
     /// The last bytes of the flow still to be sent.
     last: bool,
+}
+
+/// Parallel network, predefined slot `j`, rotation `r` (< S ≤ 64): bit p
+/// is set when source `s`'s port p has a link in the slot (offset
+/// o = 1 + j·S + (p + r) mod S < N) to a ToR (s + o) mod N whose pair's
+/// bit in `has_data` (N × N bits, row by source) is set.
+#[inline]
+fn pre_ports(has_data: &[u64], n: usize, sp: usize, s: usize, j: usize, r: usize) -> u64 {
+    let o0 = 1 + j * sp;
+    if o0 >= n {
+        return 0;
+    }
+    // Bit i of `m`: the pair s → s + o0 + i (o0 + i < N) has data.
+    let len = sp.min(n - o0);
+    let d0 = if s + o0 >= n { s + o0 - n } else { s + o0 };
+    let m = if d0 + len <= n {
+        data_bits(has_data, s * n + d0, len)
+    } else {
+        // Wraps past the last ToR: the row's end, then its start.
+        let a = n - d0;
+        data_bits(has_data, s * n + d0, a) | data_bits(has_data, s * n, len - a) << a
+    };
+    // Port p uses offset bit (p + r) mod S.
+    if r == 0 {
+        m
+    } else {
+        (m >> r | m << (sp - r)) & (u64::MAX >> (64 - sp))
+    }
+}
+
+/// `len` (1..=64) consecutive bits of the bit vector `v` from bit `start`.
+#[inline]
+fn data_bits(v: &[u64], start: usize, len: usize) -> u64 {
+    let (w, off) = (start / 64, start % 64);
+    let mut x = v[w] >> off;
+    if off + len > 64 {
+        x |= v[w + 1] << (64 - off);
+    }
+    if len < 64 {
+        x & ((1u64 << len) - 1)
+    } else {
+        x
+    }
 }
 
 /// One scheduling process (REQUEST → GRANT → ACCEPT, `iterations` times).
@@ -860,11 +926,9 @@ pub struct Negotiator {
     flows: Vec<FlowSt>,
     /// Serialisation time at R of 0..=max payload bytes (no division per packet).
     tx_table: Vec<SimTime>,
-    hostq: Vec<VecDeque<HostEntry>>,
-    host_busy: Vec<SimTime>,
-    host_last_arrive: Vec<SimTime>,
+    /// Per endpoint: its host-facing queue and drain state.
+    host: Vec<HostQ>,
     host_active: Vec<u32>,
-    host_on_list: Vec<bool>,
     /// Scratch: the host-facing queues' entries due in `deliver_until`.
     due: Vec<HostEntry>,
     /// Bytes sent to a ToR (on the way or in its host-facing queues) and not
@@ -1005,11 +1069,8 @@ impl Negotiator {
             tx_table: (0..=(l.pre_payload.max(l.sched_payload) * s as u64))
                 .map(|b| l.host_rate.tx_time(b))
                 .collect(),
-            hostq: vec![VecDeque::new(); eps],
-            host_busy: vec![SimTime::ZERO; eps],
-            host_last_arrive: vec![SimTime::MAX; eps],
+            host: vec![HostQ::EMPTY; eps],
             host_active: Vec::new(),
-            host_on_list: vec![false; eps],
             due: Vec::new(),
             host_backlog: vec![0; n],
             host_pending: 0,
@@ -1385,47 +1446,63 @@ impl Negotiator {
         self.at_tor_bytes += bytes;
         self.host_backlog[d] += bytes;
         self.host_pending += bytes;
-        if !self.host_on_list[ep] {
-            self.host_on_list[ep] = true;
+        let h = &mut self.host[ep];
+        if !h.on_list {
+            h.on_list = true;
             self.host_active.push(ep as u32);
         }
-        let same_slot = self.host_last_arrive[ep] == arrive;
-        self.host_last_arrive[ep] = arrive;
+        let same_slot = h.last_arrive == arrive;
+        h.last_arrive = arrive;
+        if bytes < LAST as u64 {
+            // A packet (or a small intra-rack flow): one entry.
+            let flag = if last { LAST } else { 0 };
+            self.host_chunk(ep, arrive, flow, bytes, flag, same_slot);
+            return;
+        }
         let mut left = bytes;
-        loop {
+        while left > 0 {
             // An entry holds < 2^31 bytes (the top bit marks the flow's end).
             let b = left.min((LAST - 1) as u64);
             left -= b;
-            let busy = self.host_busy[ep];
-            let tx = match self.tx_table.get(b as usize) {
-                Some(&t) => t,
-                None => self.l.host_rate.tx_time(b),
-            };
-            let done = busy.max(arrive) + tx;
-            // The queue when it arrives, as time to drain (bytes in `stats`).
-            self.c.peak_host_queue = self.c.peak_host_queue.max((done - arrive).0);
-            self.host_busy[ep] = done;
             let flag = if last && left == 0 { LAST } else { 0 };
-            let q = &mut self.hostq[ep];
-            match q.back_mut() {
-                Some(e)
-                    if same_slot
-                        && e.flow == flow
-                        && ((e.bytes & !LAST) as u64 + b) < LAST as u64 =>
-                {
-                    e.done = done;
-                    e.bytes += b as u32;
-                    e.bytes |= flag;
-                }
-                _ => q.push_back(HostEntry {
-                    done,
-                    flow,
-                    bytes: b as u32 | flag,
-                }),
+            self.host_chunk(ep, arrive, flow, b, flag, same_slot);
+        }
+    }
+
+    /// `b` (< 2^31) bytes of `flow` join `ep`'s host-facing queue (merged
+    /// into its last entry when that is the same flow's, in the same slot).
+    #[inline]
+    fn host_chunk(
+        &mut self,
+        ep: usize,
+        arrive: SimTime,
+        flow: u32,
+        b: u64,
+        flag: u32,
+        same_slot: bool,
+    ) {
+        let tx = match self.tx_table.get(b as usize) {
+            Some(&t) => t,
+            None => self.l.host_rate.tx_time(b),
+        };
+        let h = &mut self.host[ep];
+        let done = h.busy.max(arrive) + tx;
+        // The queue when it arrives, as time to drain (bytes in `stats`).
+        self.c.peak_host_queue = self.c.peak_host_queue.max((done - arrive).0);
+        h.busy = done;
+        match h.q.back_mut() {
+            Some(e)
+                if same_slot && e.flow == flow && ((e.bytes & !LAST) as u64 + b) < LAST as u64 =>
+            {
+                e.done = done;
+                e.bytes += b as u32;
+                e.bytes |= flag;
             }
-            if left == 0 {
-                break;
-            }
+            _ => h.q.push_back(HostEntry {
+                done,
+                flow,
+                bytes: b as u32 | flag,
+            }),
         }
     }
 
@@ -1442,7 +1519,7 @@ impl Negotiator {
         while k < self.host_active.len() {
             let ep = self.host_active[k] as usize;
             let d = if spr == 1 { ep } else { ep / spr };
-            let q = &mut self.hostq[ep];
+            let q = &mut self.host[ep].q;
             let mut taken = 0u64;
             while let Some(&e) = q.front() {
                 if e.done > now {
@@ -1457,7 +1534,7 @@ impl Negotiator {
             self.host_pending -= taken;
             self.delivered_bytes += taken;
             if empty {
-                self.host_on_list[ep] = false;
+                self.host[ep].on_list = false;
                 self.host_active.swap_remove(k);
             } else {
                 k += 1;
@@ -2206,12 +2283,34 @@ impl Negotiator {
         // links keep the pair queues of the first pass in L1 for the second.
         let mut links = std::mem::take(&mut self.pre_links);
         let block = (128 / sp).max(1);
+        // The parallel network links `s`'s ports in slot j to the ToRs at
+        // offsets o0 .. o0 + S (cyclically): their data bits are S
+        // consecutive bits of the source's row, read at once.
+        let o0 = 1 + j * sp;
+        let bits = self.l.thin.is_none() && sp <= 64;
+        let r = if self.rotate {
+            (e % sp as u64) as usize
+        } else {
+            0
+        };
         let mut s0 = 0;
         while s0 < n {
             let s1 = (s0 + block).min(n);
             links.clear();
             for s in s0..s1 {
                 if self.tor_bytes[s] == 0 {
+                    continue;
+                }
+                if bits {
+                    let mut ports = pre_ports(&self.has_data, n, sp, s, j, r);
+                    while ports != 0 {
+                        let p = ports.trailing_zeros() as usize;
+                        ports &= ports - 1;
+                        let o = o0 + (p + r) % sp;
+                        let d = if s + o >= n { s + o - n } else { s + o };
+                        debug_assert_eq!(self.pre_dest(s, p, j, e), Some((d, p)));
+                        links.push((s as u32, p as u32, d as u32, p as u32));
+                    }
                     continue;
                 }
                 for p in 0..sp {
@@ -2341,7 +2440,7 @@ impl Fabric for Negotiator {
         self.label.clone()
     }
     fn hosts(&self) -> usize {
-        self.hostq.len()
+        self.host.len()
     }
     fn host_rate(&self) -> Rate {
         self.l.host_rate
@@ -2576,3 +2675,6 @@ impl Fabric for Negotiator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;
