@@ -1240,7 +1240,7 @@ impl Negotiator {
     /// Takes up to `max` packets of at most `payload` bytes each from the
     /// head segment of `s`'s queue for `d` (highest priority first): returns
     /// the packets. Packets never mix segments.
-    #[inline]
+    #[inline(always)]
     fn take(&mut self, s: usize, d: usize, payload: u64, max: u64) -> Option<Pkt> {
         let pair = s * self.l.n + d;
         let pq = &mut self.pq[pair];
@@ -1435,7 +1435,7 @@ impl Negotiator {
     /// Bytes of one flow arriving in the same slot (several ports of a pair)
     /// are kept as one entry (its last byte's time is exact; earlier bytes
     /// are reported with it, less than a slot late).
-    #[inline]
+    #[inline(always)]
     fn host_enqueue(&mut self, arrive: SimTime, flow: u32, ep: u32, bytes: u64, last: bool) {
         if last {
             self.flows[flow as usize].tor_done = arrive;
@@ -1471,7 +1471,7 @@ impl Negotiator {
 
     /// `b` (< 2^31) bytes of `flow` join `ep`'s host-facing queue (merged
     /// into its last entry when that is the same flow's, in the same slot).
-    #[inline]
+    #[inline(always)]
     fn host_chunk(
         &mut self,
         ep: usize,
