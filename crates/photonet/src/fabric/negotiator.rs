@@ -1409,22 +1409,30 @@ impl Negotiator {
 
     /// Puts a packet on the wire at the end of a slot ending at `end`, or
     /// loses it (failed link) and schedules its retransmission.
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, s: usize, d: usize, pkt: Pkt, end: SimTime, lost: bool) {
-        let (flow, b) = (pkt.flow, pkt.bytes);
         if lost {
-            self.c.packets_lost += pkt.packets;
-            self.c.bytes_lost += b;
-            self.retransmit.push(
-                end + self.l.propagation * 2,
-                (s as u32, d as u32, pkt.prio, b | (flow as u64) << 32),
-            );
-            self.retransmit_bytes += b;
-            // The retransmission is still to be sent.
-            self.flows[flow as usize].unsent += 1;
+            self.lose(s, d, pkt, end);
             return;
         }
-        self.host_enqueue(end + self.l.propagation, flow, pkt.ep, b, pkt.last);
+        self.host_enqueue(end + self.l.propagation, pkt.flow, pkt.ep, pkt.bytes, pkt.last);
+    }
+
+    /// A packet lost on a failed link: retransmitted by its source one RTT
+    /// after the slot ending at `end`.
+    #[cold]
+    #[inline(never)]
+    fn lose(&mut self, s: usize, d: usize, pkt: Pkt, end: SimTime) {
+        let (flow, b) = (pkt.flow, pkt.bytes);
+        self.c.packets_lost += pkt.packets;
+        self.c.bytes_lost += b;
+        self.retransmit.push(
+            end + self.l.propagation * 2,
+            (s as u32, d as u32, pkt.prio, b | (flow as u64) << 32),
+        );
+        self.retransmit_bytes += b;
+        // The retransmission is still to be sent.
+        self.flows[flow as usize].unsent += 1;
     }
 
     /// A packet (or a whole intra-rack flow) reaches its destination ToR at
