@@ -127,6 +127,22 @@
 //! link failures that all repair, `failure_window_goodput_ratio`: bytes
 //! delivered between the first failure and the last repair over those
 //! delivered in the same span just before (Fig. 10).
+//!
+//! # Speed (the hot path; history and numbers in the README's Performance)
+//!
+//! Per packet: `take` cuts it off the pair's head segment (kept inline in
+//! one line per pair, `PairQ`), `send` computes when it leaves the
+//! destination's host-facing queue and appends one entry (`HostQ`: the
+//! queue and its drain state in one line per endpoint), and `deliver_until`
+//! reports due entries to the recorder, slot by slot, in queue order. A
+//! predefined slot on the parallel network reads a source's S data bits
+//! (`has_data`, one bit per pair) at once and visits only the ports whose
+//! pair holds data. `take`, `send` and the enqueue are inlined into the slot
+//! loops; a lost packet's retransmission is out of line. Tried and dropped
+//! (README): coalescing a pair's scheduled packets into one host-facing
+//! entry, updating the entry per packet, entries for piggybacked packets,
+//! denser pair records, LTO; copying the due entries out as slices (more
+//! instructions than popping them, ~3 per endpoint and slot).
 
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
@@ -1415,7 +1431,13 @@ impl Negotiator {
             self.lose(s, d, pkt, end);
             return;
         }
-        self.host_enqueue(end + self.l.propagation, pkt.flow, pkt.ep, pkt.bytes, pkt.last);
+        self.host_enqueue(
+            end + self.l.propagation,
+            pkt.flow,
+            pkt.ep,
+            pkt.bytes,
+            pkt.last,
+        );
     }
 
     /// A packet lost on a failed link: retransmitted by its source one RTT
