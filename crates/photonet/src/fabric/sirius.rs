@@ -59,10 +59,11 @@
 //! failed nodes, stuck for failed destinations, given up — and these sum to
 //! `cells_pushed` exactly (`check_invariants` checks it after every slot).
 
+mod flow_reorder;
 mod local_order;
 
 use crate::access::{AccessLink, SlotCredit};
-use crate::delivery::{Receipt, ReorderBuffer};
+use crate::delivery::Receipt;
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::{Fabric, FabricStats};
@@ -77,6 +78,7 @@ use crate::sched::sirius::{
 };
 use crate::topology::Topology;
 use crate::units::{ByteSize, Rate, SimTime};
+use flow_reorder::FlowReorder;
 use local_order::{LocalOrder, Moved};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -460,11 +462,9 @@ struct Cell {
     seq: u32,
 }
 
-/// Per-flow state: one cache line for what the slot loop touches, then the
-/// reorder buffer (`repr(C)` keeps that order). Measured: this layout keeps
-/// the paper-scale run as fast as the old 96-byte state with its inline
-/// reorder `Vec`; without the alignment the bigger state slowed it by a few
-/// per cent.
+/// Per-flow state: one cache line, what the slot loop touches. (Until
+/// issue 10's Fig. 13(c) runs a second line held the flow's reorder buffer;
+/// it is now [`FlowReorder`], 8 B per flow.)
 #[repr(C, align(64))]
 struct FlowState {
     bytes: u64,
@@ -487,12 +487,11 @@ struct FlowState {
     /// Position in the node's [`LocalOrder`] (fast PIAS pick only).
     local_pos: u32,
     on_local_list: bool,
-    /// In-order delivery at the destination server (read only by `receive`).
-    reorder: ReorderBuffer,
 }
 
-// The slot loop's fields fit in the first line.
-const _: () = assert!(std::mem::offset_of!(FlowState, reorder) == 64);
+// The slot loop's fields fit in one line; in-order delivery is kept apart
+// ([`FlowReorder`]: 8 B per flow, a window only while cells are held).
+const _: () = assert!(std::mem::size_of::<FlowState>() == 64);
 
 impl FlowState {
     fn cell_bytes(&self, seq: u32, cell: u64) -> u64 {
@@ -631,6 +630,8 @@ pub struct Sirius {
     outstanding_requests: u64,
 
     flows: Vec<FlowState>,
+    /// In-order delivery at the destination, per flow (read only by `receive`).
+    reorder: FlowReorder,
     up: Vec<UpLink>,
     down: Vec<DownLink>,
     up_active: Vec<u32>,
@@ -739,6 +740,7 @@ impl Sirius {
             msg_seq: 0,
             outstanding_requests: 0,
             flows: Vec::new(),
+            reorder: FlowReorder::new(),
             up: (0..hosts).map(|_| UpLink::default()).collect(),
             down: (0..hosts).map(|_| DownLink::default()).collect(),
             up_active: Vec::new(),
@@ -996,16 +998,17 @@ impl Sirius {
     /// buffer has released them all.
     fn receive(&mut self, f: u32, seq: u32, t: SimTime, sink: &mut Recorder) {
         let cell = self.layout.cell_bytes;
-        let st = &mut self.flows[f as usize];
+        let st = &self.flows[f as usize];
         let bytes = st.cell_bytes(seq, cell);
+        let cells = st.cells;
         self.c.cells_delivered += 1;
-        let r = &mut st.reorder;
-        let done = match r.receive(seq) {
-            Receipt::InOrder { .. } => r.is_complete(st.cells),
+        let a = self.reorder.receive(f, seq);
+        let done = match a.receipt {
+            Receipt::InOrder { .. } => a.next >= cells,
             Receipt::Early => {
                 self.c.cells_out_of_order += 1;
                 // Held after this arrival; the peak is over all flows.
-                let held = r.held() as u64 * cell;
+                let held = a.held as u64 * cell;
                 self.c.peak_reorder_bytes = self.c.peak_reorder_bytes.max(held);
                 false
             }
@@ -1017,8 +1020,6 @@ impl Sirius {
         };
         sink.deliver(f, t, bytes);
         if done {
-            // Free the window: nothing reads a finished flow's buffer.
-            *r = ReorderBuffer::new();
             sink.complete(f, t);
         }
     }
@@ -1722,8 +1723,8 @@ impl Fabric for Sirius {
             down_q: List::EMPTY,
             local_pos: 0,
             on_local_list: false,
-            reorder: ReorderBuffer::new(),
         });
+        self.reorder.push_flow();
         self.latest = self.latest.max(_now);
         if self.failed[(flow.src / spr) as usize] || self.failed[(flow.dst / spr) as usize] {
             return; // an end is down: the flow never starts
@@ -1848,6 +1849,14 @@ impl Fabric for Sirius {
                 self.queued_total, self.local_total
             ));
         }
+        if self.reorder.len() != self.flows.len() {
+            return Err(format!(
+                "sirius: {} flows but {} reorder states",
+                self.flows.len(),
+                self.reorder.len()
+            ));
+        }
+        self.reorder.check().map_err(|e| format!("sirius: {e}"))?;
         if self.c.duplicate_cells > 0 {
             return Err(format!(
                 "sirius: {} cells reached their server twice",
