@@ -537,17 +537,79 @@ impl<S: Stamp> Stages<S> {
             hops + longest <= S::MAX / 2 + 1,
             "a packet's span exceeds the stored times' range"
         );
-        let m = self.m as usize;
+        let base = self.base;
         for p in batch.iter_mut() {
             p.sw = p.src >> 1;
-            p.rel = (p.t0 - self.base).0;
+            p.rel = (p.t0 - base).0;
             p.dropped = None;
         }
+        match self.m {
+            1 => self.batch_stages::<1>(batch, hop.0),
+            2 => self.batch_stages::<2>(batch, hop.0),
+            3 => self.batch_stages::<3>(batch, hop.0),
+            4 => self.batch_stages::<4>(batch, hop.0),
+            5 => self.batch_stages::<5>(batch, hop.0),
+            _ => self.batch_stages_any(batch, hop.0),
+        }
+    }
+
+    /// The stage passes of [`Stages::traverse_batch`] for a multiplicity
+    /// known at compile time (the first-free search over the M outputs is
+    /// unrolled). One pass per stage: each probe takes its output of stage
+    /// s, then reads (only to start the cache miss early) where it will look
+    /// at stage s+1, which the next pass uses; the reads of one pass are
+    /// independent, so their misses overlap.
+    fn batch_stages<const M: usize>(&mut self, batch: &mut [Probe], hop: u64) {
+        let k = self.k as usize;
+        let ports = self.ports;
+        let cells = &mut self.cells[self.off..self.off + ports * k];
+        let mut touch = 0u32;
+        for p in batch.iter_mut() {
+            let b = ((p.dst >> (k - 1)) & 1) as usize;
+            p.at = (p.sw as usize * 2 + b) * M;
+            touch ^= cells[p.at].next;
+        }
+        std::hint::black_box(touch);
+        for s in 0..k {
+            let last = s + 1 == k;
+            let next_stage = (s + 1) * ports;
+            let shift = k.saturating_sub(s + 2);
+            let mut touch = 0u32;
+            for p in batch.iter_mut() {
+                if p.dropped.is_some() {
+                    continue;
+                }
+                let outs: &mut [Cell<S>; M] = (&mut cells[p.at..p.at + M])
+                    .try_into()
+                    .expect("M outputs");
+                let now = S::from_u64(p.rel);
+                let mut free = 0u32;
+                for (i, c) in outs.iter().enumerate() {
+                    free |= ((c.free <= now) as u32) << i;
+                }
+                if free == 0 {
+                    p.dropped = Some(s as u32);
+                    continue;
+                }
+                let j = free.trailing_zeros() as usize;
+                outs[j].free = S::from_u64(p.rel + p.occupy.0);
+                p.sw = outs[j].next;
+                p.rel += hop;
+                if !last {
+                    let b = ((p.dst >> shift) & 1) as usize;
+                    p.at = next_stage + (p.sw as usize * 2 + b) * M;
+                    touch ^= cells[p.at].next;
+                }
+            }
+            std::hint::black_box(touch);
+        }
+    }
+
+    /// [`Stages::batch_stages`] for any multiplicity (m > 5).
+    fn batch_stages_any(&mut self, batch: &mut [Probe], hop: u64) {
+        let m = self.m as usize;
         for s in 0..self.k {
             let stage = self.off + s as usize * self.ports;
-            // Where each probe looks, with a read of it: the reads are
-            // independent, so the batch's cache misses are all in flight at
-            // once before the pass below (whose steps depend on them) runs.
             let mut touch = 0u32;
             for p in batch.iter_mut() {
                 let b = ((p.dst >> (self.k - 1 - s)) & 1) as usize;
@@ -573,7 +635,7 @@ impl<S: Stamp> Stages<S> {
                 let j = free.trailing_zeros() as usize;
                 outs[j].free = S::from_u64(p.rel + p.occupy.0);
                 p.sw = outs[j].next;
-                p.rel += hop.0;
+                p.rel += hop;
             }
         }
     }
@@ -2068,7 +2130,7 @@ mod tests {
         /// and the same state after (checked by a probe packet set after).
         #[test]
         fn batched_traversal_equals_one_at_a_time(
-            k in 1u32..6, m in 1u32..4, seed in 0u64..1000, batch in 1usize..20,
+            k in 1u32..6, m in 1u32..8, seed in 0u64..1000, batch in 1usize..20,
             pkts in prop::collection::vec((0u32..64, 0u32..64, 0u64..1_500_000_000, 1u64..(1 << 31)), 1..200),
             short in prop::collection::vec(any::<bool>(), 200),
         ) {
