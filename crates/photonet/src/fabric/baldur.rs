@@ -836,28 +836,69 @@ enum Timer {
     Retry { slot: u32, serial: u32 },
 }
 
-/// A data packet sent and not yet ACKed (in its source's retransmission buffer).
+/// A data packet sent and not yet ACKed (in its source's retransmission
+/// buffer): 32 bytes, what every data arrival, ACK and timeout reads, so
+/// each touches one line. Rarely needed state is in side tables by slot
+/// (`Baldur::cold`), read only when a flag says it is there.
 #[derive(Clone, Copy, Debug)]
 struct Outstanding {
+    /// Its serial while live; 0 once released (a released slot keeps its
+    /// value until reused, so a late event finds it not live).
+    serial: u32,
     flow: FlowId,
     seq: u32,
-    bytes: u32,
-    timeouts: u32,
     src: u32,
     dst: u32,
-    /// The size of its flow (the receiver releases whole packets in order).
-    flow_bytes: u64,
+    /// Its bytes (the low 25 bits: a packet is at most 2^24 B) and flags
+    /// (`QUEUED`, `ACKED`, `RECEIVED`, `TIMER`, `TIMED_OUT`, `MULTI`).
+    bits: u32,
     /// When the pending timeout fires (`SimTime::MAX`: none pending).
     deadline: SimTime,
-    /// The pending backoff timer, if any.
+}
+
+const BYTES_MASK: u32 = (1 << 25) - 1;
+/// Waiting in the node's retransmission queue.
+const QUEUED: u32 = 1 << 25;
+const ACKED: u32 = 1 << 26;
+/// A copy reached the destination: later copies are duplicates. (The
+/// receiver's per-packet state, kept here while the packet is live: no
+/// per-flow table, which paper-scale runs would hold 10 M of.)
+const RECEIVED: u32 = 1 << 27;
+/// A backoff timer is pending: its id is `Cold::timer`.
+const TIMER: u32 = 1 << 28;
+/// It timed out before: `Cold::timeouts` counts how often (else 0).
+const TIMED_OUT: u32 = 1 << 29;
+/// Of a flow of more than one packet: `Cold::flow_bytes` is the flow's size
+/// (else the flow is this packet's bytes).
+const MULTI: u32 = 1 << 30;
+
+impl Outstanding {
+    fn bytes(&self) -> u32 {
+        self.bits & BYTES_MASK
+    }
+    fn has(&self, flag: u32) -> bool {
+        self.bits & flag != 0
+    }
+    fn set(&mut self, flag: u32, on: bool) {
+        if on {
+            self.bits |= flag;
+        } else {
+            self.bits &= !flag;
+        }
+    }
+}
+
+/// An outstanding packet's rarely needed state, by slot, valid only while
+/// the entry's flag says so.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cold {
+    /// With `MULTI`: the size of its flow (the receiver releases whole
+    /// packets in order).
+    flow_bytes: u64,
+    /// With `TIMER`: the pending backoff timer.
     timer: Option<TimerId>,
-    /// Waiting in the node's retransmission queue.
-    queued: bool,
-    acked: bool,
-    /// A copy reached the destination: later copies are duplicates. (The
-    /// receiver's per-packet state, kept here while the packet is live: no
-    /// per-flow table, which paper-scale runs would hold 10 M of.)
-    received: bool,
+    /// With `TIMED_OUT`: how often it timed out.
+    timeouts: u32,
 }
 
 /// A flow with packets never sent, queued at its source. Baldur keeps no
@@ -912,8 +953,7 @@ pub struct Baldur {
     /// loop asks once per step).
     next_at: Option<SimTime>,
     out: Pool<Outstanding>,
-    /// Serial of each outstanding slot while live (0 = free).
-    serial_of: Vec<u32>,
+    cold: Vec<Cold>,
     next_serial: u32,
     /// Transmitter wake-ups (`TxFree`) and arrivals of short data packets
     /// (the last of a flow), each stamped with `seq` when scheduled: the two
@@ -993,7 +1033,7 @@ impl Baldur {
             reorder_of: HashMap::new(),
             next_at: None,
             out: Pool::new(),
-            serial_of: Vec::new(),
+            cold: Vec::new(),
             next_serial: 1,
             wakes: Wakes::new(l.wire_time(p.packet.0).max(ack_wire) + l.gap),
             short_data: BinaryHeap::new(),
@@ -1181,7 +1221,7 @@ impl Baldur {
             let at = now + self.l.head_latency + wire;
             self.inject_later(now, (h, to), wire, (at, Event::Ack { slot, serial }, true));
         } else if let Some(slot) = self.pop_retx(h) {
-            wire = self.l.wire_time(self.out.get(slot).bytes as u64);
+            wire = self.l.wire_time(self.out.get(slot).bytes() as u64);
             self.retransmissions += 1;
             self.send_data(now, h, slot, wire);
         } else if let Some(&Fresh {
@@ -1192,31 +1232,32 @@ impl Baldur {
         {
             let node = &mut self.nodes[hi];
             let seq = node.next_new;
-            node.next_new += 1;
-            if node.next_new == unit_count(total.max(1), self.packet) {
+            // The flow's last packet: packet `seq` of unit_count(max(total,
+            // 1)) (no division: seq < that count).
+            let multi = seq > 0 || total > self.packet;
+            if (seq as u64 + 1) * self.packet >= total.max(1) {
                 node.fresh.pop_front();
                 node.next_new = 0;
+            } else {
+                node.next_new += 1;
             }
             let bytes = unit_bytes(seq, total, self.packet);
             let serial = self.new_serial();
             let slot = self.out.alloc(Outstanding {
+                serial,
                 flow: f,
                 seq,
-                bytes: bytes as u32,
-                timeouts: 0,
                 src: h,
                 dst,
-                flow_bytes: total,
+                bits: bytes as u32 | if multi { MULTI } else { 0 },
                 deadline: SimTime::MAX,
-                timer: None,
-                queued: false,
-                acked: false,
-                received: false,
             });
-            if slot as usize >= self.serial_of.len() {
-                self.serial_of.resize(slot as usize + 1, 0);
+            if multi {
+                if slot as usize >= self.cold.len() {
+                    self.cold.resize(slot as usize + 1, Cold::default());
+                }
+                self.cold[slot as usize].flow_bytes = total;
             }
-            self.serial_of[slot as usize] = serial;
             let node = &mut self.nodes[hi];
             node.buffer_bytes += bytes;
             node.buffer_peak = node.buffer_peak.max(node.buffer_bytes);
@@ -1287,8 +1328,8 @@ impl Baldur {
         loop {
             let slot = self.out.pop_front(&mut self.nodes[h as usize].retx)?;
             let o = self.out.get_mut(slot);
-            o.queued = false;
-            if o.acked {
+            o.set(QUEUED, false);
+            if o.has(ACKED) {
                 self.release(slot);
                 continue;
             }
@@ -1299,7 +1340,7 @@ impl Baldur {
     fn send_data(&mut self, now: SimTime, h: u32, slot: u32, wire: SimTime) {
         let o = *self.out.get(slot);
         let dst = o.dst;
-        let serial = self.serial_of[slot as usize];
+        let serial = o.serial;
         self.data_sent += 1;
         let at = now + self.l.head_latency + wire;
         let ev = Event::Data {
@@ -1308,7 +1349,7 @@ impl Baldur {
             src: h,
             dst,
         };
-        if o.bytes as u64 == self.packet {
+        if o.bytes() as u64 == self.packet {
             self.inject_later(now, (h, dst), wire, (at, ev, false));
         } else if self.inject(now, h, dst, wire) {
             self.in_flight += 1;
@@ -1324,19 +1365,28 @@ impl Baldur {
     }
 
     fn release(&mut self, slot: u32) {
-        self.serial_of[slot as usize] = 0;
+        self.out.get_mut(slot).serial = 0;
         self.out.release(slot);
     }
 
+    /// Is (slot, serial) still outstanding? (Serials are never 0.)
     fn live(&self, slot: u32, serial: u32) -> bool {
-        self.serial_of.get(slot as usize) == Some(&serial)
+        self.out.get_any(slot).is_some_and(|o| o.serial == serial)
+    }
+
+    /// The side-table entry of `slot`.
+    fn cold_mut(&mut self, slot: u32) -> &mut Cold {
+        if slot as usize >= self.cold.len() {
+            self.cold.resize(slot as usize + 1, Cold::default());
+        }
+        &mut self.cold[slot as usize]
     }
 
     /// Queues a retransmission at its node.
     fn queue_retx(&mut self, slot: u32, now: SimTime) {
         let o = self.out.get_mut(slot);
-        o.timer = None;
-        o.queued = true;
+        o.set(TIMER, false);
+        o.set(QUEUED, true);
         let h = o.src;
         self.out.push_back(&mut self.nodes[h as usize].retx, slot);
         self.kick(h, now);
@@ -1350,10 +1400,14 @@ impl Baldur {
         self.timeouts += 1;
         let o = self.out.get_mut(slot);
         o.deadline = SimTime::MAX;
-        o.timeouts += 1;
+        let before = o.has(TIMED_OUT);
+        o.set(TIMED_OUT, true);
+        let cold = self.cold_mut(slot);
+        cold.timeouts = if before { cold.timeouts + 1 } else { 1 };
+        let timeouts = cold.timeouts;
         {
             {
-                let c = o.timeouts.min(self.backoff_cap);
+                let c = timeouts.min(self.backoff_cap);
                 let slots = self.backoff_rng.random_range(0..(1u64 << c));
                 if slots == 0 {
                     self.queue_retx(slot, now);
@@ -1362,7 +1416,8 @@ impl Baldur {
                         now + self.backoff_slot * slots,
                         Timer::Retry { slot, serial },
                     );
-                    self.out.get_mut(slot).timer = Some(id);
+                    self.out.get_mut(slot).set(TIMER, true);
+                    self.cold_mut(slot).timer = Some(id);
                 }
             }
         }
@@ -1395,18 +1450,19 @@ impl Baldur {
                 self.data_arrived += 1;
                 let packet = self.packet;
                 // Not live: ACKed, so a copy arrived before.
-                let first = self.live(slot, serial) && !self.out.get(slot).received;
+                let first = self.live(slot, serial) && !self.out.get(slot).has(RECEIVED);
                 if !first {
                     self.duplicates += 1;
                 } else {
                     let o = self.out.get_mut(slot);
-                    o.received = true;
-                    let (flow, seq, total) = (o.flow, o.seq, o.flow_bytes);
-                    let units = unit_count(total.max(1), packet);
-                    if units == 1 {
-                        rec.deliver_point(flow, now, total);
+                    o.set(RECEIVED, true);
+                    let (flow, seq, multi, bytes) = (o.flow, o.seq, o.has(MULTI), o.bytes());
+                    if !multi {
+                        rec.deliver_point(flow, now, bytes as u64);
                         rec.complete(flow, now);
                     } else {
+                        let total = self.cold[slot as usize].flow_bytes;
+                        let units = unit_count(total.max(1), packet);
                         let reorder = &mut self.reorder;
                         let at = *self
                             .reorder_of
@@ -1437,15 +1493,18 @@ impl Baldur {
             Event::Ack { slot, serial } => {
                 self.in_flight -= 1;
                 self.acks_arrived += 1;
-                if !self.live(slot, serial) || self.out.get(slot).acked {
+                if !self.live(slot, serial) || self.out.get(slot).has(ACKED) {
                     return;
                 }
                 let o = self.out.get_mut(slot);
-                o.acked = true;
+                o.set(ACKED, true);
                 o.deadline = SimTime::MAX;
-                let (timer, queued, bytes, h) = (o.timer.take(), o.queued, o.bytes, o.src);
-                if let Some(id) = timer {
-                    self.timers.cancel(id);
+                let (timer, queued, bytes, h) = (o.has(TIMER), o.has(QUEUED), o.bytes(), o.src);
+                if timer {
+                    o.set(TIMER, false);
+                    if let Some(id) = self.cold[slot as usize].timer.take() {
+                        self.timers.cancel(id);
+                    }
                 }
                 self.nodes[h as usize].buffer_bytes -= bytes as u64;
                 if !queued {
@@ -1618,15 +1677,14 @@ impl Fabric for Baldur {
         }
         let mut held = vec![0u64; self.nodes.len()];
         let mut live = 0usize;
-        for (slot, &s) in self.serial_of.iter().enumerate() {
-            if s == 0 {
+        for slot in 0..self.out.high_water() as u32 {
+            let Some(o) = self.out.get_any(slot).filter(|o| o.serial != 0) else {
                 continue;
-            }
+            };
             live += 1;
-            let o = self.out.get(slot as u32);
-            if !o.acked {
-                held[o.src as usize] += o.bytes as u64;
-                if o.timer.is_none() && o.deadline == SimTime::MAX && !o.queued {
+            if !o.has(ACKED) {
+                held[o.src as usize] += o.bytes() as u64;
+                if !o.has(TIMER) && o.deadline == SimTime::MAX && !o.has(QUEUED) {
                     return Err(format!("baldur: packet {slot} neither timed nor queued"));
                 }
             }
