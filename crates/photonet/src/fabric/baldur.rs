@@ -343,6 +343,8 @@ pub struct Stages<S: Stamp> {
     /// "free at or before `base`" (exact: every later lookup is at or after
     /// `base`).
     base: SimTime,
+    /// Scratch for [`Stages::traverse_batch`]: each probe's output group.
+    scratch: Vec<usize>,
 }
 
 /// Free times in 64 bits (any simulated time).
@@ -437,6 +439,7 @@ impl<S: Stamp> Stages<S> {
             cells,
             off,
             base: SimTime::ZERO,
+            scratch: Vec::new(),
         }
     }
 
@@ -555,31 +558,35 @@ impl<S: Stamp> Stages<S> {
 
     /// The stage passes of [`Stages::traverse_batch`] for a multiplicity
     /// known at compile time (the first-free search over the M outputs is
-    /// unrolled). One pass per stage: each probe takes its output of stage
-    /// s, then reads (only to start the cache miss early) where it will look
-    /// at stage s+1, which the next pass uses; the reads of one pass are
-    /// independent, so their misses overlap.
+    /// unrolled). Per stage, a tight pass reads every probe's output group
+    /// (only to start the cache misses: the reads are independent and the
+    /// loop is a few instructions, so many are in flight at once), then the
+    /// pass that takes the outputs and finds each probe's group at the next
+    /// stage.
     fn batch_stages<const M: usize>(&mut self, batch: &mut [Probe], hop: u64) {
         let k = self.k as usize;
         let ports = self.ports;
-        let cells = &mut self.cells[self.off..self.off + ports * k];
-        let mut touch = 0u32;
-        for p in batch.iter_mut() {
+        let mut at = std::mem::take(&mut self.scratch);
+        at.clear();
+        // Each probe's output group within the current stage.
+        at.extend(batch.iter().map(|p| {
             let b = ((p.dst >> (k - 1)) & 1) as usize;
-            p.at = (p.sw as usize * 2 + b) * M;
-            touch ^= cells[p.at].next;
-        }
-        std::hint::black_box(touch);
-        for s in 0..k {
-            let last = s + 1 == k;
-            let next_stage = (s + 1) * ports;
-            let shift = k.saturating_sub(s + 2);
+            (p.sw as usize * 2 + b) * M
+        }));
+        let cells = &mut self.cells[self.off..self.off + ports * k];
+        for (s, stage) in cells.chunks_exact_mut(ports).enumerate() {
             let mut touch = 0u32;
-            for p in batch.iter_mut() {
+            for &a in &at {
+                touch ^= stage[a].next;
+            }
+            std::hint::black_box(touch);
+            let last = s + 1 == k;
+            let shift = k.saturating_sub(s + 2);
+            for (p, a) in batch.iter_mut().zip(at.iter_mut()) {
                 if p.dropped.is_some() {
                     continue;
                 }
-                let outs: &mut [Cell<S>; M] = (&mut cells[p.at..p.at + M])
+                let outs: &mut [Cell<S>; M] = (&mut stage[*a..*a + M])
                     .try_into()
                     .expect("M outputs");
                 let now = S::from_u64(p.rel);
@@ -597,12 +604,11 @@ impl<S: Stamp> Stages<S> {
                 p.rel += hop;
                 if !last {
                     let b = ((p.dst >> shift) & 1) as usize;
-                    p.at = next_stage + (p.sw as usize * 2 + b) * M;
-                    touch ^= cells[p.at].next;
+                    *a = (p.sw as usize * 2 + b) * M;
                 }
             }
-            std::hint::black_box(touch);
         }
+        self.scratch = at;
     }
 
     /// [`Stages::batch_stages`] for any multiplicity (m > 5).
