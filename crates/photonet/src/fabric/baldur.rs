@@ -1439,6 +1439,52 @@ impl Baldur {
         }
     }
 
+    /// Handles everything due at `now` (the earliest time anything is
+    /// due) and returns how many: data arrivals, then ACK arrivals, then
+    /// wake-ups and short data arrivals in (time, seq) order, then timeouts,
+    /// then backoff timers. Each kind is drained in turn: that is the order
+    /// of one loop re-checking every kind after each step, since nothing
+    /// handled at `now` schedules anything at `now` (arrivals, wake-ups and
+    /// timeouts are a positive time later) except a backoff timer of zero
+    /// slots' length, which comes last either way.
+    fn step(&mut self, now: SimTime, rec: &mut Recorder) -> u64 {
+        let mut n = 0;
+        while self.data_fifo.front().is_some_and(|e| e.0 <= now) {
+            let (_, ev) = self.data_fifo.pop_front().expect("peeked");
+            self.on_event(now, ev, rec);
+            n += 1;
+        }
+        while self.ack_fifo.front().is_some_and(|e| e.0 <= now) {
+            let (_, ev) = self.ack_fifo.pop_front().expect("peeked");
+            self.on_event(now, ev, rec);
+            n += 1;
+        }
+        while let Some(ev) = self.pop_due_event(now) {
+            self.on_event(now, ev, rec);
+            n += 1;
+        }
+        while self.timeouts_fifo.front().is_some_and(|e| e.0 <= now) {
+            let (d, slot, serial) = self.timeouts_fifo.pop_front().expect("peeked");
+            self.on_timeout(now, d, slot, serial);
+            n += 1;
+        }
+        while let Some((_, t)) = self.timers.pop_due(now) {
+            self.on_timer(now, t);
+            n += 1;
+        }
+        // Timeouts whose packet was ACKed (or resent: a later deadline) are
+        // stale for good; dropping them from the head now spares the run
+        // loop an iteration each (nearly every packet is ACKed in time).
+        // Only stale entries go, so nothing the run does changes.
+        while let Some(&(d, slot, serial)) = self.timeouts_fifo.front() {
+            if self.live(slot, serial) && self.out.get(slot).deadline == d {
+                break;
+            }
+            self.timeouts_fifo.pop_front();
+        }
+        n
+    }
+
     fn on_event(&mut self, now: SimTime, ev: Event, rec: &mut Recorder) {
         match ev {
             Event::TxFree(h) => {
@@ -1547,38 +1593,7 @@ impl Fabric for Baldur {
     }
 
     fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
-        // Due now: events, then timeouts, then backoff timers (all at `now`:
-        // the run loop calls at the earliest of the three).
-        let mut n = 0;
-        loop {
-            if self.data_fifo.front().is_some_and(|e| e.0 <= now) {
-                let (_, ev) = self.data_fifo.pop_front().expect("peeked");
-                self.on_event(now, ev, rec);
-            } else if self.ack_fifo.front().is_some_and(|e| e.0 <= now) {
-                let (_, ev) = self.ack_fifo.pop_front().expect("peeked");
-                self.on_event(now, ev, rec);
-            } else if let Some(ev) = self.pop_due_event(now) {
-                self.on_event(now, ev, rec);
-            } else if self.timeouts_fifo.front().is_some_and(|e| e.0 <= now) {
-                let (d, slot, serial) = self.timeouts_fifo.pop_front().expect("peeked");
-                self.on_timeout(now, d, slot, serial);
-            } else if let Some((_, t)) = self.timers.pop_due(now) {
-                self.on_timer(now, t);
-            } else {
-                break;
-            }
-            n += 1;
-        }
-        // Timeouts whose packet was ACKed (or resent: a later deadline) are
-        // stale for good; dropping them from the head now spares the run
-        // loop an iteration each (nearly every packet is ACKed in time).
-        // Only stale entries go, so nothing the run does changes.
-        while let Some(&(d, slot, serial)) = self.timeouts_fifo.front() {
-            if self.live(slot, serial) && self.out.get(slot).deadline == d {
-                break;
-            }
-            self.timeouts_fifo.pop_front();
-        }
+        let n = self.step(now, rec);
         rec.count_internal_events(n);
         self.settle();
     }
@@ -1589,14 +1604,18 @@ impl Fabric for Baldur {
         const MAX_STEPS: u64 = 1 << 12;
         let mut t = now;
         let mut steps = 0;
+        let mut n = 0;
         loop {
-            self.advance(t, rec);
+            n += self.step(t, rec);
+            self.settle();
             steps += 1;
             match self.next_at {
-                Some(n) if n <= bound && steps < MAX_STEPS => t = n,
-                _ => return steps,
+                Some(next) if next <= bound && steps < MAX_STEPS => t = next,
+                _ => break,
             }
         }
+        rec.count_internal_events(n);
+        steps
     }
 
     fn finish(&mut self, _: SimTime, _: &mut Recorder) {
