@@ -919,22 +919,27 @@ struct Fresh {
     bytes: u64,
 }
 
-#[derive(Default)]
+/// A node's transmitter state: one cache line. Its queues are lists
+/// threaded through pools shared by all nodes (`Baldur::acks_q`,
+/// `Baldur::fresh_q`, `Baldur::out`), whose few live entries stay in cache,
+/// rather than a buffer per node.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
 struct Node {
-    /// ACKs owed: (to node, slot, serial).
-    acks: VecDeque<(u32, u32, u32)>,
+    /// ACKs owed (`acks_q`: to node, slot, serial).
+    acks: List,
     /// Retransmissions whose backoff is over (outstanding slots).
     retx: List,
-    /// Flows with packets never sent, in arrival order.
-    fresh: VecDeque<Fresh>,
+    /// Flows with packets never sent, in arrival order (`fresh_q`).
+    fresh: List,
     /// The next packet of the front flow of `fresh`.
     next_new: u32,
     /// When the transmitter finishes its current packet (and its gap).
     free_at: SimTime,
+    /// Bytes of its un-ACKed packets (its peak is `Baldur::buffer_peak`).
+    buffer_bytes: u64,
     /// A `TxFree` event is pending for this node.
     wake: bool,
-    buffer_bytes: u64,
-    buffer_peak: u64,
 }
 
 /// The Baldur network with its nodes.
@@ -950,6 +955,10 @@ pub struct Baldur {
     ack_wire: SimTime,
     net: Net,
     nodes: Vec<Node>,
+    /// Each node's peak `buffer_bytes`.
+    buffer_peak: Vec<u64>,
+    acks_q: Pool<(u32, u32, u32)>,
+    fresh_q: Pool<Fresh>,
     /// Reorder buffers of multi-packet flows, from their first arrival
     /// until complete, and the slot of each such flow's (looked up only,
     /// never iterated: the run does not depend on the map's order).
@@ -1034,7 +1043,10 @@ impl Baldur {
             inj: p.injection_link,
             ack_wire,
             net,
-            nodes: (0..l.nodes).map(|_| Node::default()).collect(),
+            nodes: vec![Node::default(); l.nodes as usize],
+            buffer_peak: vec![0; l.nodes as usize],
+            acks_q: Pool::new(),
+            fresh_q: Pool::new(),
             reorder: Pool::new(),
             reorder_of: HashMap::new(),
             next_at: None,
@@ -1221,7 +1233,9 @@ impl Baldur {
     fn start_tx(&mut self, h: u32, now: SimTime) {
         let hi = h as usize;
         let wire;
-        if let Some((to, slot, serial)) = self.nodes[hi].acks.pop_front() {
+        if let Some(i) = self.acks_q.pop_front(&mut self.nodes[hi].acks) {
+            let (to, slot, serial) = *self.acks_q.get(i);
+            self.acks_q.release(i);
             wire = self.ack_wire;
             self.acks_sent += 1;
             let at = now + self.l.head_latency + wire;
@@ -1230,19 +1244,20 @@ impl Baldur {
             wire = self.l.wire_time(self.out.get(slot).bytes() as u64);
             self.retransmissions += 1;
             self.send_data(now, h, slot, wire);
-        } else if let Some(&Fresh {
-            flow: f,
-            dst,
-            bytes: total,
-        }) = self.nodes[hi].fresh.front()
-        {
+        } else if let Some(fi) = self.nodes[hi].fresh.front() {
+            let Fresh {
+                flow: f,
+                dst,
+                bytes: total,
+            } = *self.fresh_q.get(fi);
             let node = &mut self.nodes[hi];
             let seq = node.next_new;
             // The flow's last packet: packet `seq` of unit_count(max(total,
             // 1)) (no division: seq < that count).
             let multi = seq > 0 || total > self.packet;
             if (seq as u64 + 1) * self.packet >= total.max(1) {
-                node.fresh.pop_front();
+                self.fresh_q.pop_front(&mut node.fresh);
+                self.fresh_q.release(fi);
                 node.next_new = 0;
             } else {
                 node.next_new += 1;
@@ -1266,7 +1281,8 @@ impl Baldur {
             }
             let node = &mut self.nodes[hi];
             node.buffer_bytes += bytes;
-            node.buffer_peak = node.buffer_peak.max(node.buffer_bytes);
+            let peak = &mut self.buffer_peak[hi];
+            *peak = (*peak).max(node.buffer_bytes);
             self.data_first += 1;
             wire = self.l.wire_time(bytes);
             self.send_data(now, h, slot, wire);
@@ -1539,7 +1555,9 @@ impl Baldur {
                         }
                     }
                 }
-                self.nodes[dst as usize].acks.push_back((src, slot, serial));
+                let i = self.acks_q.alloc((src, slot, serial));
+                self.acks_q
+                    .push_back(&mut self.nodes[dst as usize].acks, i);
                 self.kick(dst, now);
             }
             Event::Ack { slot, serial } => {
@@ -1579,11 +1597,13 @@ impl Fabric for Baldur {
     }
 
     fn add_flow(&mut self, now: SimTime, flow: &Flow, _: &mut Recorder) {
-        self.nodes[flow.src as usize].fresh.push_back(Fresh {
+        let i = self.fresh_q.alloc(Fresh {
             flow: flow.id,
             dst: flow.dst,
             bytes: flow.bytes,
         });
+        self.fresh_q
+            .push_back(&mut self.nodes[flow.src as usize].fresh, i);
         self.kick(flow.src, now);
         self.settle();
     }
@@ -1627,7 +1647,7 @@ impl Fabric for Baldur {
         let injected = self.data_sent + self.acks_sent;
         let dropped = self.data_dropped + self.acks_dropped;
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        let peaks: Vec<u64> = self.nodes.iter().map(|n| n.buffer_peak).collect();
+        let peaks = &self.buffer_peak;
         let mut v: Vec<(String, f64)> = vec![
             ("multiplicity".into(), self.l.m as f64),
             ("stages".into(), self.l.stages as f64),
@@ -1721,7 +1741,7 @@ impl Fabric for Baldur {
             ));
         }
         for (h, n) in self.nodes.iter().enumerate() {
-            if held[h] != n.buffer_bytes || n.buffer_bytes > n.buffer_peak {
+            if held[h] != n.buffer_bytes || n.buffer_bytes > self.buffer_peak[h] {
                 return Err(format!(
                     "baldur: node {h} buffer {} B but its un-ACKed packets hold {} B",
                     n.buffer_bytes, held[h]
