@@ -123,6 +123,12 @@ impl<T> Pool<T> {
         &mut self.items[i as usize]
     }
 
+    /// The value last stored in slot `i`, live or released (a released
+    /// slot keeps it until reused); None if `i` was never allocated.
+    pub fn get_any(&self, i: u32) -> Option<&T> {
+        self.items.get(i as usize)
+    }
+
     /// Items allocated and not released.
     pub fn live(&self) -> usize {
         self.items.len() - self.free.len()

@@ -49,6 +49,21 @@
 //! next event; and the run loop lets Baldur take all its steps up to the
 //! next flow arrival in one call (`Fabric::advance_until`).
 //!
+//! # Memory
+//! At paper scale the run is bound by cache misses on three random-access
+//! structures, so each is kept small: the switch outputs (32-bit free
+//! times after a moving base, each interleaved with the output's wiring, a
+//! direction's m outputs adjacent: one line per stage for m = 4; 320 KB at
+//! 1,024 nodes), the outstanding packets (32 B each, serial inside, rare
+//! state in a side table) and the nodes (one 64 B line each; their ACK and
+//! new-flow queues are lists through pools shared by all nodes, whose few
+//! live entries stay cached). The batched traversal is specialised for
+//! m = 1…5 (the first-free search unrolled) and reads every probe's output
+//! group of a stage in a tight pass first, so the misses overlap. Tried
+//! and not kept: the wake-up ring's buckets as lists through one entry
+//! table instead of a buffer each (fewer L2 misses, but more instructions:
+//! 1 % slower, paired).
+//!
 //! # Nodes
 //! A node's transmitter (rate R, the topology's host rate) sends, in priority
 //! order: ACKs it owes, retransmissions whose backoff has expired, and new
@@ -343,6 +358,8 @@ pub struct Stages<S: Stamp> {
     /// "free at or before `base`" (exact: every later lookup is at or after
     /// `base`).
     base: SimTime,
+    /// Scratch for [`Stages::traverse_batch`]: each probe's output group.
+    scratch: Vec<usize>,
 }
 
 /// Free times in 64 bits (any simulated time).
@@ -437,6 +454,7 @@ impl<S: Stamp> Stages<S> {
             cells,
             off,
             base: SimTime::ZERO,
+            scratch: Vec::new(),
         }
     }
 
@@ -537,17 +555,81 @@ impl<S: Stamp> Stages<S> {
             hops + longest <= S::MAX / 2 + 1,
             "a packet's span exceeds the stored times' range"
         );
-        let m = self.m as usize;
+        let base = self.base;
         for p in batch.iter_mut() {
             p.sw = p.src >> 1;
-            p.rel = (p.t0 - self.base).0;
+            p.rel = (p.t0 - base).0;
             p.dropped = None;
         }
+        match self.m {
+            1 => self.batch_stages::<1>(batch, hop.0),
+            2 => self.batch_stages::<2>(batch, hop.0),
+            3 => self.batch_stages::<3>(batch, hop.0),
+            4 => self.batch_stages::<4>(batch, hop.0),
+            5 => self.batch_stages::<5>(batch, hop.0),
+            _ => self.batch_stages_any(batch, hop.0),
+        }
+    }
+
+    /// The stage passes of [`Stages::traverse_batch`] for a multiplicity
+    /// known at compile time (the first-free search over the M outputs is
+    /// unrolled). Per stage, a tight pass reads every probe's output group
+    /// (only to start the cache misses: the reads are independent and the
+    /// loop is a few instructions, so many are in flight at once), then the
+    /// pass that takes the outputs and finds each probe's group at the next
+    /// stage.
+    fn batch_stages<const M: usize>(&mut self, batch: &mut [Probe], hop: u64) {
+        let k = self.k as usize;
+        let ports = self.ports;
+        let mut at = std::mem::take(&mut self.scratch);
+        at.clear();
+        // Each probe's output group within the current stage.
+        at.extend(batch.iter().map(|p| {
+            let b = ((p.dst >> (k - 1)) & 1) as usize;
+            (p.sw as usize * 2 + b) * M
+        }));
+        let cells = &mut self.cells[self.off..self.off + ports * k];
+        for (s, stage) in cells.chunks_exact_mut(ports).enumerate() {
+            let mut touch = 0u32;
+            for &a in &at {
+                touch ^= stage[a].next;
+            }
+            std::hint::black_box(touch);
+            let last = s + 1 == k;
+            let shift = k.saturating_sub(s + 2);
+            for (p, a) in batch.iter_mut().zip(at.iter_mut()) {
+                if p.dropped.is_some() {
+                    continue;
+                }
+                let outs: &mut [Cell<S>; M] =
+                    (&mut stage[*a..*a + M]).try_into().expect("M outputs");
+                let now = S::from_u64(p.rel);
+                let mut free = 0u32;
+                for (i, c) in outs.iter().enumerate() {
+                    free |= ((c.free <= now) as u32) << i;
+                }
+                if free == 0 {
+                    p.dropped = Some(s as u32);
+                    continue;
+                }
+                let j = free.trailing_zeros() as usize;
+                outs[j].free = S::from_u64(p.rel + p.occupy.0);
+                p.sw = outs[j].next;
+                p.rel += hop;
+                if !last {
+                    let b = ((p.dst >> shift) & 1) as usize;
+                    *a = (p.sw as usize * 2 + b) * M;
+                }
+            }
+        }
+        self.scratch = at;
+    }
+
+    /// [`Stages::batch_stages`] for any multiplicity (m > 5).
+    fn batch_stages_any(&mut self, batch: &mut [Probe], hop: u64) {
+        let m = self.m as usize;
         for s in 0..self.k {
             let stage = self.off + s as usize * self.ports;
-            // Where each probe looks, with a read of it: the reads are
-            // independent, so the batch's cache misses are all in flight at
-            // once before the pass below (whose steps depend on them) runs.
             let mut touch = 0u32;
             for p in batch.iter_mut() {
                 let b = ((p.dst >> (self.k - 1 - s)) & 1) as usize;
@@ -573,7 +655,7 @@ impl<S: Stamp> Stages<S> {
                 let j = free.trailing_zeros() as usize;
                 outs[j].free = S::from_u64(p.rel + p.occupy.0);
                 p.sw = outs[j].next;
-                p.rel += hop.0;
+                p.rel += hop;
             }
         }
     }
@@ -774,28 +856,69 @@ enum Timer {
     Retry { slot: u32, serial: u32 },
 }
 
-/// A data packet sent and not yet ACKed (in its source's retransmission buffer).
+/// A data packet sent and not yet ACKed (in its source's retransmission
+/// buffer): 32 bytes, what every data arrival, ACK and timeout reads, so
+/// each touches one line. Rarely needed state is in side tables by slot
+/// (`Baldur::cold`), read only when a flag says it is there.
 #[derive(Clone, Copy, Debug)]
 struct Outstanding {
+    /// Its serial while live; 0 once released (a released slot keeps its
+    /// value until reused, so a late event finds it not live).
+    serial: u32,
     flow: FlowId,
     seq: u32,
-    bytes: u32,
-    timeouts: u32,
     src: u32,
     dst: u32,
-    /// The size of its flow (the receiver releases whole packets in order).
-    flow_bytes: u64,
+    /// Its bytes (the low 25 bits: a packet is at most 2^24 B) and flags
+    /// (`QUEUED`, `ACKED`, `RECEIVED`, `TIMER`, `TIMED_OUT`, `MULTI`).
+    bits: u32,
     /// When the pending timeout fires (`SimTime::MAX`: none pending).
     deadline: SimTime,
-    /// The pending backoff timer, if any.
+}
+
+const BYTES_MASK: u32 = (1 << 25) - 1;
+/// Waiting in the node's retransmission queue.
+const QUEUED: u32 = 1 << 25;
+const ACKED: u32 = 1 << 26;
+/// A copy reached the destination: later copies are duplicates. (The
+/// receiver's per-packet state, kept here while the packet is live: no
+/// per-flow table, which paper-scale runs would hold 10 M of.)
+const RECEIVED: u32 = 1 << 27;
+/// A backoff timer is pending: its id is `Cold::timer`.
+const TIMER: u32 = 1 << 28;
+/// It timed out before: `Cold::timeouts` counts how often (else 0).
+const TIMED_OUT: u32 = 1 << 29;
+/// Of a flow of more than one packet: `Cold::flow_bytes` is the flow's size
+/// (else the flow is this packet's bytes).
+const MULTI: u32 = 1 << 30;
+
+impl Outstanding {
+    fn bytes(&self) -> u32 {
+        self.bits & BYTES_MASK
+    }
+    fn has(&self, flag: u32) -> bool {
+        self.bits & flag != 0
+    }
+    fn set(&mut self, flag: u32, on: bool) {
+        if on {
+            self.bits |= flag;
+        } else {
+            self.bits &= !flag;
+        }
+    }
+}
+
+/// An outstanding packet's rarely needed state, by slot, valid only while
+/// the entry's flag says so.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cold {
+    /// With `MULTI`: the size of its flow (the receiver releases whole
+    /// packets in order).
+    flow_bytes: u64,
+    /// With `TIMER`: the pending backoff timer.
     timer: Option<TimerId>,
-    /// Waiting in the node's retransmission queue.
-    queued: bool,
-    acked: bool,
-    /// A copy reached the destination: later copies are duplicates. (The
-    /// receiver's per-packet state, kept here while the packet is live: no
-    /// per-flow table, which paper-scale runs would hold 10 M of.)
-    received: bool,
+    /// With `TIMED_OUT`: how often it timed out.
+    timeouts: u32,
 }
 
 /// A flow with packets never sent, queued at its source. Baldur keeps no
@@ -810,22 +933,27 @@ struct Fresh {
     bytes: u64,
 }
 
-#[derive(Default)]
+/// A node's transmitter state: one cache line. Its queues are lists
+/// threaded through pools shared by all nodes (`Baldur::acks_q`,
+/// `Baldur::fresh_q`, `Baldur::out`), whose few live entries stay in cache,
+/// rather than a buffer per node.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
 struct Node {
-    /// ACKs owed: (to node, slot, serial).
-    acks: VecDeque<(u32, u32, u32)>,
+    /// ACKs owed (`acks_q`: to node, slot, serial).
+    acks: List,
     /// Retransmissions whose backoff is over (outstanding slots).
     retx: List,
-    /// Flows with packets never sent, in arrival order.
-    fresh: VecDeque<Fresh>,
+    /// Flows with packets never sent, in arrival order (`fresh_q`).
+    fresh: List,
     /// The next packet of the front flow of `fresh`.
     next_new: u32,
     /// When the transmitter finishes its current packet (and its gap).
     free_at: SimTime,
+    /// Bytes of its un-ACKed packets (its peak is `Baldur::buffer_peak`).
+    buffer_bytes: u64,
     /// A `TxFree` event is pending for this node.
     wake: bool,
-    buffer_bytes: u64,
-    buffer_peak: u64,
 }
 
 /// The Baldur network with its nodes.
@@ -841,6 +969,10 @@ pub struct Baldur {
     ack_wire: SimTime,
     net: Net,
     nodes: Vec<Node>,
+    /// Each node's peak `buffer_bytes`.
+    buffer_peak: Vec<u64>,
+    acks_q: Pool<(u32, u32, u32)>,
+    fresh_q: Pool<Fresh>,
     /// Reorder buffers of multi-packet flows, from their first arrival
     /// until complete, and the slot of each such flow's (looked up only,
     /// never iterated: the run does not depend on the map's order).
@@ -850,8 +982,7 @@ pub struct Baldur {
     /// loop asks once per step).
     next_at: Option<SimTime>,
     out: Pool<Outstanding>,
-    /// Serial of each outstanding slot while live (0 = free).
-    serial_of: Vec<u32>,
+    cold: Vec<Cold>,
     next_serial: u32,
     /// Transmitter wake-ups (`TxFree`) and arrivals of short data packets
     /// (the last of a flow), each stamped with `seq` when scheduled: the two
@@ -926,12 +1057,15 @@ impl Baldur {
             inj: p.injection_link,
             ack_wire,
             net,
-            nodes: (0..l.nodes).map(|_| Node::default()).collect(),
+            nodes: vec![Node::default(); l.nodes as usize],
+            buffer_peak: vec![0; l.nodes as usize],
+            acks_q: Pool::new(),
+            fresh_q: Pool::new(),
             reorder: Pool::new(),
             reorder_of: HashMap::new(),
             next_at: None,
             out: Pool::new(),
-            serial_of: Vec::new(),
+            cold: Vec::new(),
             next_serial: 1,
             wakes: Wakes::new(l.wire_time(p.packet.0).max(ack_wire) + l.gap),
             short_data: BinaryHeap::new(),
@@ -1113,51 +1247,56 @@ impl Baldur {
     fn start_tx(&mut self, h: u32, now: SimTime) {
         let hi = h as usize;
         let wire;
-        if let Some((to, slot, serial)) = self.nodes[hi].acks.pop_front() {
+        if let Some(i) = self.acks_q.pop_front(&mut self.nodes[hi].acks) {
+            let (to, slot, serial) = *self.acks_q.get(i);
+            self.acks_q.release(i);
             wire = self.ack_wire;
             self.acks_sent += 1;
             let at = now + self.l.head_latency + wire;
             self.inject_later(now, (h, to), wire, (at, Event::Ack { slot, serial }, true));
         } else if let Some(slot) = self.pop_retx(h) {
-            wire = self.l.wire_time(self.out.get(slot).bytes as u64);
+            wire = self.l.wire_time(self.out.get(slot).bytes() as u64);
             self.retransmissions += 1;
             self.send_data(now, h, slot, wire);
-        } else if let Some(&Fresh {
-            flow: f,
-            dst,
-            bytes: total,
-        }) = self.nodes[hi].fresh.front()
-        {
+        } else if let Some(fi) = self.nodes[hi].fresh.front() {
+            let Fresh {
+                flow: f,
+                dst,
+                bytes: total,
+            } = *self.fresh_q.get(fi);
             let node = &mut self.nodes[hi];
             let seq = node.next_new;
-            node.next_new += 1;
-            if node.next_new == unit_count(total.max(1), self.packet) {
-                node.fresh.pop_front();
+            // The flow's last packet: packet `seq` of unit_count(max(total,
+            // 1)) (no division: seq < that count).
+            let multi = seq > 0 || total > self.packet;
+            if (seq as u64 + 1) * self.packet >= total.max(1) {
+                self.fresh_q.pop_front(&mut node.fresh);
+                self.fresh_q.release(fi);
                 node.next_new = 0;
+            } else {
+                node.next_new += 1;
             }
             let bytes = unit_bytes(seq, total, self.packet);
             let serial = self.new_serial();
             let slot = self.out.alloc(Outstanding {
+                serial,
                 flow: f,
                 seq,
-                bytes: bytes as u32,
-                timeouts: 0,
                 src: h,
                 dst,
-                flow_bytes: total,
+                bits: bytes as u32 | if multi { MULTI } else { 0 },
                 deadline: SimTime::MAX,
-                timer: None,
-                queued: false,
-                acked: false,
-                received: false,
             });
-            if slot as usize >= self.serial_of.len() {
-                self.serial_of.resize(slot as usize + 1, 0);
+            if multi {
+                if slot as usize >= self.cold.len() {
+                    self.cold.resize(slot as usize + 1, Cold::default());
+                }
+                self.cold[slot as usize].flow_bytes = total;
             }
-            self.serial_of[slot as usize] = serial;
             let node = &mut self.nodes[hi];
             node.buffer_bytes += bytes;
-            node.buffer_peak = node.buffer_peak.max(node.buffer_bytes);
+            let peak = &mut self.buffer_peak[hi];
+            *peak = (*peak).max(node.buffer_bytes);
             self.data_first += 1;
             wire = self.l.wire_time(bytes);
             self.send_data(now, h, slot, wire);
@@ -1225,8 +1364,8 @@ impl Baldur {
         loop {
             let slot = self.out.pop_front(&mut self.nodes[h as usize].retx)?;
             let o = self.out.get_mut(slot);
-            o.queued = false;
-            if o.acked {
+            o.set(QUEUED, false);
+            if o.has(ACKED) {
                 self.release(slot);
                 continue;
             }
@@ -1237,7 +1376,7 @@ impl Baldur {
     fn send_data(&mut self, now: SimTime, h: u32, slot: u32, wire: SimTime) {
         let o = *self.out.get(slot);
         let dst = o.dst;
-        let serial = self.serial_of[slot as usize];
+        let serial = o.serial;
         self.data_sent += 1;
         let at = now + self.l.head_latency + wire;
         let ev = Event::Data {
@@ -1246,7 +1385,7 @@ impl Baldur {
             src: h,
             dst,
         };
-        if o.bytes as u64 == self.packet {
+        if o.bytes() as u64 == self.packet {
             self.inject_later(now, (h, dst), wire, (at, ev, false));
         } else if self.inject(now, h, dst, wire) {
             self.in_flight += 1;
@@ -1262,19 +1401,28 @@ impl Baldur {
     }
 
     fn release(&mut self, slot: u32) {
-        self.serial_of[slot as usize] = 0;
+        self.out.get_mut(slot).serial = 0;
         self.out.release(slot);
     }
 
+    /// Is (slot, serial) still outstanding? (Serials are never 0.)
     fn live(&self, slot: u32, serial: u32) -> bool {
-        self.serial_of.get(slot as usize) == Some(&serial)
+        self.out.get_any(slot).is_some_and(|o| o.serial == serial)
+    }
+
+    /// The side-table entry of `slot`.
+    fn cold_mut(&mut self, slot: u32) -> &mut Cold {
+        if slot as usize >= self.cold.len() {
+            self.cold.resize(slot as usize + 1, Cold::default());
+        }
+        &mut self.cold[slot as usize]
     }
 
     /// Queues a retransmission at its node.
     fn queue_retx(&mut self, slot: u32, now: SimTime) {
         let o = self.out.get_mut(slot);
-        o.timer = None;
-        o.queued = true;
+        o.set(TIMER, false);
+        o.set(QUEUED, true);
         let h = o.src;
         self.out.push_back(&mut self.nodes[h as usize].retx, slot);
         self.kick(h, now);
@@ -1288,10 +1436,14 @@ impl Baldur {
         self.timeouts += 1;
         let o = self.out.get_mut(slot);
         o.deadline = SimTime::MAX;
-        o.timeouts += 1;
+        let before = o.has(TIMED_OUT);
+        o.set(TIMED_OUT, true);
+        let cold = self.cold_mut(slot);
+        cold.timeouts = if before { cold.timeouts + 1 } else { 1 };
+        let timeouts = cold.timeouts;
         {
             {
-                let c = o.timeouts.min(self.backoff_cap);
+                let c = timeouts.min(self.backoff_cap);
                 let slots = self.backoff_rng.random_range(0..(1u64 << c));
                 if slots == 0 {
                     self.queue_retx(slot, now);
@@ -1300,7 +1452,8 @@ impl Baldur {
                         now + self.backoff_slot * slots,
                         Timer::Retry { slot, serial },
                     );
-                    self.out.get_mut(slot).timer = Some(id);
+                    self.out.get_mut(slot).set(TIMER, true);
+                    self.cold_mut(slot).timer = Some(id);
                 }
             }
         }
@@ -1314,6 +1467,52 @@ impl Baldur {
                 }
             }
         }
+    }
+
+    /// Handles everything due at `now` (the earliest time anything is
+    /// due) and returns how many: data arrivals, then ACK arrivals, then
+    /// wake-ups and short data arrivals in (time, seq) order, then timeouts,
+    /// then backoff timers. Each kind is drained in turn: that is the order
+    /// of one loop re-checking every kind after each step, since nothing
+    /// handled at `now` schedules anything at `now` (arrivals, wake-ups and
+    /// timeouts are a positive time later) except a backoff timer of zero
+    /// slots' length, which comes last either way.
+    fn step(&mut self, now: SimTime, rec: &mut Recorder) -> u64 {
+        let mut n = 0;
+        while self.data_fifo.front().is_some_and(|e| e.0 <= now) {
+            let (_, ev) = self.data_fifo.pop_front().expect("peeked");
+            self.on_event(now, ev, rec);
+            n += 1;
+        }
+        while self.ack_fifo.front().is_some_and(|e| e.0 <= now) {
+            let (_, ev) = self.ack_fifo.pop_front().expect("peeked");
+            self.on_event(now, ev, rec);
+            n += 1;
+        }
+        while let Some(ev) = self.pop_due_event(now) {
+            self.on_event(now, ev, rec);
+            n += 1;
+        }
+        while self.timeouts_fifo.front().is_some_and(|e| e.0 <= now) {
+            let (d, slot, serial) = self.timeouts_fifo.pop_front().expect("peeked");
+            self.on_timeout(now, d, slot, serial);
+            n += 1;
+        }
+        while let Some((_, t)) = self.timers.pop_due(now) {
+            self.on_timer(now, t);
+            n += 1;
+        }
+        // Timeouts whose packet was ACKed (or resent: a later deadline) are
+        // stale for good; dropping them from the head now spares the run
+        // loop an iteration each (nearly every packet is ACKed in time).
+        // Only stale entries go, so nothing the run does changes.
+        while let Some(&(d, slot, serial)) = self.timeouts_fifo.front() {
+            if self.live(slot, serial) && self.out.get(slot).deadline == d {
+                break;
+            }
+            self.timeouts_fifo.pop_front();
+        }
+        n
     }
 
     fn on_event(&mut self, now: SimTime, ev: Event, rec: &mut Recorder) {
@@ -1333,18 +1532,19 @@ impl Baldur {
                 self.data_arrived += 1;
                 let packet = self.packet;
                 // Not live: ACKed, so a copy arrived before.
-                let first = self.live(slot, serial) && !self.out.get(slot).received;
+                let first = self.live(slot, serial) && !self.out.get(slot).has(RECEIVED);
                 if !first {
                     self.duplicates += 1;
                 } else {
                     let o = self.out.get_mut(slot);
-                    o.received = true;
-                    let (flow, seq, total) = (o.flow, o.seq, o.flow_bytes);
-                    let units = unit_count(total.max(1), packet);
-                    if units == 1 {
-                        rec.deliver_point(flow, now, total);
+                    o.set(RECEIVED, true);
+                    let (flow, seq, multi, bytes) = (o.flow, o.seq, o.has(MULTI), o.bytes());
+                    if !multi {
+                        rec.deliver_point(flow, now, bytes as u64);
                         rec.complete(flow, now);
                     } else {
+                        let total = self.cold[slot as usize].flow_bytes;
+                        let units = unit_count(total.max(1), packet);
                         let reorder = &mut self.reorder;
                         let at = *self
                             .reorder_of
@@ -1369,21 +1569,25 @@ impl Baldur {
                         }
                     }
                 }
-                self.nodes[dst as usize].acks.push_back((src, slot, serial));
+                let i = self.acks_q.alloc((src, slot, serial));
+                self.acks_q.push_back(&mut self.nodes[dst as usize].acks, i);
                 self.kick(dst, now);
             }
             Event::Ack { slot, serial } => {
                 self.in_flight -= 1;
                 self.acks_arrived += 1;
-                if !self.live(slot, serial) || self.out.get(slot).acked {
+                if !self.live(slot, serial) || self.out.get(slot).has(ACKED) {
                     return;
                 }
                 let o = self.out.get_mut(slot);
-                o.acked = true;
+                o.set(ACKED, true);
                 o.deadline = SimTime::MAX;
-                let (timer, queued, bytes, h) = (o.timer.take(), o.queued, o.bytes, o.src);
-                if let Some(id) = timer {
-                    self.timers.cancel(id);
+                let (timer, queued, bytes, h) = (o.has(TIMER), o.has(QUEUED), o.bytes(), o.src);
+                if timer {
+                    o.set(TIMER, false);
+                    if let Some(id) = self.cold[slot as usize].timer.take() {
+                        self.timers.cancel(id);
+                    }
                 }
                 self.nodes[h as usize].buffer_bytes -= bytes as u64;
                 if !queued {
@@ -1406,11 +1610,13 @@ impl Fabric for Baldur {
     }
 
     fn add_flow(&mut self, now: SimTime, flow: &Flow, _: &mut Recorder) {
-        self.nodes[flow.src as usize].fresh.push_back(Fresh {
+        let i = self.fresh_q.alloc(Fresh {
             flow: flow.id,
             dst: flow.dst,
             bytes: flow.bytes,
         });
+        self.fresh_q
+            .push_back(&mut self.nodes[flow.src as usize].fresh, i);
         self.kick(flow.src, now);
         self.settle();
     }
@@ -1420,38 +1626,7 @@ impl Fabric for Baldur {
     }
 
     fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
-        // Due now: events, then timeouts, then backoff timers (all at `now`:
-        // the run loop calls at the earliest of the three).
-        let mut n = 0;
-        loop {
-            if self.data_fifo.front().is_some_and(|e| e.0 <= now) {
-                let (_, ev) = self.data_fifo.pop_front().expect("peeked");
-                self.on_event(now, ev, rec);
-            } else if self.ack_fifo.front().is_some_and(|e| e.0 <= now) {
-                let (_, ev) = self.ack_fifo.pop_front().expect("peeked");
-                self.on_event(now, ev, rec);
-            } else if let Some(ev) = self.pop_due_event(now) {
-                self.on_event(now, ev, rec);
-            } else if self.timeouts_fifo.front().is_some_and(|e| e.0 <= now) {
-                let (d, slot, serial) = self.timeouts_fifo.pop_front().expect("peeked");
-                self.on_timeout(now, d, slot, serial);
-            } else if let Some((_, t)) = self.timers.pop_due(now) {
-                self.on_timer(now, t);
-            } else {
-                break;
-            }
-            n += 1;
-        }
-        // Timeouts whose packet was ACKed (or resent: a later deadline) are
-        // stale for good; dropping them from the head now spares the run
-        // loop an iteration each (nearly every packet is ACKed in time).
-        // Only stale entries go, so nothing the run does changes.
-        while let Some(&(d, slot, serial)) = self.timeouts_fifo.front() {
-            if self.live(slot, serial) && self.out.get(slot).deadline == d {
-                break;
-            }
-            self.timeouts_fifo.pop_front();
-        }
+        let n = self.step(now, rec);
         rec.count_internal_events(n);
         self.settle();
     }
@@ -1462,14 +1637,18 @@ impl Fabric for Baldur {
         const MAX_STEPS: u64 = 1 << 12;
         let mut t = now;
         let mut steps = 0;
+        let mut n = 0;
         loop {
-            self.advance(t, rec);
+            n += self.step(t, rec);
+            self.settle();
             steps += 1;
             match self.next_at {
-                Some(n) if n <= bound && steps < MAX_STEPS => t = n,
-                _ => return steps,
+                Some(next) if next <= bound && steps < MAX_STEPS => t = next,
+                _ => break,
             }
         }
+        rec.count_internal_events(n);
+        steps
     }
 
     fn finish(&mut self, _: SimTime, _: &mut Recorder) {
@@ -1481,7 +1660,7 @@ impl Fabric for Baldur {
         let injected = self.data_sent + self.acks_sent;
         let dropped = self.data_dropped + self.acks_dropped;
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        let peaks: Vec<u64> = self.nodes.iter().map(|n| n.buffer_peak).collect();
+        let peaks = &self.buffer_peak;
         let mut v: Vec<(String, f64)> = vec![
             ("multiplicity".into(), self.l.m as f64),
             ("stages".into(), self.l.stages as f64),
@@ -1556,15 +1735,14 @@ impl Fabric for Baldur {
         }
         let mut held = vec![0u64; self.nodes.len()];
         let mut live = 0usize;
-        for (slot, &s) in self.serial_of.iter().enumerate() {
-            if s == 0 {
+        for slot in 0..self.out.high_water() as u32 {
+            let Some(o) = self.out.get_any(slot).filter(|o| o.serial != 0) else {
                 continue;
-            }
+            };
             live += 1;
-            let o = self.out.get(slot as u32);
-            if !o.acked {
-                held[o.src as usize] += o.bytes as u64;
-                if o.timer.is_none() && o.deadline == SimTime::MAX && !o.queued {
+            if !o.has(ACKED) {
+                held[o.src as usize] += o.bytes() as u64;
+                if !o.has(TIMER) && o.deadline == SimTime::MAX && !o.has(QUEUED) {
                     return Err(format!("baldur: packet {slot} neither timed nor queued"));
                 }
             }
@@ -1576,7 +1754,7 @@ impl Fabric for Baldur {
             ));
         }
         for (h, n) in self.nodes.iter().enumerate() {
-            if held[h] != n.buffer_bytes || n.buffer_bytes > n.buffer_peak {
+            if held[h] != n.buffer_bytes || n.buffer_bytes > self.buffer_peak[h] {
                 return Err(format!(
                     "baldur: node {h} buffer {} B but its un-ACKed packets hold {} B",
                     n.buffer_bytes, held[h]
@@ -2068,7 +2246,7 @@ mod tests {
         /// and the same state after (checked by a probe packet set after).
         #[test]
         fn batched_traversal_equals_one_at_a_time(
-            k in 1u32..6, m in 1u32..4, seed in 0u64..1000, batch in 1usize..20,
+            k in 1u32..6, m in 1u32..8, seed in 0u64..1000, batch in 1usize..20,
             pkts in prop::collection::vec((0u32..64, 0u32..64, 0u64..1_500_000_000, 1u64..(1 << 31)), 1..200),
             short in prop::collection::vec(any::<bool>(), 200),
         ) {
