@@ -544,15 +544,20 @@ const REL_FAR: u8 = 2;
 const REL_CREDIT: u8 = 4;
 const REL_DONE: u8 = REL_LIVE | REL_FAR | REL_CREDIT;
 
-/// A queued port's load for adaptive routing, dense (a switch's candidate
-/// ports share a line): `load` is the bytes queued or on the wire, + 1
-/// while busy; `lz` (lazy port-free, 0: none) is `end << 16 | wire` of
-/// the packet on the wire when the port frees at `end` without an event:
-/// from `(end, port-free event)` on, the load is `load - wire - 1`.
-#[derive(Clone, Copy, Debug, Default)]
-struct QLoad {
-    load: u64,
-    lz: u64,
+/// A queued port's load for adaptive routing (`Network::qload`, dense: a
+/// switch's candidate ports share a line): the bytes queued or on the
+/// wire, + 1 while busy; or, with `LZ_FLAG`, the port sends its last
+/// queued packet and frees lazily: `LZ_FLAG | end << 16 | wire` (nothing
+/// is queued, so its load is `wire + 1` before `(end, port-free event)`
+/// and 0 from then on; see [`eff_load`]).
+const LZ_FLAG: u64 = 1 << 63;
+/// A lazy free's end must fit below the flag: 2^47 ps (~140 s).
+const LZ_END_LIMIT: u64 = 1 << 47;
+
+/// A lazily freeing port's (end, wire), from its `qload` word.
+#[inline]
+fn lz_parts(w: u64) -> (u64, u64) {
+    ((w & !LZ_FLAG) >> 16, w & 0xffff)
 }
 
 /// The port-free event of port `p` (its payload orders it among the
@@ -573,13 +578,18 @@ fn before(bound: &(u64, Packet), t: u64, ev: Packet) -> bool {
     t < bound.0 || (t == bound.0 && ev < bound.1)
 }
 
-/// Port `p`'s load at `bound` (its lazy free applied if due).
+/// Port `p`'s load at `bound` from its `qload` word `w` (its lazy free
+/// applied if due).
 #[inline]
-fn eff_load(q: &QLoad, p: u32, bound: &(u64, Packet)) -> u64 {
-    if q.lz != 0 && before(bound, q.lz >> 16, pf_event(p)) {
-        q.load - (q.lz & 0xffff) - 1
+fn eff_load(w: u64, p: u32, bound: &(u64, Packet)) -> u64 {
+    if w & LZ_FLAG == 0 {
+        return w;
+    }
+    let (end, wire) = lz_parts(w);
+    if before(bound, end, pf_event(p)) {
+        0
     } else {
-        q.load
+        wire + 1
     }
 }
 
@@ -724,7 +734,7 @@ pub struct Network<R: Router> {
     /// Queued ports: bytes queued or on the wire, + 1 while busy (the
     /// `load` adaptive routing compares: a dense array, so that reading a
     /// switch's candidate ports touches one line, not two per port).
-    qload: Vec<QLoad>,
+    qload: Vec<u64>,
     /// PFC, per port: pause time (ps) and pauses.
     pfc_time: Vec<[u64; 2]>,
     /// PFC queues' packets.
@@ -864,7 +874,7 @@ impl<R: Router> Network<R> {
             },
             counts: vec![PortCounts::default(); ports.len()],
             qload: if queued {
-                vec![QLoad::default(); ports.len()]
+                vec![0; ports.len()]
             } else {
                 Vec::new()
             },
@@ -953,7 +963,7 @@ impl<R: Router> Network<R> {
     /// Queued ports: bytes queued at port `p` or on its wire.
     #[inline]
     fn occ(&self, p: u32) -> u64 {
-        self.qload[p as usize].load - self.qports[p as usize].busy as u64
+        self.qload[p as usize] - self.qports[p as usize].busy as u64
     }
 
     /// Queued ports: whether port `p` has packets waiting.
@@ -1236,16 +1246,16 @@ impl<R: Router> Network<R> {
     /// event (the packet will wait for it).
     #[inline]
     fn settle_port(&mut self, p: u32) {
-        let lz = self.qload[p as usize].lz;
-        if lz == 0 {
+        let w = self.qload[p as usize];
+        if w & LZ_FLAG == 0 {
             return;
         }
-        let end = lz >> 16;
-        self.qload[p as usize].lz = 0;
+        let (end, wire) = lz_parts(w);
         if before(&self.bound, end, pf_event(p)) {
-            self.qload[p as usize].load -= (lz & 0xffff) + 1;
+            self.qload[p as usize] = 0;
             self.qports[p as usize].busy = false;
         } else {
+            self.qload[p as usize] = wire + 1;
             self.events.push(end, pf_event(p));
         }
     }
@@ -1300,6 +1310,11 @@ impl<R: Router> Network<R> {
             Transport::Dctcp(_) => self.try_send(flow.id, now.0),
             Transport::Paced => {
                 self.paced[flow.src as usize].push_back(flow.id);
+                if self.lazy_pf {
+                    // Its NIC may be freeing lazily: then it must wake to
+                    // pace this flow.
+                    self.settle_port(flow.src);
+                }
                 let q = &self.qports[flow.src as usize];
                 if !q.busy && !self.all_paused(flow.src) && !self.has_queue(flow.src) {
                     self.pace(flow.src, now.0);
@@ -1402,7 +1417,7 @@ impl<R: Router> Network<R> {
             let bound = &self.bound;
             let load = |p: u32| {
                 if lossless {
-                    eff_load(&qload[p as usize], p, bound)
+                    eff_load(qload[p as usize], p, bound)
                 } else {
                     ports[p as usize].backlog(now, || specs[p as usize].rate)
                 }
@@ -1432,7 +1447,7 @@ impl<R: Router> Network<R> {
                         let qload = &self.qload[c.first as usize..(c.first + c.count) as usize];
                         let bound = &self.bound;
                         least_loaded(c.count, start, |i| {
-                            eff_load(&qload[i as usize], c.first + i, bound)
+                            eff_load(qload[i as usize], c.first + i, bound)
                         })
                     } else {
                         let ports = &self.ports;
@@ -1608,7 +1623,7 @@ impl<R: Router> Network<R> {
         if self.lazy_pf {
             self.settle_port(p);
         }
-        self.qload[p as usize].load += wire;
+        self.qload[p as usize] += wire;
         let occ = self.occ(p);
         let port = &mut self.ports[p as usize];
         port.peak = port.peak.max(occ);
@@ -1707,7 +1722,7 @@ impl<R: Router> Network<R> {
         port.busy_until = end;
         q.busy = true;
         let idle_after = q.queued == 0;
-        self.qload[p as usize].load += 1;
+        self.qload[p as usize] += 1;
         q.tx_inp = if p >= hosts {
             pkt.port * self.vcs + pkt.vc as u32
         } else {
@@ -1727,15 +1742,21 @@ impl<R: Router> Network<R> {
             end + prop
         };
         // Lazy port-free: a switch port with nothing queued behind this
-        // packet frees without an event if its release can be held.
+        // packet frees without an event if its release can be held; a
+        // paced NIC with nothing queued and no flow waiting to be paced
+        // (it has nothing to release; an arriving flow wakes it).
         if self.lazy_pf
-            && p >= hosts
             && idle_after
-            && end < 1 << 48
-            && self.hold_release(in_link, in_vc, p, end, pkt.wire)
+            && end < LZ_END_LIMIT
+            && if p >= hosts {
+                self.hold_release(in_link, in_vc, p, end, pkt.wire)
+            } else {
+                matches!(self.cfg.transport, Transport::Paced) && self.paced[p as usize].is_empty()
+            }
         {
+            debug_assert_eq!(self.qload[p as usize], pkt.wire as u64 + 1);
             self.qports[p as usize].tx_inp = TX_LAZY;
-            self.qload[p as usize].lz = end << 16 | pkt.wire as u64;
+            self.qload[p as usize] = LZ_FLAG | end << 16 | pkt.wire as u64;
         } else {
             self.events.push(end, pf_event(p));
         }
@@ -1749,7 +1770,7 @@ impl<R: Router> Network<R> {
         let q = &mut self.qports[p as usize];
         q.busy = false;
         let (inp, wire) = (q.tx_inp, q.tx_wire as u64);
-        self.qload[p as usize].load -= wire + 1;
+        self.qload[p as usize] -= wire + 1;
         if p >= hosts && inp != TX_LAZY {
             // The packet's bytes leave this switch's ingress buffer `inp`
             // (link · lanes + lane).
@@ -2367,10 +2388,12 @@ impl<R: Router> Network<R> {
     /// not left yet).
     pub fn queue_bytes(&self, p: u32, now: SimTime) -> u64 {
         if self.queued() {
-            let (q, l) = (&self.qports[p as usize], &self.qload[p as usize]);
-            let load = eff_load(l, p, &self.bound);
-            let busy = q.busy && load == l.load;
-            return load - busy as u64;
+            let (q, w) = (&self.qports[p as usize], self.qload[p as usize]);
+            if w & LZ_FLAG != 0 {
+                let load = eff_load(w, p, &self.bound);
+                return load.saturating_sub(1);
+            }
+            return w - q.busy as u64;
         }
         self.ports[p as usize].backlog(now.0, || self.graph.ports[p as usize].rate)
     }
@@ -2397,7 +2420,12 @@ impl<R: Router> Network<R> {
                     .map(|k| self.pool[k].wire as u64)
                     .sum();
                 let on_wire = if q.busy { q.tx_wire as u64 } else { 0 };
-                let load = self.qload[i].load;
+                let w = self.qload[i];
+                let load = if w & LZ_FLAG != 0 {
+                    lz_parts(w).1 + 1
+                } else {
+                    w
+                };
                 let occ = load.saturating_sub(q.busy as u64);
                 if load < q.busy as u64 || bytes + on_wire != occ {
                     return Err(format!(
@@ -2405,17 +2433,17 @@ impl<R: Router> Network<R> {
                         bytes + on_wire
                     ));
                 }
-                let lz = self.qload[i].lz;
-                if lz != 0
+                let (lz_end, lz_wire) = lz_parts(w);
+                if w & LZ_FLAG != 0
                     && (!q.busy
                         || q.queued != 0
                         || q.tx_inp != TX_LAZY
-                        || lz & 0xffff != q.tx_wire as u64
-                        || lz >> 16 != p.busy_until)
+                        || lz_wire != q.tx_wire as u64
+                        || lz_end != p.busy_until)
                 {
                     return Err(format!(
                         "net: port {i} frees lazily at {} but is busy {}, queues {}, sends {} B until {}",
-                        lz >> 16,
+                        lz_end,
                         q.busy,
                         q.queued,
                         q.tx_wire,
@@ -2470,7 +2498,7 @@ impl<R: Router> Network<R> {
             .qports
             .iter()
             .zip(&self.qload)
-            .filter(|(q, l)| q.busy && l.lz == 0)
+            .filter(|(q, &w)| q.busy && w & LZ_FLAG == 0)
             .count() as u64;
         if self.pool.live() as u64 != queued
             || self.events.len() as u64 != self.packet_events + port_free + self.credit_events
