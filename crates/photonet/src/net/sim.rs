@@ -1214,12 +1214,19 @@ impl<R: Router> Network<R> {
     /// came by link `u` on VC `vc` and leaves on port `p` at `end`; false
     /// if the link has no free slot (the port's free is then an event).
     fn hold_release(&mut self, u: u32, vc: u8, p: u32, end: u64, wire: u16) -> bool {
-        self.settle_rels(u);
-        self.absorb_rels(u, None);
-        let q = &mut self.qports[u as usize];
-        let Some(i) = q.rel.iter().position(|r| r.st == 0) else {
-            return false;
+        let i = match self.qports[u as usize].rel.iter().position(|r| r.st == 0) {
+            Some(i) => i,
+            None => {
+                // Full: apply what is due, then look again.
+                self.settle_rels(u);
+                self.absorb_rels(u, None);
+                match self.qports[u as usize].rel.iter().position(|r| r.st == 0) {
+                    Some(i) => i,
+                    None => return false,
+                }
+            }
         };
+        let q = &mut self.qports[u as usize];
         q.rel[i] = Rel {
             end,
             port: p,
@@ -1627,8 +1634,27 @@ impl<R: Router> Network<R> {
         let occ = self.occ(p);
         let port = &mut self.ports[p as usize];
         port.peak = port.peak.max(occ);
-        let pi = self.pool.alloc(pkt);
         let b = (p * lanes + out_lane as u32) as usize;
+        if self.credit && !self.qports[p as usize].busy && self.qports[p as usize].queued == 0 {
+            // An idle port with every lane empty: `pop_next` would pick
+            // this packet's lane if its credits hold the packet (taking
+            // the credits that have arrived, as it does), so it starts
+            // here without a trip through the pool. Otherwise it waits
+            // (and `start_tx` counts the stall and wakes the credits).
+            if self.lazy && self.lanes[b].credits < wire {
+                self.absorb_credit(b as u32);
+                if self.lazy_pf && self.lanes[b].credits < wire {
+                    self.absorb_rels(p, Some(out_lane));
+                }
+            }
+            let l = &mut self.lanes[b];
+            if l.credits >= wire {
+                l.credits -= wire;
+                self.qports[p as usize].rr = ((out_lane as u32 + 1) % lanes) as u8;
+                return self.transmit(p, pkt, out_lane, now);
+            }
+        }
+        let pi = self.pool.alloc(pkt);
         let mut list = self.lanes[b].queue;
         self.pool.push_back(&mut list, pi);
         self.lanes[b].queue = list;
@@ -1708,10 +1734,17 @@ impl<R: Router> Network<R> {
         let Some((pi, lane)) = self.pop_next(p) else {
             return;
         };
+        let pkt = self.pool[pi];
+        self.pool.release(pi);
+        self.transmit(p, pkt, lane, now);
+    }
+
+    /// Queued ports: port `p` starts sending `pkt` on lane `lane` (taken
+    /// from its lane, its credits taken).
+    #[inline]
+    fn transmit(&mut self, p: u32, mut pkt: Packet, lane: u8, now: u64) {
         let hosts = self.graph.hosts;
         let q = &mut self.qports[p as usize];
-        let mut pkt = self.pool[pi];
-        self.pool.release(pi);
         let rate = || self.graph.ports[p as usize].rate;
         let port = &mut self.ports[p as usize];
         let start = now.max(port.busy_until);
