@@ -42,7 +42,14 @@
 //! otherwise its lane holds it until the port next looks, at exactly the
 //! place in the event order its event would have had
 //! ([`Network::return_credit`]; the calendar's entry count and the
-//! `events` a run reports are therefore smaller, nothing else changes). The [`Router`] chooses a packet's VC on each link
+//! `events` a run reports are therefore smaller, nothing else changes).
+//! Likewise the port-free event (lazy port-free, with lazy credits): a
+//! switch port that finishes a packet with nothing queued, or a paced NIC
+//! with nothing left to pace, frees without an event; its load, the
+//! ingress buffer its packet leaves and that buffer's credit are applied
+//! where they are next read, at exactly the place in the event order the
+//! event would have had (see `Network::hold_release`; only `events` and
+//! `peak_packets_in_flight` change). The [`Router`] chooses a packet's VC on each link
 //! ([`Router::vc`]; default by hop count) and may override the output port
 //! ([`Router::route`]) — the hooks a dragonfly (UGAL, VCs for deadlock
 //! freedom) or a multi-butterfly needs.
@@ -1156,16 +1163,36 @@ impl<R: Router> Network<R> {
     // statistic is therefore unchanged; only the calendar's entries (the
     // run's `events` and `peak_packets_in_flight`) are fewer.
 
-    /// Lazy port-free: applies the buffer part of the releases held with
-    /// link `u` that are due.
+    /// Lazy port-free: applies what is due of the releases held with link
+    /// `u`: the buffer part, and the credit if it has arrived too (then
+    /// the slot is free again).
     #[inline]
     fn settle_rels(&mut self, u: u32) {
+        if self.qports[u as usize].rel.iter().all(|r| r.st == 0) {
+            return;
+        }
+        let ca = self.credit_after(u);
         for i in 0..RELS {
             let r = self.qports[u as usize].rel[i];
-            if r.st & (REL_LIVE | REL_FAR) == REL_LIVE
-                && before(&self.bound, r.end, pf_event(r.port))
-            {
+            if r.st == 0 {
+                continue;
+            }
+            if r.st & REL_FAR == 0 {
+                if !before(&self.bound, r.end, pf_event(r.port)) {
+                    // Nor has its credit (later still) arrived.
+                    continue;
+                }
                 self.release_far(u, i);
+            }
+            if r.st & REL_CREDIT == 0
+                && before(&self.bound, r.end + ca, credit_event(u, r.vc, r.wire))
+            {
+                let l = &mut self.lanes[(u * self.vcs + r.vc as u32) as usize];
+                l.credits = l
+                    .credits
+                    .checked_add(r.wire as u64)
+                    .expect("net: credit overflow");
+                self.qports[u as usize].rel[i].st = 0;
             }
         }
     }
@@ -1219,7 +1246,6 @@ impl<R: Router> Network<R> {
             None => {
                 // Full: apply what is due, then look again.
                 self.settle_rels(u);
-                self.absorb_rels(u, None);
                 match self.qports[u as usize].rel.iter().position(|r| r.st == 0) {
                     Some(i) => i,
                     None => return false,
