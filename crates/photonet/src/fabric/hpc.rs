@@ -444,7 +444,13 @@ impl FabricModule for HpcModule {
                     if d.ugal { "UGAL" } else { "minimal" }
                 );
                 let g = with_delays(d.graph(rate));
-                Box::new(HpcFabric::new(label, n, rate, cfg, g, d))
+                // Saturated at Table VI's load, its ports mostly free with
+                // packets queued: lazy port-free added instructions there
+                // (1/10 scale, cachegrind), so its ends stay events.
+                let mut net = crate::net::Network::new(cfg, g, d);
+                net.set_lazy_port_free(false);
+                net.retire_finished_flows(false);
+                Box::new(NetFabric::with_network(label, n, rate, net, ()))
             }
         })
     }

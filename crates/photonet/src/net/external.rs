@@ -104,6 +104,9 @@ impl<R: super::Router> Network<R> {
         if fl.sender_done {
             fl.sender_done = false;
             self.paced[src as usize].push_back(f);
+            if self.lazy_pf {
+                self.settle_port(src);
+            }
             if !self.qports[src as usize].busy && !self.all_paused(src) && !self.has_queue(src) {
                 self.pace(src, now.0);
             }

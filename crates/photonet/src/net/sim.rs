@@ -42,7 +42,14 @@
 //! otherwise its lane holds it until the port next looks, at exactly the
 //! place in the event order its event would have had
 //! ([`Network::return_credit`]; the calendar's entry count and the
-//! `events` a run reports are therefore smaller, nothing else changes). The [`Router`] chooses a packet's VC on each link
+//! `events` a run reports are therefore smaller, nothing else changes).
+//! Likewise the port-free event (lazy port-free, with lazy credits): a
+//! switch port that finishes a packet with nothing queued, or a paced NIC
+//! with nothing left to pace, frees without an event; its load, the
+//! ingress buffer its packet leaves and that buffer's credit are applied
+//! where they are next read, at exactly the place in the event order the
+//! event would have had (see `Network::hold_release`; only `events` and
+//! `peak_packets_in_flight` change). The [`Router`] chooses a packet's VC on each link
 //! ([`Router::vc`]; default by hop count) and may override the output port
 //! ([`Router::route`]) — the hooks a dragonfly (UGAL, VCs for deadlock
 //! freedom) or a multi-butterfly needs.
@@ -487,28 +494,110 @@ impl Port {
     }
 }
 
-/// The state of a queued port (lossless, or with priority classes).
+/// The state of a queued port (lossless, or with priority classes): one
+/// cache line. A port is also the ingress link of its far node: its
+/// `ingress` bytes and the held releases `rel` of packets that came by it.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
 struct QPort {
     busy: bool,
-    pause_time: u64,
-    pauses: u64,
-    /// The packet on the wire: the ingress buffer it leaves and its bytes.
-    tx_inp: u32,
-    tx_wire: u32,
     /// Credits: the VC to serve first (round-robin).
     rr: u8,
-    /// This port as an ingress link of its far node: bytes buffered there.
-    ingress: u64,
-    peak_ingress: u64,
+    /// The packet on the wire: its bytes, and the ingress buffer it leaves
+    /// (`TX_LAZY`: its release is held in `rel` of the link it came by).
+    tx_wire: u16,
     /// Packets waiting in its lanes (so that "is anything queued" does not
     /// read every lane).
     queued: u32,
+    tx_inp: u32,
     /// Credits: from the far end freeing a buffer to the credit reaching
-    /// this port (its link's propagation + `credit_delay`), ps; here, and
-    /// not read from [`Port`], because a port-free event touches this
-    /// port's `QPort` (its `ingress`) anyway.
-    credit_after: u64,
+    /// this port (its link's propagation + `credit_delay`), ps, or
+    /// `u32::MAX`: read [`Network::credit_after`]'s slow path.
+    credit_after: u32,
+    /// This port as an ingress link of its far node: bytes buffered there.
+    ingress: u64,
+    peak_ingress: u64,
+    /// Lazy port-free: releases of packets that came by this link, held
+    /// until they are due (see [`Network::hold_release`]).
+    rel: [Rel; RELS],
+}
+
+const _: () = assert!(std::mem::size_of::<QPort>() == 64);
+
+/// `QPort::tx_inp` of a packet whose release is held lazily.
+const TX_LAZY: u32 = u32::MAX;
+
+/// Held releases per link.
+const RELS: usize = 2;
+
+/// A packet that came by a link and left its far node on port `port`,
+/// finishing at `end` (lazy port-free): at `(end, port-free event of
+/// port)` its `wire` bytes leave the far node's buffer of VC `vc` (the
+/// link's `Lane::far` and `QPort::ingress`), and one credit delay later
+/// its credit reaches the link's sender. `st`: `REL_LIVE` plus
+/// `REL_FAR` (the buffer part is applied) and `REL_CREDIT` (the credit is
+/// in `credits` or an event); both: free again.
+#[derive(Clone, Copy, Debug, Default)]
+struct Rel {
+    end: u64,
+    port: u32,
+    wire: u16,
+    vc: u8,
+    st: u8,
+}
+
+const REL_LIVE: u8 = 1;
+const REL_FAR: u8 = 2;
+const REL_CREDIT: u8 = 4;
+const REL_DONE: u8 = REL_LIVE | REL_FAR | REL_CREDIT;
+
+/// A queued port's load for adaptive routing (`Network::qload`, dense: a
+/// switch's candidate ports share a line): the bytes queued or on the
+/// wire, + 1 while busy; or, with `LZ_FLAG`, the port sends its last
+/// queued packet and frees lazily: `LZ_FLAG | end << 16 | wire` (nothing
+/// is queued, so its load is `wire + 1` before `(end, port-free event)`
+/// and 0 from then on; see [`eff_load`]).
+const LZ_FLAG: u64 = 1 << 63;
+/// A lazy free's end must fit below the flag: 2^47 ps (~140 s).
+const LZ_END_LIMIT: u64 = 1 << 47;
+
+/// A lazily freeing port's (end, wire), from its `qload` word.
+#[inline]
+fn lz_parts(w: u64) -> (u64, u64) {
+    ((w & !LZ_FLAG) >> 16, w & 0xffff)
+}
+
+/// The port-free event of port `p` (its payload orders it among the
+/// events of its time).
+#[inline]
+fn pf_event(p: u32) -> Packet {
+    Packet {
+        port: p,
+        flags: FLAG_PORT_FREE,
+        ..Packet::default()
+    }
+}
+
+/// Whether the event `(t, ev)` comes before `bound` in the calendar's
+/// order (time, then payload).
+#[inline]
+fn before(bound: &(u64, Packet), t: u64, ev: Packet) -> bool {
+    t < bound.0 || (t == bound.0 && ev < bound.1)
+}
+
+/// Port `p`'s load at `bound` from its `qload` word `w` (its lazy free
+/// applied if due).
+#[inline]
+fn eff_load(w: u64, p: u32, bound: &(u64, Packet)) -> u64 {
+    if w & LZ_FLAG == 0 {
+        return w;
+    }
+    let (end, wire) = lz_parts(w);
+    if before(bound, end, pf_event(p)) {
+        0
+    } else {
+        wire + 1
+    }
 }
 
 /// One lane (a VC with credits, else a priority class) of a queued port:
@@ -653,6 +742,8 @@ pub struct Network<R: Router> {
     /// `load` adaptive routing compares: a dense array, so that reading a
     /// switch's candidate ports touches one line, not two per port).
     qload: Vec<u64>,
+    /// PFC, per port: pause time (ps) and pauses.
+    pfc_time: Vec<[u64; 2]>,
     /// PFC queues' packets.
     pool: Pool<Packet>,
     events: CalendarQueue<Packet>,
@@ -687,6 +778,12 @@ pub struct Network<R: Router> {
     credit: bool,
     /// Credits are returned lazily (every link's credit takes > 0 ps).
     lazy: bool,
+    /// Lazy port-free (with lazy credits): a switch port that finishes a
+    /// packet with nothing queued frees without an event; see
+    /// [`Network::hold_release`].
+    lazy_pf: bool,
+    /// Credits: `credit_delay`, ps.
+    credit_delay: u64,
     /// The latest arrival of a credit held lazily.
     lazy_last_at: u64,
     /// Where the run is in the calendar's order: every event before
@@ -775,7 +872,7 @@ impl<R: Router> Network<R> {
                 ports
                     .iter()
                     .map(|p| QPort {
-                        credit_after: p.prop + credit_delay,
+                        credit_after: u32::try_from(p.prop + credit_delay).unwrap_or(u32::MAX),
                         ..QPort::default()
                     })
                     .collect()
@@ -785,6 +882,11 @@ impl<R: Router> Network<R> {
             counts: vec![PortCounts::default(); ports.len()],
             qload: if queued {
                 vec![0; ports.len()]
+            } else {
+                Vec::new()
+            },
+            pfc_time: if matches!(cfg.flow_control, FlowControl::Pfc(_)) {
+                vec![[0; 2]; ports.len()]
             } else {
                 Vec::new()
             },
@@ -814,6 +916,11 @@ impl<R: Router> Network<R> {
             ],
             credit: vc_buffer > 0,
             lazy: false,
+            lazy_pf: false,
+            credit_delay: match cfg.flow_control {
+                FlowControl::Credit(c) => c.credit_delay.0,
+                _ => 0,
+            },
             lazy_last_at: 0,
             bound: (0, AFTER_ALL),
             credit_events: 0,
@@ -828,6 +935,7 @@ impl<R: Router> Network<R> {
             router,
         };
         net.lazy = net.credit && net.qports.iter().all(|q| q.credit_after > 0);
+        net.lazy_pf = net.lazy;
         net
     }
 
@@ -893,6 +1001,37 @@ impl<R: Router> Network<R> {
             "net: lazy credits switched after flows arrived"
         );
         self.lazy = on && self.credit && self.qports.iter().all(|q| q.credit_after > 0);
+        self.lazy_pf = self.lazy;
+    }
+
+    /// Lazy port-free (see [`Network::hold_release`]): on by default with
+    /// lazy credits, which it needs.
+    pub fn lazy_port_free(&self) -> bool {
+        self.lazy_pf
+    }
+
+    /// Lazy port-free on (with lazy credits only) or off (every
+    /// transmission's end an event: the reference it is tested against).
+    /// Before any flow.
+    #[doc(hidden)]
+    pub fn set_lazy_port_free(&mut self, on: bool) {
+        assert!(
+            self.flows.len() == 0,
+            "net: lazy port-free switched after flows arrived"
+        );
+        self.lazy_pf = on && self.lazy;
+    }
+
+    /// Credits: port `p`'s credit return time (propagation +
+    /// `credit_delay`), ps.
+    #[inline]
+    fn credit_after(&self, p: u32) -> u64 {
+        let c = self.qports[p as usize].credit_after;
+        if c != u32::MAX {
+            c as u64
+        } else {
+            self.ports[p as usize].prop + self.credit_delay
+        }
     }
 
     /// Credits: `bytes` of VC buffer `b` (= link · vcs + vc) at the far end of
@@ -913,8 +1052,8 @@ impl<R: Router> Network<R> {
     /// the round-robin choices and `credit_stalls` are unchanged.
     fn return_credit(&mut self, b: u32, bytes: u64, now: u64) {
         let link = b / self.vcs;
+        let at = now + self.credit_after(link);
         let q = &self.qports[link as usize];
-        let at = now + q.credit_after;
         let vc = (b % self.vcs) as u8;
         if self.lazy && (q.busy || q.queued == 0) {
             self.absorb_credit(b);
@@ -978,6 +1117,180 @@ impl<R: Router> Network<R> {
                 self.credit_events += 1;
             }
         }
+        if self.lazy_pf {
+            // The credits of the releases held with this link: taken if
+            // they have arrived, events otherwise.
+            self.absorb_rels(p, None);
+            let ca = self.credit_after(p);
+            for i in 0..RELS {
+                let r = &mut self.qports[p as usize].rel[i];
+                if r.st != 0 && r.st & REL_CREDIT == 0 {
+                    r.st |= REL_CREDIT;
+                    let (at, ev) = (r.end + ca, credit_event(p, r.vc, r.wire));
+                    if r.st == REL_DONE {
+                        r.st = 0;
+                    }
+                    self.events.push(at, ev);
+                    self.credit_events += 1;
+                }
+            }
+        }
+    }
+
+    // ---- lazy port-free --------------------------------------------------
+    //
+    // Eagerly, a queued port's transmission ends in a port-free event: the
+    // port's load drops, the packet's bytes leave the ingress buffer of the
+    // (link, VC) it came by, and their credit starts back to the link's
+    // sender. When a switch port finishes with nothing queued behind it,
+    // that event does nothing else, and the three effects are applied
+    // lazily instead, each at the first place that looks at what it
+    // changes, and only if its own event would have come before that
+    // place in the calendar's order (`before(self.bound, ..)`, time then
+    // payload, as the event would have been ordered):
+    // - the port's load and busy flag: adaptive routing reads the load as
+    //   it would be ([`eff_load`]); an enqueue settles the port, and if the
+    //   port is still sending, its free becomes an event after all
+    //   ([`Network::settle_port`]), so what waits starts on time;
+    // - the ingress buffer: settled when the next packet arrives by the
+    //   same link (the only place its bytes and peaks are read), from the
+    //   release held in the link's `QPort::rel` ([`Network::settle_rels`]);
+    // - the credit: as a lazily returned credit, taken by the sender's next
+    //   look at that VC's credits ([`Network::absorb_rels`]), or an event if
+    //   the sender waits for credits ([`Network::wake_credits`]).
+    // A link holds `RELS` releases; a transmission whose release finds no
+    // free slot ends in a port-free event as before. Every choice, time and
+    // statistic is therefore unchanged; only the calendar's entries (the
+    // run's `events` and `peak_packets_in_flight`) are fewer.
+
+    /// Lazy port-free: applies what is due of the releases held with link
+    /// `u`: the buffer part, and the credit if it has arrived too (then
+    /// the slot is free again).
+    #[inline]
+    fn settle_rels(&mut self, u: u32) {
+        if self.qports[u as usize].rel.iter().all(|r| r.st == 0) {
+            return;
+        }
+        let ca = self.credit_after(u);
+        for i in 0..RELS {
+            let r = self.qports[u as usize].rel[i];
+            if r.st == 0 {
+                continue;
+            }
+            if r.st & REL_FAR == 0 {
+                if !before(&self.bound, r.end, pf_event(r.port)) {
+                    // Nor has its credit (later still) arrived.
+                    continue;
+                }
+                self.release_far(u, i);
+            }
+            if r.st & REL_CREDIT == 0
+                && before(&self.bound, r.end + ca, credit_event(u, r.vc, r.wire))
+            {
+                let l = &mut self.lanes[(u * self.vcs + r.vc as u32) as usize];
+                l.credits = l
+                    .credits
+                    .checked_add(r.wire as u64)
+                    .expect("net: credit overflow");
+                self.qports[u as usize].rel[i].st = 0;
+            }
+        }
+    }
+
+    /// Lazy port-free: release `i` of link `u` leaves its buffer.
+    #[inline]
+    fn release_far(&mut self, u: u32, i: usize) {
+        let q = &mut self.qports[u as usize];
+        let r = &mut q.rel[i];
+        let wire = r.wire as u64;
+        let b = (u * self.vcs + r.vc as u32) as usize;
+        r.st |= REL_FAR;
+        if r.st == REL_DONE {
+            r.st = 0;
+        }
+        q.ingress = q.ingress.checked_sub(wire).expect("net: ingress underflow");
+        let l = &mut self.lanes[b];
+        l.far = l.far.checked_sub(wire).expect("net: VC buffer underflow");
+    }
+
+    /// Lazy port-free: takes into their lanes' credits the credits of link
+    /// `u`'s held releases (of VC `vc`, or all) that have arrived.
+    fn absorb_rels(&mut self, u: u32, vc: Option<u8>) {
+        let ca = self.credit_after(u);
+        for i in 0..RELS {
+            let r = self.qports[u as usize].rel[i];
+            if r.st == 0 || r.st & REL_CREDIT != 0 || vc.is_some_and(|v| v != r.vc) {
+                continue;
+            }
+            if !before(&self.bound, r.end + ca, credit_event(u, r.vc, r.wire)) {
+                continue;
+            }
+            if r.st & REL_FAR == 0 {
+                self.release_far(u, i);
+            }
+            let l = &mut self.lanes[(u * self.vcs + r.vc as u32) as usize];
+            l.credits = l
+                .credits
+                .checked_add(r.wire as u64)
+                .expect("net: credit overflow");
+            self.qports[u as usize].rel[i].st = 0;
+        }
+    }
+
+    /// Lazy port-free: holds the release of a packet of `wire` bytes that
+    /// came by link `u` on VC `vc` and leaves on port `p` at `end`; false
+    /// if the link has no free slot (the port's free is then an event).
+    fn hold_release(&mut self, u: u32, vc: u8, p: u32, end: u64, wire: u16) -> bool {
+        let i = match self.qports[u as usize].rel.iter().position(|r| r.st == 0) {
+            Some(i) => i,
+            None => {
+                // Full: apply what is due, then look again.
+                self.settle_rels(u);
+                match self.qports[u as usize].rel.iter().position(|r| r.st == 0) {
+                    Some(i) => i,
+                    None => return false,
+                }
+            }
+        };
+        let q = &mut self.qports[u as usize];
+        q.rel[i] = Rel {
+            end,
+            port: p,
+            wire,
+            vc,
+            st: REL_LIVE,
+        };
+        // The sender waits for credits: its credit is an event (as
+        // `return_credit` would make it; a sender that starts waiting later
+        // wakes it).
+        let waiting = !q.busy && q.queued != 0;
+        let at = end + self.credit_after(u);
+        self.lazy_last_at = self.lazy_last_at.max(at);
+        if waiting {
+            self.qports[u as usize].rel[i].st |= REL_CREDIT;
+            self.events.push(at, credit_event(u, vc, wire));
+            self.credit_events += 1;
+        }
+        true
+    }
+
+    /// Lazy port-free: before port `p` is given a packet, its lazy free is
+    /// applied if due; if the port is still sending, its free becomes an
+    /// event (the packet will wait for it).
+    #[inline]
+    fn settle_port(&mut self, p: u32) {
+        let w = self.qload[p as usize];
+        if w & LZ_FLAG == 0 {
+            return;
+        }
+        let (end, wire) = lz_parts(w);
+        if before(&self.bound, end, pf_event(p)) {
+            self.qload[p as usize] = 0;
+            self.qports[p as usize].busy = false;
+        } else {
+            self.qload[p as usize] = wire + 1;
+            self.events.push(end, pf_event(p));
+        }
     }
 
     /// A flow arrives at `now`.
@@ -1030,6 +1343,11 @@ impl<R: Router> Network<R> {
             Transport::Dctcp(_) => self.try_send(flow.id, now.0),
             Transport::Paced => {
                 self.paced[flow.src as usize].push_back(flow.id);
+                if self.lazy_pf {
+                    // Its NIC may be freeing lazily: then it must wake to
+                    // pace this flow.
+                    self.settle_port(flow.src);
+                }
                 let q = &self.qports[flow.src as usize];
                 if !q.busy && !self.all_paused(flow.src) && !self.has_queue(flow.src) {
                     self.pace(flow.src, now.0);
@@ -1129,9 +1447,10 @@ impl<R: Router> Network<R> {
         let routed = {
             let (ports, qload, lossless) = (&self.ports, &self.qload, !self.qports.is_empty());
             let specs = &self.graph.ports;
+            let bound = &self.bound;
             let load = |p: u32| {
                 if lossless {
-                    qload[p as usize]
+                    eff_load(qload[p as usize], p, bound)
                 } else {
                     ports[p as usize].backlog(now, || specs[p as usize].rate)
                 }
@@ -1159,7 +1478,10 @@ impl<R: Router> Network<R> {
                     let start = reduce(self.rng.next_u64(), c.count);
                     if self.queued() {
                         let qload = &self.qload[c.first as usize..(c.first + c.count) as usize];
-                        least_loaded(c.count, start, |i| qload[i as usize])
+                        let bound = &self.bound;
+                        least_loaded(c.count, start, |i| {
+                            eff_load(qload[i as usize], c.first + i, bound)
+                        })
                     } else {
                         let ports = &self.ports;
                         least_loaded(c.count, start, |i| {
@@ -1252,6 +1574,9 @@ impl<R: Router> Network<R> {
             let b = inp * lanes + pkt.vc as u32;
             match self.cfg.flow_control {
                 FlowControl::Credit(c) => {
+                    if self.lazy_pf {
+                        self.settle_rels(inp);
+                    }
                     // The sender held credits for these bytes: they fit.
                     let l = &mut self.lanes[b as usize];
                     l.far += wire;
@@ -1328,12 +1653,34 @@ impl<R: Router> Network<R> {
             );
             out_lane = vc;
         }
+        if self.lazy_pf {
+            self.settle_port(p);
+        }
         self.qload[p as usize] += wire;
         let occ = self.occ(p);
         let port = &mut self.ports[p as usize];
         port.peak = port.peak.max(occ);
-        let pi = self.pool.alloc(pkt);
         let b = (p * lanes + out_lane as u32) as usize;
+        if self.credit && !self.qports[p as usize].busy && self.qports[p as usize].queued == 0 {
+            // An idle port with every lane empty: `pop_next` would pick
+            // this packet's lane if its credits hold the packet (taking
+            // the credits that have arrived, as it does), so it starts
+            // here without a trip through the pool. Otherwise it waits
+            // (and `start_tx` counts the stall and wakes the credits).
+            if self.lazy && self.lanes[b].credits < wire {
+                self.absorb_credit(b as u32);
+                if self.lazy_pf && self.lanes[b].credits < wire {
+                    self.absorb_rels(p, Some(out_lane));
+                }
+            }
+            let l = &mut self.lanes[b];
+            if l.credits >= wire {
+                l.credits -= wire;
+                self.qports[p as usize].rr = ((out_lane as u32 + 1) % lanes) as u8;
+                return self.transmit(p, pkt, out_lane, now);
+            }
+        }
+        let pi = self.pool.alloc(pkt);
         let mut list = self.lanes[b].queue;
         self.pool.push_back(&mut list, pi);
         self.lanes[b].queue = list;
@@ -1375,6 +1722,9 @@ impl<R: Router> Network<R> {
             let wire = self.pool[head].wire as u64;
             if self.lazy && self.lanes[b].credits < wire {
                 self.absorb_credit(b as u32);
+                if self.lazy_pf && self.lanes[b].credits < wire {
+                    self.absorb_rels(p, Some(v as u8));
+                }
             }
             let l = &mut self.lanes[b];
             if l.credits < wire {
@@ -1410,10 +1760,17 @@ impl<R: Router> Network<R> {
         let Some((pi, lane)) = self.pop_next(p) else {
             return;
         };
+        let pkt = self.pool[pi];
+        self.pool.release(pi);
+        self.transmit(p, pkt, lane, now);
+    }
+
+    /// Queued ports: port `p` starts sending `pkt` on lane `lane` (taken
+    /// from its lane, its credits taken).
+    #[inline]
+    fn transmit(&mut self, p: u32, mut pkt: Packet, lane: u8, now: u64) {
         let hosts = self.graph.hosts;
         let q = &mut self.qports[p as usize];
-        let mut pkt = self.pool[pi];
-        self.pool.release(pi);
         let rate = || self.graph.ports[p as usize].rate;
         let port = &mut self.ports[p as usize];
         let start = now.max(port.busy_until);
@@ -1423,13 +1780,15 @@ impl<R: Router> Network<R> {
         }
         port.busy_until = end;
         q.busy = true;
+        let idle_after = q.queued == 0;
         self.qload[p as usize] += 1;
         q.tx_inp = if p >= hosts {
             pkt.port * self.vcs + pkt.vc as u32
         } else {
             0
         };
-        q.tx_wire = pkt.wire as u32;
+        q.tx_wire = pkt.wire;
+        let (in_link, in_vc) = (pkt.port, pkt.vc);
         pkt.vc = lane;
         pkt.port = p;
         pkt.node = port.to;
@@ -1441,14 +1800,25 @@ impl<R: Router> Network<R> {
             pkt.tail = 0;
             end + prop
         };
-        self.events.push(
-            end,
-            Packet {
-                port: p,
-                flags: FLAG_PORT_FREE,
-                ..Packet::default()
-            },
-        );
+        // Lazy port-free: a switch port with nothing queued behind this
+        // packet frees without an event if its release can be held; a
+        // paced NIC with nothing queued and no flow waiting to be paced
+        // (it has nothing to release; an arriving flow wakes it).
+        if self.lazy_pf
+            && idle_after
+            && end < LZ_END_LIMIT
+            && if p >= hosts {
+                self.hold_release(in_link, in_vc, p, end, pkt.wire)
+            } else {
+                matches!(self.cfg.transport, Transport::Paced) && self.paced[p as usize].is_empty()
+            }
+        {
+            debug_assert_eq!(self.qload[p as usize], pkt.wire as u64 + 1);
+            self.qports[p as usize].tx_inp = TX_LAZY;
+            self.qload[p as usize] = LZ_FLAG | end << 16 | pkt.wire as u64;
+        } else {
+            self.events.push(end, pf_event(p));
+        }
         self.events.push(arrival, pkt);
         self.packet_events += 1;
     }
@@ -1460,7 +1830,7 @@ impl<R: Router> Network<R> {
         q.busy = false;
         let (inp, wire) = (q.tx_inp, q.tx_wire as u64);
         self.qload[p as usize] -= wire + 1;
-        if p >= hosts {
+        if p >= hosts && inp != TX_LAZY {
             // The packet's bytes leave this switch's ingress buffer `inp`
             // (link · lanes + lane).
             let link = inp / self.vcs;
@@ -1552,11 +1922,11 @@ impl<R: Router> Network<R> {
                 if pause && !l.paused {
                     l.paused = true;
                     l.paused_since = now;
-                    self.qports[port as usize].pauses += 1;
+                    self.pfc_time[port as usize][1] += 1;
                 } else if !pause && l.paused {
                     l.paused = false;
                     let d = now - l.paused_since;
-                    self.qports[port as usize].pause_time += d;
+                    self.pfc_time[port as usize][0] += d;
                     self.class_pause[lane as usize] += d;
                     if !self.qports[port as usize].busy {
                         if self.has_queue(port) {
@@ -2007,9 +2377,9 @@ impl<R: Router> Network<R> {
             });
             drops[t] += self.counts[i].drops;
             marks[t] += self.counts[i].marks;
-            if let Some(q) = self.qports.get(i) {
-                pause[t] += q.pause_time;
-                pauses[t] += q.pauses;
+            if let Some(q) = self.pfc_time.get(i) {
+                pause[t] += q[0];
+                pauses[t] += q[1];
             }
         }
         let total = |v: &[u64]| v.iter().sum::<u64>() as f64;
@@ -2050,7 +2420,7 @@ impl<R: Router> Network<R> {
             q.map_or(p.peak_bytes(false), |q| q.peak_ingress.max(p.peak)),
             self.counts[port as usize].drops,
             self.counts[port as usize].marks,
-            q.map_or(0, |q| q.pause_time),
+            self.pfc_time.get(port as usize).map_or(0, |q| q[0]),
         )
     }
 
@@ -2077,7 +2447,12 @@ impl<R: Router> Network<R> {
     /// not left yet).
     pub fn queue_bytes(&self, p: u32, now: SimTime) -> u64 {
         if self.queued() {
-            return self.occ(p);
+            let (q, w) = (&self.qports[p as usize], self.qload[p as usize]);
+            if w & LZ_FLAG != 0 {
+                let load = eff_load(w, p, &self.bound);
+                return load.saturating_sub(1);
+            }
+            return w - q.busy as u64;
         }
         self.ports[p as usize].backlog(now.0, || self.graph.ports[p as usize].rate)
     }
@@ -2104,12 +2479,34 @@ impl<R: Router> Network<R> {
                     .map(|k| self.pool[k].wire as u64)
                     .sum();
                 let on_wire = if q.busy { q.tx_wire as u64 } else { 0 };
-                let occ = self.qload[i].saturating_sub(q.busy as u64);
-                if self.qload[i] < q.busy as u64 || bytes + on_wire != occ {
+                let w = self.qload[i];
+                let load = if w & LZ_FLAG != 0 {
+                    lz_parts(w).1 + 1
+                } else {
+                    w
+                };
+                let occ = load.saturating_sub(q.busy as u64);
+                if load < q.busy as u64 || bytes + on_wire != occ {
                     return Err(format!(
-                        "net: port {i} counts {occ} B (load {}) but holds {} B",
-                        self.qload[i],
+                        "net: port {i} counts {occ} B (load {load}) but holds {} B",
                         bytes + on_wire
+                    ));
+                }
+                let (lz_end, lz_wire) = lz_parts(w);
+                if w & LZ_FLAG != 0
+                    && (!q.busy
+                        || q.queued != 0
+                        || q.tx_inp != TX_LAZY
+                        || lz_wire != q.tx_wire as u64
+                        || lz_end != p.busy_until)
+                {
+                    return Err(format!(
+                        "net: port {i} frees lazily at {} but is busy {}, queues {}, sends {} B until {}",
+                        lz_end,
+                        q.busy,
+                        q.queued,
+                        q.tx_wire,
+                        p.busy_until
                     ));
                 }
                 let waiting: u64 = lanes.iter().map(|l| l.queue.len() as u64).sum();
@@ -2156,7 +2553,12 @@ impl<R: Router> Network<R> {
                 self.n.drops
             ));
         }
-        let port_free = self.qports.iter().filter(|q| q.busy).count() as u64;
+        let port_free = self
+            .qports
+            .iter()
+            .zip(&self.qload)
+            .filter(|(q, &w)| q.busy && w & LZ_FLAG == 0)
+            .count() as u64;
         if self.pool.live() as u64 != queued
             || self.events.len() as u64 != self.packet_events + port_free + self.credit_events
         {

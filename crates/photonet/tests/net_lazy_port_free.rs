@@ -1,0 +1,267 @@
+//! Lazy port-free (`net::sim`, `Network::hold_release`) against the
+//! reference it replaces, every transmission's end a port-free event
+//! (`Network::set_lazy_port_free(false)`), both with lazy credits: on the
+//! three credit networks' routers (fat-tree, multi-butterfly, dragonfly
+//! with UGAL), with random VC counts, tiny VC buffers (ports wait for
+//! credits, and links hold more releases than they have slots), credit
+//! delays, packet sizes, transports and flows, every flow finishes at the
+//! same picosecond and every statistic is the same (`credit_stalls` and the
+//! buffer peaks included), except the one that counts calendar entries
+//! (`peak_packets_in_flight`); the lazy run processes fewer events.
+
+use photonet::fabric::fat_tree::{Clos, FatTreeParams};
+use photonet::fabric::registry::BuildContext;
+use photonet::flow::Flow;
+use photonet::net::dragonfly::Dragonfly;
+use photonet::net::multibutterfly::MultiButterfly;
+use photonet::net::{
+    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, Router, Routing, Transport,
+};
+use photonet::recorder::Recorder;
+use photonet::rng::RngStreams;
+use photonet::topology::Topology;
+use photonet::units::{Rate, SimTime};
+use proptest::prelude::*;
+
+/// What a run leaves: per flow (id order) its delivered bytes and finish
+/// time, the network's statistics, and the calendar events it processed.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    flows: Vec<(u64, Option<SimTime>)>,
+    stats: Vec<(String, f64)>,
+    /// Per port: peak buffered bytes (its ingress peak as a link included),
+    /// drops, marks, pause time.
+    ports: Vec<(u64, u64, u64, u64)>,
+}
+
+fn run<R: Router>(
+    graph: Graph,
+    router: R,
+    cfg: NetConfig,
+    flows: &[Flow],
+    lazy: bool,
+) -> (Outcome, u64) {
+    let nports = graph.ports.len() as u32;
+    let mut net = Network::new(cfg, graph, router);
+    assert!(net.lazy_credits() && net.lazy_port_free());
+    net.set_lazy_port_free(lazy);
+    assert_eq!(net.lazy_port_free(), lazy);
+    let mut rec = Recorder::new(None);
+    let mut i = 0;
+    loop {
+        let ta = flows.get(i).map(|f| f.start);
+        match (ta, net.next_event()) {
+            (None, None) => break,
+            (Some(a), Some(b)) if b <= a => net.advance(b, &mut rec),
+            (None, Some(b)) => net.advance(b, &mut rec),
+            (Some(a), _) => {
+                rec.register(&flows[i]);
+                net.add_flow(a, &flows[i], &mut rec);
+                i += 1;
+            }
+        }
+        net.check_invariants().unwrap();
+    }
+    let stats = net
+        .stats()
+        .into_iter()
+        .filter(|(k, _)| k != "peak_packets_in_flight")
+        .collect();
+    let out = Outcome {
+        flows: flows
+            .iter()
+            .map(|f| (rec.delivered(f.id), rec.finish(f.id)))
+            .collect(),
+        stats,
+        ports: (0..nports).map(|p| net.port_stats(p)).collect(),
+    };
+    (out, rec.internal_events())
+}
+
+fn stat(o: &Outcome, key: &str) -> f64 {
+    o.stats.iter().find(|(k, _)| k == key).expect(key).1
+}
+
+/// Flows from (bytes, start ns, src, dst) tuples over `hosts` hosts, sorted
+/// by start and numbered.
+fn flows(spec: &[(u64, u64, u32, u32)], hosts: u32) -> Vec<Flow> {
+    let mut v: Vec<Flow> = spec
+        .iter()
+        .map(|&(bytes, t, s, d)| {
+            let src = s % hosts;
+            let dst = if d % hosts == src {
+                (src + 1) % hosts
+            } else {
+                d % hosts
+            };
+            Flow {
+                id: 0,
+                src,
+                dst,
+                bytes,
+                start: SimTime::ns(t),
+            }
+        })
+        .collect();
+    v.sort_by_key(|f| f.start);
+    for (i, f) in v.iter_mut().enumerate() {
+        f.id = i as u32;
+    }
+    v
+}
+
+fn cfg(
+    vcs: u8,
+    frames: u64,
+    payload: u32,
+    delay_ns: u64,
+    paced: bool,
+    routing: Routing,
+) -> NetConfig {
+    let frame = payload as u64 + 64;
+    NetConfig {
+        payload,
+        header: 64,
+        ack_bytes: 64,
+        propagation: SimTime::ns(100),
+        buffer: vcs as u64 * frames * frame,
+        ecn_k: None,
+        flow_control: FlowControl::Credit(CreditConfig {
+            vcs,
+            vc_buffer: frames * frame,
+            credit_delay: SimTime::ns(delay_ns),
+        }),
+        transport: if paced {
+            Transport::Paced
+        } else {
+            Transport::Dctcp(DctcpConfig {
+                rto_min: SimTime::us(50),
+                ..match NetConfig::default().transport {
+                    Transport::Dctcp(d) => d,
+                    Transport::Paced => unreachable!(),
+                }
+            })
+        },
+        routing,
+        cut_through: true,
+        ..NetConfig::default()
+    }
+}
+
+fn fat_tree(seed: u64) -> (Graph, Clos) {
+    let t = Topology {
+        uplink_rate: Rate::gbps(100),
+        ..Topology::default()
+    };
+    let p = FatTreeParams {
+        k: 4,
+        ..FatTreeParams::default()
+    };
+    let ctx = BuildContext {
+        topology: &t,
+        seed,
+        check_invariants: true,
+    };
+    let clos = Clos::layout(&p, false, &ctx).unwrap();
+    (clos.graph(), clos)
+}
+
+/// Lazy and eager port-free runs agree; the lazy one processed fewer
+/// events. Returns the lazy outcome.
+fn same<R: Router>(
+    build: impl Fn() -> (Graph, R),
+    cfg: NetConfig,
+    flows: &[Flow],
+) -> Result<Outcome, TestCaseError> {
+    let (g, r) = build();
+    let (eager, n_eager) = run(g, r, cfg.clone(), flows, false);
+    let (g, r) = build();
+    let (lazy, n_lazy) = run(g, r, cfg, flows, true);
+    prop_assert_eq!(&lazy, &eager);
+    prop_assert!(
+        n_lazy < n_eager,
+        "{} events lazy, {} eager",
+        n_lazy,
+        n_eager
+    );
+    for (i, f) in flows.iter().enumerate() {
+        prop_assert_eq!(lazy.flows[i].0, f.bytes);
+    }
+    Ok(lazy)
+}
+
+/// A 16-to-1 incast into one host with one-frame VC buffers: ports wait
+/// for credits all the time (a hand-made case where the wake-ups matter).
+#[test]
+fn an_incast_with_one_frame_buffers_stalls_and_agrees() {
+    for vcs in [1u8, 3] {
+        let spec: Vec<(u64, u64, u32, u32)> =
+            (1..16).map(|s| (20_000, s as u64 % 3, s, 0)).collect();
+        let f = flows(&spec, 16);
+        let lazy = same(
+            || fat_tree(1),
+            cfg(vcs, 1, 1000, 0, true, Routing::Adaptive),
+            &f,
+        )
+        .unwrap();
+        assert!(stat(&lazy, "credit_stalls") > 100.0, "{lazy:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #[test]
+    fn lazy_port_free_changes_nothing_on_a_fat_tree(
+        seed in 0u64..1000,
+        vcs in 1u8..=4,
+        frames in 1u64..=3,
+        payload in prop_oneof![Just(512u32), Just(1000), Just(4096)],
+        delay_ns in 0u64..300,
+        routing in prop_oneof![Just(Routing::Ecmp), Just(Routing::Spray), Just(Routing::Adaptive)],
+        paced in any::<bool>(),
+        spec in prop::collection::vec((1u64..40_000, 0u64..5_000, 0u32..16, 0u32..16), 1..24),
+    ) {
+        let f = flows(&spec, 16);
+        same(|| fat_tree(seed), cfg(vcs, frames, payload, delay_ns, paced, routing), &f)?;
+    }
+
+    #[test]
+    fn lazy_port_free_changes_nothing_on_a_multibutterfly(
+        seed in 0u64..1000,
+        vcs in 1u8..=3,
+        frames in 1u64..=2,
+        m in 1u32..=3,
+        delay_ns in 0u64..300,
+        spec in prop::collection::vec((1u64..20_000, 0u64..3_000, 0u32..16, 0u32..16), 1..32),
+    ) {
+        let f = flows(&spec, 16);
+        let build = || {
+            let mut rng = RngStreams::new(seed).stream("w");
+            let mb = MultiButterfly::new(4, m, Some(&mut rng));
+            (mb.graph(Rate::gbps(25)), mb)
+        };
+        same(build, cfg(vcs, frames, 512, delay_ns, true, Routing::Adaptive), &f)?;
+    }
+
+    #[test]
+    fn lazy_port_free_changes_nothing_on_a_dragonfly(
+        frames in 1u64..=2,
+        delay_ns in 0u64..300,
+        ugal in any::<bool>(),
+        spec in prop::collection::vec((1u64..20_000, 0u64..3_000, 0u32..72, 0u32..72), 1..32),
+    ) {
+        let f = flows(&spec, 72);
+        let build = || {
+            let d = Dragonfly::balanced(72).unwrap().with_ugal(ugal);
+            let mut g = d.graph(Rate::gbps(25));
+            // Links of three delays (credits of three return times).
+            g.delays = g
+                .ports
+                .iter()
+                .map(|p| SimTime::ns([10, 100, 50, 190][p.tier as usize % 4]))
+                .collect();
+            (g, d)
+        };
+        same(build, cfg(3, frames, 512, delay_ns, true, Routing::Adaptive), &f)?;
+    }
+}
