@@ -4,6 +4,7 @@
 //! throughput of large flows, and how the load was set.
 
 use crate::engine::RunOutput;
+use crate::recorder::FlowRecords;
 use crate::units::{ByteSize, SimTime};
 use crate::workload::{LoadBasis, LoadInfo};
 use serde::Serialize;
@@ -246,10 +247,11 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
     let rate = input.host_rate_bps as f64;
     // A class holding every flow (all below its cut, say) has the statistics
     // of "all": counted first, it is neither filled nor sorted again.
-    let n = out.flows.len();
+    let r = out.recorder.records();
+    let n = r.len();
     let below: Vec<usize> = cuts
         .iter()
-        .map(|&c| out.flows.iter().filter(|f| f.bytes < c).count())
+        .map(|&c| r.bytes.iter().filter(|&&b| b < c).count())
         .collect();
     let same_as_all: Vec<bool> = below.iter().map(|&b| b == n && n > 0).collect();
     // Every flow lands in `all`: room for all of them at once (no regrowth
@@ -261,10 +263,11 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         .reserve_exact(n - s.completed() as usize);
     let mut large_tput: Vec<f64> = Vec::new();
     let mut large_unfinished = 0u64;
-    for f in &out.flows {
-        let (t, done) = match s.finish(f.id) {
-            Some(fin) => (fin.0 - f.start.0, true),
-            None => (out.end_time.0.saturating_sub(f.start.0), false),
+    for ((&bytes, &start), &finish) in r.bytes.iter().zip(&r.start_ps).zip(&r.finish_ps) {
+        let (t, done) = if finish != FlowRecords::UNFINISHED {
+            (finish - start, true)
+        } else {
+            (out.end_time.0.saturating_sub(start), false)
         };
         let add = |c: &mut Class| {
             if done {
@@ -275,16 +278,16 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         };
         add(&mut classes[0].1);
         for (i, &c) in cuts.iter().enumerate() {
-            if f.bytes < c && !same_as_all[i] {
+            if bytes < c && !same_as_all[i] {
                 add(&mut classes[i + 1].1);
             }
         }
-        if top.is_some_and(|t| f.bytes >= t) {
+        if top.is_some_and(|t| bytes >= t) {
             add(&mut classes.last_mut().expect("has top").1);
             if !done {
                 large_unfinished += 1;
             } else if t > 0 {
-                large_tput.push(f.bytes as f64 * 8.0 / (t as f64 / SimTime::S as f64) / rate);
+                large_tput.push(bytes as f64 * 8.0 / (t as f64 / SimTime::S as f64) / rate);
             }
         }
     }
@@ -323,7 +326,7 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
             p90_of_r: pick(90.0),
         }
     });
-    let offered: u128 = out.flows.iter().map(|f| f.bytes as u128).sum();
+    let offered: u128 = r.bytes.iter().map(|&b| b as u128).sum();
     let delivered: u128 = s.delivered_total();
     let capacity = |secs: f64| secs * rate * input.hosts as f64;
     let norm = |bytes: f64, secs: f64| {
@@ -336,8 +339,8 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
     };
     let t = out.end_time.as_secs_f64();
     // Steady state: a window inside the arrival period.
-    let (a0, a1) = match (out.flows.first(), out.flows.last()) {
-        (Some(f), Some(l)) => (f.start.0, l.start.0.min(out.end_time.0)),
+    let (a0, a1) = match (r.start_ps.first(), r.start_ps.last()) {
+        (Some(&f), Some(&l)) => (f, l.min(out.end_time.0)),
         _ => (0, 0),
     };
     let span = a1.saturating_sub(a0) as f64;
@@ -349,10 +352,10 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
     let steady_bytes = s.coarse().bytes_between(w0, w1);
     let goodput_steady = norm(steady_bytes, (w1.0 - w0.0) as f64 / SimTime::S as f64);
     let load = input.load.map(|l| {
-        let realised = if out.flows.is_empty() {
+        let realised = if r.is_empty() {
             f64::NAN
         } else {
-            offered as f64 / out.flows.len() as f64
+            offered as f64 / r.len() as f64
         };
         LoadSummary {
             load: l.load,
@@ -380,9 +383,9 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         fabric: input.fabric.to_string(),
         hosts: input.hosts,
         host_rate_bps: input.host_rate_bps,
-        flows: out.flows.len() as u64,
+        flows: r.len() as u64,
         completed: s.completed(),
-        unfinished: out.flows.len() as u64 - s.completed(),
+        unfinished: r.len() as u64 - s.completed(),
         sim_time_us: out.end_time.as_us_f64(),
         offered_bytes: offered,
         delivered_bytes: delivered,
@@ -457,7 +460,6 @@ mod tests {
     /// (i + 1) us except flows 8 and 9, unfinished when the run ends at 12 us.
     fn ten_flows() -> RunOutput {
         let mut rec = Recorder::new(None);
-        let mut flows = Vec::new();
         for i in 0..10u32 {
             let f = Flow {
                 id: i,
@@ -472,10 +474,8 @@ mod tests {
                 rec.deliver(i, done, f.bytes);
                 rec.complete(i, done);
             }
-            flows.push(f);
         }
         RunOutput {
-            flows,
             recorder: rec,
             end_time: SimTime::us(12),
             events: 0,
@@ -540,7 +540,6 @@ mod tests {
         // 1 KB delivered at each of 0..=9 us plus 100 KB at 9 us: the whole
         // arrival period [0, 9] us sees a burst at its end.
         let mut rec = Recorder::new(None);
-        let mut flows = Vec::new();
         for i in 0..10u32 {
             let f = Flow {
                 id: i,
@@ -552,10 +551,8 @@ mod tests {
             rec.register(&f);
             rec.deliver(i, SimTime::us(i as u64), f.bytes);
             rec.complete(i, SimTime::us(i as u64));
-            flows.push(f);
         }
         let out = RunOutput {
-            flows,
             recorder: rec,
             end_time: SimTime::us(10),
             events: 0,
