@@ -48,8 +48,15 @@ struct Dist {
     max: f64,
 }
 
+/// A picosecond count as the FCT scratch holds it: u32 when every value of
+/// the run fits (half the memory), else u64. The statistics only depend on
+/// the values, not on their width.
+trait Ps: Copy + Ord + Into<u64> + TryFrom<u64> {}
+impl Ps for u32 {}
+impl Ps for u64 {}
+
 /// Statistics of `v` (picoseconds) in microseconds; NaN when empty.
-fn dist_us(v: &mut [u64]) -> Dist {
+fn dist_us<T: Ps>(v: &mut [T]) -> Dist {
     if v.is_empty() {
         let n = f64::NAN;
         return Dist {
@@ -61,12 +68,12 @@ fn dist_us(v: &mut [u64]) -> Dist {
             max: n,
         };
     }
-    let us = |ps: u64| ps as f64 / 1e6;
+    let us = |ps: T| ps.into() as f64 / 1e6;
     // The mean is the f64 sum in sorted order, as it always was. While the
     // exact sum stays below 2^53 every partial f64 sum is an exact integer,
     // whatever the order: then the integer sum is that value, and only the
     // ranks are needed (selection, O(n), instead of a sort of millions).
-    let exact: u128 = v.iter().map(|&x| x as u128).sum();
+    let exact: u128 = v.iter().map(|&x| x.into() as u128).sum();
     let ranks = [50.0, 90.0, 99.0, 99.9].map(|p| nearest_rank(v.len(), p));
     let (sum, p, max) = if exact < 1u128 << 53 {
         let p = select_ranks(v, ranks);
@@ -75,7 +82,7 @@ fn dist_us(v: &mut [u64]) -> Dist {
         (exact as f64, p, max)
     } else {
         v.sort_unstable();
-        let sum = v.iter().map(|&x| x as f64).sum::<f64>();
+        let sum = v.iter().map(|&x| x.into() as f64).sum::<f64>();
         (sum, ranks.map(|r| v[r - 1]), v[v.len() - 1])
     };
     Dist {
@@ -97,8 +104,8 @@ fn nearest_rank(n: usize, p: f64) -> usize {
 /// The values of non-decreasing 1-based `ranks` of `v`, as a sort would put
 /// them (`sorted[r - 1]`), by successive selections on what lies above the
 /// previous rank. Leaves `v` partitioned at each rank.
-fn select_ranks<const K: usize>(v: &mut [u64], ranks: [usize; K]) -> [u64; K] {
-    let mut out = [0u64; K];
+fn select_ranks<T: Ps, const K: usize>(v: &mut [T], ranks: [usize; K]) -> [T; K] {
+    let mut out = [v[0]; K];
     let mut lo = 0;
     for (o, &r) in out.iter_mut().zip(&ranks) {
         let i = r - 1;
@@ -114,27 +121,47 @@ fn select_ranks<const K: usize>(v: &mut [u64], ranks: [usize; K]) -> [u64; K] {
     out
 }
 
-/// One size class: FCTs of completed flows and elapsed times of unfinished ones.
-#[derive(Default)]
-struct Class {
-    done: Vec<u64>,
-    elapsed: Vec<u64>,
-}
-
-fn fct_stats(c: Class) -> FctStats {
-    let Class { mut done, elapsed } = c;
-    let (count, unfinished) = (done.len() as u64, elapsed.len() as u64);
-    let d = dist_us(&mut done);
-    // Nothing unfinished: the censored statistics are the same (one sort).
-    let a = if elapsed.is_empty() {
+/// The FCT statistics of the flows whose size `pick` accepts (None if
+/// there are none): completed flows' FCTs, then unfinished flows' elapsed
+/// times (`end` − start), gathered in `scratch` (one buffer for every class
+/// of a run).
+fn class_stats<T: Ps>(
+    r: &FlowRecords,
+    end: u64,
+    pick: impl Fn(u64) -> bool,
+    scratch: &mut Vec<T>,
+) -> Option<FctStats> {
+    let narrow = |x: u64| match T::try_from(x) {
+        Ok(v) => v,
+        Err(_) => unreachable!("the scratch is wide enough for every value"),
+    };
+    scratch.clear();
+    let flows = || r.bytes.iter().zip(&r.start_ps).zip(&r.finish_ps);
+    for ((&b, &s), &f) in flows() {
+        if f != FlowRecords::UNFINISHED && pick(b) {
+            scratch.push(narrow(f - s));
+        }
+    }
+    let count = scratch.len();
+    for ((&b, &s), &f) in flows() {
+        if f == FlowRecords::UNFINISHED && pick(b) {
+            scratch.push(narrow(end.saturating_sub(s)));
+        }
+    }
+    if scratch.is_empty() {
+        return None;
+    }
+    let unfinished = scratch.len() - count;
+    let d = dist_us(&mut scratch[..count]);
+    // Nothing unfinished: the censored statistics are the same (one pass).
+    let a = if unfinished == 0 {
         d
     } else {
-        let mut all: Vec<u64> = done.iter().chain(&elapsed).copied().collect();
-        dist_us(&mut all)
+        dist_us(&mut scratch[..])
     };
-    FctStats {
-        count,
-        unfinished,
+    Some(FctStats {
+        count: count as u64,
+        unfinished: unfinished as u64,
         mean_us: d.mean,
         p50_us: d.p50,
         p90_us: d.p90,
@@ -146,7 +173,39 @@ fn fct_stats(c: Class) -> FctStats {
         censored_p90_us: a.p90,
         censored_p99_us: a.p99,
         censored_p999_us: a.p999,
+    })
+}
+
+/// Every class's statistics, in the summary's order: `all`, each `<cut`,
+/// `>=` the largest cut (classes without flows left out). A class holding
+/// every flow (all below its cut, say) has the statistics of `all`.
+fn fct_classes<T: Ps>(r: &FlowRecords, end: u64, cuts: &[u64]) -> Vec<(String, FctStats)> {
+    let n = r.len();
+    // Every flow lands in `all`: room for all of them at once (no regrowth
+    // copies of a vector of millions).
+    let mut scratch: Vec<T> = Vec::with_capacity(n);
+    let mut fct: Vec<(String, FctStats)> = Vec::with_capacity(cuts.len() + 2);
+    let Some(all) = class_stats(r, end, |_| true, &mut scratch) else {
+        return fct;
+    };
+    fct.push(("all".into(), all));
+    for &c in cuts {
+        let below = r.bytes.iter().filter(|&&b| b < c).count();
+        let stats = if below == n {
+            Some(fct[0].1.clone())
+        } else {
+            class_stats(r, end, |b| b < c, &mut scratch)
+        };
+        if let Some(st) = stats {
+            fct.push((class_below(c), st));
+        }
     }
+    if let Some(t) = cuts.iter().copied().max() {
+        if let Some(st) = class_stats(r, end, |b| b >= t, &mut scratch) {
+            fct.push((format!(">={}", ByteSize(t)), st));
+        }
+    }
+    fct
 }
 
 /// How the offered load was set, for a reader of the summary.
@@ -236,68 +295,42 @@ pub struct SummaryInput<'a> {
 pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
     let s = &out.recorder;
     let cuts = input.cuts;
-    let mut classes: Vec<(String, Class)> = vec![("all".into(), Class::default())];
-    for &c in cuts {
-        classes.push((class_below(c), Class::default()));
-    }
     let top = cuts.iter().copied().max();
-    if let Some(t) = top {
-        classes.push((format!(">={}", ByteSize(t)), Class::default()));
-    }
     let rate = input.host_rate_bps as f64;
-    // A class holding every flow (all below its cut, say) has the statistics
-    // of "all": counted first, it is neither filled nor sorted again.
     let r = out.recorder.records();
-    let n = r.len();
-    let below: Vec<usize> = cuts
+    let end = out.end_time.0;
+    // FCTs and elapsed times in 32 bits when all fit (4.29 ms).
+    let widest = r
+        .start_ps
         .iter()
-        .map(|&c| r.bytes.iter().filter(|&&b| b < c).count())
-        .collect();
-    let same_as_all: Vec<bool> = below.iter().map(|&b| b == n && n > 0).collect();
-    // Every flow lands in `all`: room for all of them at once (no regrowth
-    // copies of a vector of millions).
-    classes[0].1.done.reserve_exact(s.completed() as usize);
-    classes[0]
-        .1
-        .elapsed
-        .reserve_exact(n - s.completed() as usize);
+        .zip(&r.finish_ps)
+        .map(|(&s, &f)| {
+            if f != FlowRecords::UNFINISHED {
+                f - s
+            } else {
+                end.saturating_sub(s)
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    let fct = if widest <= u32::MAX as u64 {
+        fct_classes::<u32>(r, end, cuts)
+    } else {
+        fct_classes::<u64>(r, end, cuts)
+    };
     let mut large_tput: Vec<f64> = Vec::new();
     let mut large_unfinished = 0u64;
-    for ((&bytes, &start), &finish) in r.bytes.iter().zip(&r.start_ps).zip(&r.finish_ps) {
-        let (t, done) = if finish != FlowRecords::UNFINISHED {
-            (finish - start, true)
-        } else {
-            (out.end_time.0.saturating_sub(start), false)
-        };
-        let add = |c: &mut Class| {
-            if done {
-                c.done.push(t)
-            } else {
-                c.elapsed.push(t)
+    if let Some(top) = top {
+        for ((&bytes, &start), &finish) in r.bytes.iter().zip(&r.start_ps).zip(&r.finish_ps) {
+            if bytes < top {
+                continue;
             }
-        };
-        add(&mut classes[0].1);
-        for (i, &c) in cuts.iter().enumerate() {
-            if bytes < c && !same_as_all[i] {
-                add(&mut classes[i + 1].1);
-            }
-        }
-        if top.is_some_and(|t| bytes >= t) {
-            add(&mut classes.last_mut().expect("has top").1);
-            if !done {
+            if finish == FlowRecords::UNFINISHED {
                 large_unfinished += 1;
-            } else if t > 0 {
+            } else if finish > start {
+                let t = finish - start;
                 large_tput.push(bytes as f64 * 8.0 / (t as f64 / SimTime::S as f64) / rate);
             }
-        }
-    }
-    let mut fct: Vec<(String, FctStats)> = Vec::with_capacity(classes.len());
-    for (i, (k, c)) in classes.into_iter().enumerate() {
-        if i > 0 && i <= cuts.len() && same_as_all[i - 1] {
-            let all = fct[0].1.clone();
-            fct.push((k, all));
-        } else if !c.done.is_empty() || !c.elapsed.is_empty() {
-            fct.push((k, fct_stats(c)));
         }
     }
     let fct = fct.into_iter().collect();

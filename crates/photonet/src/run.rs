@@ -328,22 +328,28 @@ pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> 
         )
     };
     let cuts: Vec<u64> = p.config.metrics.size_classes.iter().map(|c| c.0).collect();
+    let (fabric, hosts, rate, fabric_stats) = (
+        p.fabric.name(),
+        p.fabric.hosts(),
+        p.fabric.host_rate().0,
+        p.fabric.stats(),
+    );
+    // The fabric's per-flow state is no longer needed: free it before the
+    // summary's scratch and the table's one new column are made (paper-scale
+    // runs hold millions of flows).
+    drop(p.fabric);
     let summary = summarise(
         &out,
         SummaryInput {
-            fabric: &p.fabric.name(),
-            hosts: p.fabric.hosts(),
-            host_rate_bps: p.fabric.host_rate().0,
+            fabric: &fabric,
+            hosts,
+            host_rate_bps: rate,
             cuts: &cuts,
             steady_state: p.config.metrics.steady_state,
             load: p.load,
-            fabric_stats: p.fabric.stats(),
+            fabric_stats,
         },
     );
-    // The fabric's per-flow state is no longer needed: free it before the
-    // table's one new column is made (paper-scale runs hold millions of
-    // flows).
-    drop(p.fabric);
     let mut recorder = out.recorder;
     let series = recorder.take_series();
     RunResult {
