@@ -477,6 +477,77 @@ mod tests {
         }
     }
 
+    /// The statistics of `v` (empty: NaN), as `FctStats` lists them.
+    fn oracle(v: &[u64]) -> [f64; 6] {
+        if v.is_empty() {
+            [f64::NAN; 6]
+        } else {
+            by_sorting(v)
+        }
+    }
+
+    proptest! {
+        /// Every class, by the one reused scratch (u32 and u64), against a
+        /// vector per class (completed; completed + unfinished) sorted.
+        #[test]
+        fn class_statistics_equal_a_sort_per_class(
+            flows in prop::collection::vec((1u64..300, 0u64..1_000, prop::option::of(0u64..5_000)), 0..200),
+            cuts in prop::sample::subsequence(vec![50u64, 100, 200, 400], 0..4),
+            scale in prop::sample::select(vec![1u64, 1 << 22]),
+        ) {
+            let end = 6_000 * scale;
+            let mut r = FlowRecords::default();
+            for &(b, s, f) in &flows {
+                r.src.push(0);
+                r.dst.push(1);
+                r.delivered.push(0);
+                r.bytes.push(b);
+                r.start_ps.push(s * scale);
+                r.finish_ps.push(f.map_or(FlowRecords::UNFINISHED, |f| (s + f) * scale));
+            }
+            let mut want: Vec<(String, [f64; 6], [f64; 6], u64, u64)> = Vec::new();
+            let mut class = |name: String, pick: &dyn Fn(u64) -> bool| {
+                let (mut done, mut elapsed) = (Vec::new(), Vec::new());
+                for &(b, s, f) in &flows {
+                    if pick(b) {
+                        match f {
+                            Some(f) => done.push(f * scale),
+                            None => elapsed.push(end - s * scale),
+                        }
+                    }
+                }
+                if !done.is_empty() || !elapsed.is_empty() {
+                    let all = [done.clone(), elapsed.clone()].concat();
+                    want.push((name, oracle(&done), oracle(&all), done.len() as u64, elapsed.len() as u64));
+                }
+            };
+            class("all".into(), &|_| true);
+            for &c in &cuts {
+                class(class_below(c), &|b| b < c);
+            }
+            if let Some(&t) = cuts.iter().max() {
+                class(format!(">={}", ByteSize(t)), &|b| b >= t);
+            }
+            let wide = fct_classes::<u64>(&r, end, &cuts);
+            let got = if scale == 1 { vec![wide.clone(), fct_classes::<u32>(&r, end, &cuts)] } else { vec![wide] };
+            for g in got {
+                prop_assert_eq!(g.len(), want.len());
+                for ((name, st), (wname, d, a, count, unfinished)) in g.iter().zip(&want) {
+                    prop_assert_eq!(name, wname);
+                    prop_assert_eq!((st.count, st.unfinished), (*count, *unfinished));
+                    let gd = [st.mean_us, st.p50_us, st.p90_us, st.p99_us, st.p999_us, st.max_us];
+                    let ga = [st.censored_mean_us, st.censored_p50_us, st.censored_p90_us, st.censored_p99_us, st.censored_p999_us];
+                    for (x, y) in gd.iter().zip(d) {
+                        prop_assert_eq!(x.to_bits(), y.to_bits(), "{}", name);
+                    }
+                    for (x, y) in ga.iter().zip(a) {
+                        prop_assert_eq!(x.to_bits(), y.to_bits(), "{} censored", name);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn nearest_rank_percentiles() {
         let v: Vec<u64> = (1..=100).collect();
