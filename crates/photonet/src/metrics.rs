@@ -477,6 +477,9 @@ mod tests {
         }
     }
 
+    /// A class's name, statistics of completed flows and of all, counts.
+    type Expected = (String, [f64; 6], [f64; 6], u64, u64);
+
     /// The statistics of `v` (empty: NaN), as `FctStats` lists them.
     fn oracle(v: &[u64]) -> [f64; 6] {
         if v.is_empty() {
@@ -505,7 +508,7 @@ mod tests {
                 r.start_ps.push(s * scale);
                 r.finish_ps.push(f.map_or(FlowRecords::UNFINISHED, |f| (s + f) * scale));
             }
-            let mut want: Vec<(String, [f64; 6], [f64; 6], u64, u64)> = Vec::new();
+            let mut want: Vec<Expected> = Vec::new();
             let mut class = |name: String, pick: &dyn Fn(u64) -> bool| {
                 let (mut done, mut elapsed) = (Vec::new(), Vec::new());
                 for &(b, s, f) in &flows {
