@@ -148,13 +148,10 @@ fn run<'py>(
     flows.set_item("dst", f.dst.into_pyarray(py))?;
     flows.set_item("bytes", f.bytes.into_pyarray(py))?;
     flows.set_item("start_ps", f.start_ps.into_pyarray(py))?;
-    // Unfinished flows: u64::MAX (no finish time can be that large).
-    let finish: Vec<u64> = f
-        .finish_ps
-        .into_iter()
-        .map(|x| x.unwrap_or(u64::MAX))
-        .collect();
-    flows.set_item("finish_ps", finish.into_pyarray(py))?;
+    // Unfinished flows: u64::MAX (FlowTable::UNFINISHED, no finish time can
+    // be that large).
+    const _: () = assert!(photonet::run::FlowTable::UNFINISHED == u64::MAX);
+    flows.set_item("finish_ps", f.finish_ps.into_pyarray(py))?;
     flows.set_item("delivered_bytes", f.delivered.into_pyarray(py))?;
     out.set_item("flows", flows)?;
     match &series {

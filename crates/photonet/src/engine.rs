@@ -90,9 +90,10 @@ pub struct Progress {
     pub events: u64,
 }
 
-/// Everything a run produced, before it is summarised.
+/// Everything a run produced, before it is summarised. The flows themselves
+/// are in the recorder ([`Recorder::records`]): the run loop keeps nothing
+/// per flow.
 pub struct RunOutput {
-    pub flows: Vec<Flow>,
     pub recorder: Recorder,
     pub end_time: SimTime,
     pub events: u64,
@@ -139,14 +140,14 @@ pub fn run_arrivals(
     mut rec: Recorder,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> RunOutput {
-    let mut flows: Vec<Flow> = Vec::new();
     if let Some(m) = stop.max_flows {
         // The flow count is known: no regrowth (copies, and up to twice the
         // memory) for runs of millions of flows.
-        let n = m.min(1 << 24) as usize;
-        flows.reserve_exact(n);
-        rec.reserve(n);
+        rec.reserve(m.min(1 << 24) as usize);
     }
+    // The flows arrived so far are the recorder's; one batch of arrivals
+    // at a time is here (fabrics that take them together).
+    let mut batch: Vec<Flow> = Vec::new();
     let closed = arrivals.closed_loop();
     if closed {
         rec.log_completions(true);
@@ -167,13 +168,13 @@ pub fn run_arrivals(
         if closed {
             rec.take_completions(&mut done_log);
             for &(id, t) in &done_log {
-                arrivals.completed(&flows[id as usize], t);
+                arrivals.completed(&rec.flow(id), t);
             }
         }
         // Arrivals past the stop rule end the workload.
         let mut ta = if arrivals_over { None } else { arrivals.peek() };
         if let Some(t) = ta {
-            let over_count = stop.max_flows.is_some_and(|m| flows.len() as u64 >= m);
+            let over_count = stop.max_flows.is_some_and(|m| rec.flows() as u64 >= m);
             if over_count || t > horizon {
                 count_came_first = over_count && t <= horizon;
                 arrivals_over = true;
@@ -210,18 +211,18 @@ pub fn run_arrivals(
             }
             (Some(a), _) if fabric.batches_arrivals() => {
                 // Every arrival at `a` (within the stop rule), in one call.
-                let first = flows.len();
+                batch.clear();
                 while arrivals.peek() == Some(a) {
                     let f = arrivals.pop().expect("peeked");
                     last_arrival = f.start;
                     rec.register(&f);
-                    flows.push(f);
-                    if stop.max_flows.is_some_and(|m| flows.len() as u64 >= m) {
+                    batch.push(f);
+                    if stop.max_flows.is_some_and(|m| rec.flows() as u64 >= m) {
                         break;
                     }
                 }
-                fabric.add_flows(a, &flows[first..], &mut rec);
-                events += (flows.len() - first - 1) as u64;
+                fabric.add_flows(a, &batch, &mut rec);
+                events += (batch.len() - 1) as u64;
                 a
             }
             (Some(a), _) => {
@@ -230,7 +231,6 @@ pub fn run_arrivals(
                 last_arrival = f.start;
                 rec.register(&f);
                 fabric.add_flow(a, &f, &mut rec);
-                flows.push(f);
                 a
             }
         };
@@ -239,7 +239,7 @@ pub fn run_arrivals(
             next_report = events + REPORT_EVERY;
             let p = Progress {
                 now,
-                flows_arrived: flows.len() as u64,
+                flows_arrived: rec.flows() as u64,
                 flows_completed: rec.completed(),
                 events: events + rec.internal_events(),
             };
@@ -264,12 +264,11 @@ pub fn run_arrivals(
     let events = events + rec.internal_events();
     progress(Progress {
         now: end_time,
-        flows_arrived: flows.len() as u64,
+        flows_arrived: rec.flows() as u64,
         flows_completed: rec.completed(),
         events,
     });
     RunOutput {
-        flows,
         recorder: rec,
         end_time,
         events,

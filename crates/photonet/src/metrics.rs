@@ -4,6 +4,7 @@
 //! throughput of large flows, and how the load was set.
 
 use crate::engine::RunOutput;
+use crate::recorder::FlowRecords;
 use crate::units::{ByteSize, SimTime};
 use crate::workload::{LoadBasis, LoadInfo};
 use serde::Serialize;
@@ -47,8 +48,15 @@ struct Dist {
     max: f64,
 }
 
+/// A picosecond count as the FCT scratch holds it: u32 when every value of
+/// the run fits (half the memory), else u64. The statistics only depend on
+/// the values, not on their width.
+trait Ps: Copy + Ord + Into<u64> + TryFrom<u64> {}
+impl Ps for u32 {}
+impl Ps for u64 {}
+
 /// Statistics of `v` (picoseconds) in microseconds; NaN when empty.
-fn dist_us(v: &mut [u64]) -> Dist {
+fn dist_us<T: Ps>(v: &mut [T]) -> Dist {
     if v.is_empty() {
         let n = f64::NAN;
         return Dist {
@@ -60,12 +68,12 @@ fn dist_us(v: &mut [u64]) -> Dist {
             max: n,
         };
     }
-    let us = |ps: u64| ps as f64 / 1e6;
+    let us = |ps: T| ps.into() as f64 / 1e6;
     // The mean is the f64 sum in sorted order, as it always was. While the
     // exact sum stays below 2^53 every partial f64 sum is an exact integer,
     // whatever the order: then the integer sum is that value, and only the
     // ranks are needed (selection, O(n), instead of a sort of millions).
-    let exact: u128 = v.iter().map(|&x| x as u128).sum();
+    let exact: u128 = v.iter().map(|&x| x.into() as u128).sum();
     let ranks = [50.0, 90.0, 99.0, 99.9].map(|p| nearest_rank(v.len(), p));
     let (sum, p, max) = if exact < 1u128 << 53 {
         let p = select_ranks(v, ranks);
@@ -74,7 +82,7 @@ fn dist_us(v: &mut [u64]) -> Dist {
         (exact as f64, p, max)
     } else {
         v.sort_unstable();
-        let sum = v.iter().map(|&x| x as f64).sum::<f64>();
+        let sum = v.iter().map(|&x| x.into() as f64).sum::<f64>();
         (sum, ranks.map(|r| v[r - 1]), v[v.len() - 1])
     };
     Dist {
@@ -96,8 +104,8 @@ fn nearest_rank(n: usize, p: f64) -> usize {
 /// The values of non-decreasing 1-based `ranks` of `v`, as a sort would put
 /// them (`sorted[r - 1]`), by successive selections on what lies above the
 /// previous rank. Leaves `v` partitioned at each rank.
-fn select_ranks<const K: usize>(v: &mut [u64], ranks: [usize; K]) -> [u64; K] {
-    let mut out = [0u64; K];
+fn select_ranks<T: Ps, const K: usize>(v: &mut [T], ranks: [usize; K]) -> [T; K] {
+    let mut out = [v[0]; K];
     let mut lo = 0;
     for (o, &r) in out.iter_mut().zip(&ranks) {
         let i = r - 1;
@@ -113,27 +121,47 @@ fn select_ranks<const K: usize>(v: &mut [u64], ranks: [usize; K]) -> [u64; K] {
     out
 }
 
-/// One size class: FCTs of completed flows and elapsed times of unfinished ones.
-#[derive(Default)]
-struct Class {
-    done: Vec<u64>,
-    elapsed: Vec<u64>,
-}
-
-fn fct_stats(c: Class) -> FctStats {
-    let Class { mut done, elapsed } = c;
-    let (count, unfinished) = (done.len() as u64, elapsed.len() as u64);
-    let d = dist_us(&mut done);
-    // Nothing unfinished: the censored statistics are the same (one sort).
-    let a = if elapsed.is_empty() {
+/// The FCT statistics of the flows whose size `pick` accepts (None if
+/// there are none): completed flows' FCTs, then unfinished flows' elapsed
+/// times (`end` − start), gathered in `scratch` (one buffer for every class
+/// of a run).
+fn class_stats<T: Ps>(
+    r: &FlowRecords,
+    end: u64,
+    pick: impl Fn(u64) -> bool,
+    scratch: &mut Vec<T>,
+) -> Option<FctStats> {
+    let narrow = |x: u64| match T::try_from(x) {
+        Ok(v) => v,
+        Err(_) => unreachable!("the scratch is wide enough for every value"),
+    };
+    scratch.clear();
+    let flows = || r.bytes.iter().zip(&r.start_ps).zip(&r.finish_ps);
+    for ((&b, &s), &f) in flows() {
+        if f != FlowRecords::UNFINISHED && pick(b) {
+            scratch.push(narrow(f - s));
+        }
+    }
+    let count = scratch.len();
+    for ((&b, &s), &f) in flows() {
+        if f == FlowRecords::UNFINISHED && pick(b) {
+            scratch.push(narrow(end.saturating_sub(s)));
+        }
+    }
+    if scratch.is_empty() {
+        return None;
+    }
+    let unfinished = scratch.len() - count;
+    let d = dist_us(&mut scratch[..count]);
+    // Nothing unfinished: the censored statistics are the same (one pass).
+    let a = if unfinished == 0 {
         d
     } else {
-        let mut all: Vec<u64> = done.iter().chain(&elapsed).copied().collect();
-        dist_us(&mut all)
+        dist_us(&mut scratch[..])
     };
-    FctStats {
-        count,
-        unfinished,
+    Some(FctStats {
+        count: count as u64,
+        unfinished: unfinished as u64,
         mean_us: d.mean,
         p50_us: d.p50,
         p90_us: d.p90,
@@ -145,7 +173,39 @@ fn fct_stats(c: Class) -> FctStats {
         censored_p90_us: a.p90,
         censored_p99_us: a.p99,
         censored_p999_us: a.p999,
+    })
+}
+
+/// Every class's statistics, in the summary's order: `all`, each `<cut`,
+/// `>=` the largest cut (classes without flows left out). A class holding
+/// every flow (all below its cut, say) has the statistics of `all`.
+fn fct_classes<T: Ps>(r: &FlowRecords, end: u64, cuts: &[u64]) -> Vec<(String, FctStats)> {
+    let n = r.len();
+    // Every flow lands in `all`: room for all of them at once (no regrowth
+    // copies of a vector of millions).
+    let mut scratch: Vec<T> = Vec::with_capacity(n);
+    let mut fct: Vec<(String, FctStats)> = Vec::with_capacity(cuts.len() + 2);
+    let Some(all) = class_stats(r, end, |_| true, &mut scratch) else {
+        return fct;
+    };
+    fct.push(("all".into(), all));
+    for &c in cuts {
+        let below = r.bytes.iter().filter(|&&b| b < c).count();
+        let stats = if below == n {
+            Some(fct[0].1.clone())
+        } else {
+            class_stats(r, end, |b| b < c, &mut scratch)
+        };
+        if let Some(st) = stats {
+            fct.push((class_below(c), st));
+        }
     }
+    if let Some(t) = cuts.iter().copied().max() {
+        if let Some(st) = class_stats(r, end, |b| b >= t, &mut scratch) {
+            fct.push((format!(">={}", ByteSize(t)), st));
+        }
+    }
+    fct
 }
 
 /// How the offered load was set, for a reader of the summary.
@@ -235,66 +295,42 @@ pub struct SummaryInput<'a> {
 pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
     let s = &out.recorder;
     let cuts = input.cuts;
-    let mut classes: Vec<(String, Class)> = vec![("all".into(), Class::default())];
-    for &c in cuts {
-        classes.push((class_below(c), Class::default()));
-    }
     let top = cuts.iter().copied().max();
-    if let Some(t) = top {
-        classes.push((format!(">={}", ByteSize(t)), Class::default()));
-    }
     let rate = input.host_rate_bps as f64;
-    // A class holding every flow (all below its cut, say) has the statistics
-    // of "all": counted first, it is neither filled nor sorted again.
-    let n = out.flows.len();
-    let below: Vec<usize> = cuts
+    let r = out.recorder.records();
+    let end = out.end_time.0;
+    // FCTs and elapsed times in 32 bits when all fit (4.29 ms).
+    let widest = r
+        .start_ps
         .iter()
-        .map(|&c| out.flows.iter().filter(|f| f.bytes < c).count())
-        .collect();
-    let same_as_all: Vec<bool> = below.iter().map(|&b| b == n && n > 0).collect();
-    // Every flow lands in `all`: room for all of them at once (no regrowth
-    // copies of a vector of millions).
-    classes[0].1.done.reserve_exact(s.completed() as usize);
-    classes[0]
-        .1
-        .elapsed
-        .reserve_exact(n - s.completed() as usize);
+        .zip(&r.finish_ps)
+        .map(|(&s, &f)| {
+            if f != FlowRecords::UNFINISHED {
+                f - s
+            } else {
+                end.saturating_sub(s)
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    let fct = if widest <= u32::MAX as u64 {
+        fct_classes::<u32>(r, end, cuts)
+    } else {
+        fct_classes::<u64>(r, end, cuts)
+    };
     let mut large_tput: Vec<f64> = Vec::new();
     let mut large_unfinished = 0u64;
-    for f in &out.flows {
-        let (t, done) = match s.finish(f.id) {
-            Some(fin) => (fin.0 - f.start.0, true),
-            None => (out.end_time.0.saturating_sub(f.start.0), false),
-        };
-        let add = |c: &mut Class| {
-            if done {
-                c.done.push(t)
-            } else {
-                c.elapsed.push(t)
+    if let Some(top) = top {
+        for ((&bytes, &start), &finish) in r.bytes.iter().zip(&r.start_ps).zip(&r.finish_ps) {
+            if bytes < top {
+                continue;
             }
-        };
-        add(&mut classes[0].1);
-        for (i, &c) in cuts.iter().enumerate() {
-            if f.bytes < c && !same_as_all[i] {
-                add(&mut classes[i + 1].1);
-            }
-        }
-        if top.is_some_and(|t| f.bytes >= t) {
-            add(&mut classes.last_mut().expect("has top").1);
-            if !done {
+            if finish == FlowRecords::UNFINISHED {
                 large_unfinished += 1;
-            } else if t > 0 {
-                large_tput.push(f.bytes as f64 * 8.0 / (t as f64 / SimTime::S as f64) / rate);
+            } else if finish > start {
+                let t = finish - start;
+                large_tput.push(bytes as f64 * 8.0 / (t as f64 / SimTime::S as f64) / rate);
             }
-        }
-    }
-    let mut fct: Vec<(String, FctStats)> = Vec::with_capacity(classes.len());
-    for (i, (k, c)) in classes.into_iter().enumerate() {
-        if i > 0 && i <= cuts.len() && same_as_all[i - 1] {
-            let all = fct[0].1.clone();
-            fct.push((k, all));
-        } else if !c.done.is_empty() || !c.elapsed.is_empty() {
-            fct.push((k, fct_stats(c)));
         }
     }
     let fct = fct.into_iter().collect();
@@ -323,7 +359,7 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
             p90_of_r: pick(90.0),
         }
     });
-    let offered: u128 = out.flows.iter().map(|f| f.bytes as u128).sum();
+    let offered: u128 = r.bytes.iter().map(|&b| b as u128).sum();
     let delivered: u128 = s.delivered_total();
     let capacity = |secs: f64| secs * rate * input.hosts as f64;
     let norm = |bytes: f64, secs: f64| {
@@ -336,8 +372,8 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
     };
     let t = out.end_time.as_secs_f64();
     // Steady state: a window inside the arrival period.
-    let (a0, a1) = match (out.flows.first(), out.flows.last()) {
-        (Some(f), Some(l)) => (f.start.0, l.start.0.min(out.end_time.0)),
+    let (a0, a1) = match (r.start_ps.first(), r.start_ps.last()) {
+        (Some(&f), Some(&l)) => (f, l.min(out.end_time.0)),
         _ => (0, 0),
     };
     let span = a1.saturating_sub(a0) as f64;
@@ -349,10 +385,10 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
     let steady_bytes = s.coarse().bytes_between(w0, w1);
     let goodput_steady = norm(steady_bytes, (w1.0 - w0.0) as f64 / SimTime::S as f64);
     let load = input.load.map(|l| {
-        let realised = if out.flows.is_empty() {
+        let realised = if r.is_empty() {
             f64::NAN
         } else {
-            offered as f64 / out.flows.len() as f64
+            offered as f64 / r.len() as f64
         };
         LoadSummary {
             load: l.load,
@@ -380,9 +416,9 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         fabric: input.fabric.to_string(),
         hosts: input.hosts,
         host_rate_bps: input.host_rate_bps,
-        flows: out.flows.len() as u64,
+        flows: r.len() as u64,
         completed: s.completed(),
-        unfinished: out.flows.len() as u64 - s.completed(),
+        unfinished: r.len() as u64 - s.completed(),
         sim_time_us: out.end_time.as_us_f64(),
         offered_bytes: offered,
         delivered_bytes: delivered,
@@ -441,6 +477,80 @@ mod tests {
         }
     }
 
+    /// A class's name, statistics of completed flows and of all, counts.
+    type Expected = (String, [f64; 6], [f64; 6], u64, u64);
+
+    /// The statistics of `v` (empty: NaN), as `FctStats` lists them.
+    fn oracle(v: &[u64]) -> [f64; 6] {
+        if v.is_empty() {
+            [f64::NAN; 6]
+        } else {
+            by_sorting(v)
+        }
+    }
+
+    proptest! {
+        /// Every class, by the one reused scratch (u32 and u64), against a
+        /// vector per class (completed; completed + unfinished) sorted.
+        #[test]
+        fn class_statistics_equal_a_sort_per_class(
+            flows in prop::collection::vec((1u64..300, 0u64..1_000, prop::option::of(0u64..5_000)), 0..200),
+            cuts in prop::sample::subsequence(vec![50u64, 100, 200, 400], 0..4),
+            scale in prop::sample::select(vec![1u64, 1 << 22]),
+        ) {
+            let end = 6_000 * scale;
+            let mut r = FlowRecords::default();
+            for &(b, s, f) in &flows {
+                r.src.push(0);
+                r.dst.push(1);
+                r.delivered.push(0);
+                r.bytes.push(b);
+                r.start_ps.push(s * scale);
+                r.finish_ps.push(f.map_or(FlowRecords::UNFINISHED, |f| (s + f) * scale));
+            }
+            let mut want: Vec<Expected> = Vec::new();
+            let mut class = |name: String, pick: &dyn Fn(u64) -> bool| {
+                let (mut done, mut elapsed) = (Vec::new(), Vec::new());
+                for &(b, s, f) in &flows {
+                    if pick(b) {
+                        match f {
+                            Some(f) => done.push(f * scale),
+                            None => elapsed.push(end - s * scale),
+                        }
+                    }
+                }
+                if !done.is_empty() || !elapsed.is_empty() {
+                    let all = [done.clone(), elapsed.clone()].concat();
+                    want.push((name, oracle(&done), oracle(&all), done.len() as u64, elapsed.len() as u64));
+                }
+            };
+            class("all".into(), &|_| true);
+            for &c in &cuts {
+                class(class_below(c), &|b| b < c);
+            }
+            if let Some(&t) = cuts.iter().max() {
+                class(format!(">={}", ByteSize(t)), &|b| b >= t);
+            }
+            let wide = fct_classes::<u64>(&r, end, &cuts);
+            let got = if scale == 1 { vec![wide.clone(), fct_classes::<u32>(&r, end, &cuts)] } else { vec![wide] };
+            for g in got {
+                prop_assert_eq!(g.len(), want.len());
+                for ((name, st), (wname, d, a, count, unfinished)) in g.iter().zip(&want) {
+                    prop_assert_eq!(name, wname);
+                    prop_assert_eq!((st.count, st.unfinished), (*count, *unfinished));
+                    let gd = [st.mean_us, st.p50_us, st.p90_us, st.p99_us, st.p999_us, st.max_us];
+                    let ga = [st.censored_mean_us, st.censored_p50_us, st.censored_p90_us, st.censored_p99_us, st.censored_p999_us];
+                    for (x, y) in gd.iter().zip(d) {
+                        prop_assert_eq!(x.to_bits(), y.to_bits(), "{}", name);
+                    }
+                    for (x, y) in ga.iter().zip(a) {
+                        prop_assert_eq!(x.to_bits(), y.to_bits(), "{} censored", name);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn nearest_rank_percentiles() {
         let v: Vec<u64> = (1..=100).collect();
@@ -457,7 +567,6 @@ mod tests {
     /// (i + 1) us except flows 8 and 9, unfinished when the run ends at 12 us.
     fn ten_flows() -> RunOutput {
         let mut rec = Recorder::new(None);
-        let mut flows = Vec::new();
         for i in 0..10u32 {
             let f = Flow {
                 id: i,
@@ -472,10 +581,8 @@ mod tests {
                 rec.deliver(i, done, f.bytes);
                 rec.complete(i, done);
             }
-            flows.push(f);
         }
         RunOutput {
-            flows,
             recorder: rec,
             end_time: SimTime::us(12),
             events: 0,
@@ -540,7 +647,6 @@ mod tests {
         // 1 KB delivered at each of 0..=9 us plus 100 KB at 9 us: the whole
         // arrival period [0, 9] us sees a burst at its end.
         let mut rec = Recorder::new(None);
-        let mut flows = Vec::new();
         for i in 0..10u32 {
             let f = Flow {
                 id: i,
@@ -552,10 +658,8 @@ mod tests {
             rec.register(&f);
             rec.deliver(i, SimTime::us(i as u64), f.bytes);
             rec.complete(i, SimTime::us(i as u64));
-            flows.push(f);
         }
         let out = RunOutput {
-            flows,
             recorder: rec,
             end_time: SimTime::us(10),
             events: 0,

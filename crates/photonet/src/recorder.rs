@@ -155,20 +155,72 @@ impl Default for CoarseSeries {
     }
 }
 
-/// A flow's size and what has reached its destination so far.
-#[derive(Clone, Copy, Debug, Default)]
-struct Tally {
-    bytes: u64,
-    delivered: u64,
+/// The per-flow record of a run, one column per field (struct of arrays;
+/// index = flow id): what the workload gave (`src`, `dst`, `bytes`,
+/// `start_ps`) and what the fabric reported (`finish_ps`, `delivered`). 40 B
+/// per flow, the run's only per-flow memory outside the fabric; it becomes
+/// the result table without a copy ([`Recorder::into_records`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowRecords {
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub bytes: Vec<u64>,
+    pub start_ps: Vec<u64>,
+    /// Completion time in ps; [`FlowRecords::UNFINISHED`] while unfinished.
+    pub finish_ps: Vec<u64>,
+    /// Bytes delivered to the destination application.
+    pub delivered: Vec<u64>,
+}
+
+impl FlowRecords {
+    /// `finish_ps` of a flow that has not completed. No simulated time reaches
+    /// it (times are at most `limits::TIME_PS`, 2^60 ps).
+    pub const UNFINISHED: u64 = u64::MAX;
+
+    pub fn len(&self) -> usize {
+        self.src.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+    /// Flow `i`'s completion time in ps (None: unfinished).
+    pub fn finish(&self, i: usize) -> Option<u64> {
+        let f = self.finish_ps[i];
+        (f != Self::UNFINISHED).then_some(f)
+    }
+    /// Flow `i` as the workload gave it.
+    pub fn flow(&self, i: usize) -> Flow {
+        Flow {
+            id: i as FlowId,
+            src: self.src[i],
+            dst: self.dst[i],
+            bytes: self.bytes[i],
+            start: SimTime(self.start_ps[i]),
+        }
+    }
+    fn reserve_exact(&mut self, n: usize) {
+        self.src.reserve_exact(n);
+        self.dst.reserve_exact(n);
+        self.bytes.reserve_exact(n);
+        self.start_ps.reserve_exact(n);
+        self.finish_ps.reserve_exact(n);
+        self.delivered.reserve_exact(n);
+    }
+    fn push(&mut self, f: &Flow) {
+        self.src.push(f.src);
+        self.dst.push(f.dst);
+        self.bytes.push(f.bytes);
+        self.start_ps.push(f.start.0);
+        self.finish_ps.push(Self::UNFINISHED);
+        self.delivered.push(0);
+    }
 }
 
 /// Collects what a fabric reports during a run.
 #[derive(Debug, Default)]
 pub struct Recorder {
-    /// Per flow, its size and bytes delivered side by side: a packet-level
-    /// fabric delivers once per packet, so one cache line per delivery.
-    tally: Vec<Tally>,
-    finish: Vec<Option<SimTime>>,
+    /// Every flow registered so far, with its deliveries and completion.
+    flows: FlowRecords,
     completed: u64,
     last_completion: SimTime,
     internal_events: u64,
@@ -190,8 +242,7 @@ impl Recorder {
 
     /// Room for `n` flows (when the run's flow count is known).
     pub fn reserve(&mut self, n: usize) {
-        self.tally.reserve_exact(n);
-        self.finish.reserve_exact(n);
+        self.flows.reserve_exact(n);
     }
 
     /// Keep a log of completions for [`Recorder::take_completions`] (the
@@ -213,14 +264,10 @@ impl Recorder {
     pub fn register(&mut self, f: &Flow) {
         assert_eq!(
             f.id as usize,
-            self.tally.len(),
+            self.flows.len(),
             "flow ids must be dense and in order"
         );
-        self.tally.push(Tally {
-            bytes: f.bytes,
-            delivered: 0,
-        });
-        self.finish.push(None);
+        self.flows.push(f);
     }
 
     /// Records a broken invariant (a fabric bug, or a check failing at run time).
@@ -270,13 +317,12 @@ impl Recorder {
     /// Adds `bytes` to flow `id`'s delivered count (a violation past its size).
     #[inline]
     fn tally_delivery(&mut self, id: FlowId, bytes: u64) {
-        let t = &mut self.tally[id as usize];
-        t.delivered += bytes;
-        if t.delivered > t.bytes {
-            let msg = format!(
-                "flow {id}: delivered {} B of a {} B flow",
-                t.delivered, t.bytes
-            );
+        let i = id as usize;
+        let d = &mut self.flows.delivered[i];
+        *d = d.saturating_add(bytes);
+        let (delivered, size) = (*d, self.flows.bytes[i]);
+        if delivered > size {
+            let msg = format!("flow {id}: delivered {delivered} B of a {size} B flow");
             self.violation(msg);
         }
     }
@@ -284,19 +330,21 @@ impl Recorder {
     /// Flow `id` completed at `t` (all its bytes delivered to the application).
     pub fn complete(&mut self, id: FlowId, t: SimTime) {
         let i = id as usize;
-        if self.finish[i].is_some() {
+        if self.flows.finish_ps[i] != FlowRecords::UNFINISHED {
             self.violation(format!("flow {id} completed twice"));
             return;
         }
-        let tally = self.tally[i];
-        if tally.delivered != tally.bytes {
-            let msg = format!(
-                "flow {id} completed with {} of {} B delivered",
-                tally.delivered, tally.bytes
-            );
+        if t.0 == FlowRecords::UNFINISHED {
+            // Beyond every simulated time (and the record's "unfinished").
+            self.violation(format!("flow {id} completed at {t}, past every time"));
+            return;
+        }
+        let (delivered, size) = (self.flows.delivered[i], self.flows.bytes[i]);
+        if delivered != size {
+            let msg = format!("flow {id} completed with {delivered} of {size} B delivered");
             self.violation(msg);
         }
-        self.finish[i] = Some(t);
+        self.flows.finish_ps[i] = t.0;
         if let Some(log) = &mut self.completion_log {
             log.push((id, t));
         }
@@ -311,13 +359,21 @@ impl Recorder {
     }
 
     pub fn flows(&self) -> usize {
-        self.tally.len()
+        self.flows.len()
+    }
+    /// Flow `id` as registered.
+    pub fn flow(&self, id: FlowId) -> Flow {
+        self.flows.flow(id as usize)
+    }
+    /// Every flow's record so far.
+    pub fn records(&self) -> &FlowRecords {
+        &self.flows
     }
     pub fn delivered(&self, id: FlowId) -> u64 {
-        self.tally[id as usize].delivered
+        self.flows.delivered[id as usize]
     }
     pub fn finish(&self, id: FlowId) -> Option<SimTime> {
-        self.finish[id as usize]
+        self.flows.finish(id as usize).map(SimTime)
     }
     pub fn completed(&self) -> u64 {
         self.completed
@@ -331,7 +387,7 @@ impl Recorder {
     /// Bytes delivered over all flows (u128: a sum of many large flows must
     /// not wrap).
     pub fn delivered_total(&self) -> u128 {
-        self.tally.iter().map(|t| t.delivered as u128).sum()
+        self.flows.delivered.iter().map(|&d| d as u128).sum()
     }
     /// Deliveries over time at a coarse resolution (always kept).
     pub fn coarse(&self) -> &CoarseSeries {
@@ -343,15 +399,9 @@ impl Recorder {
     pub fn take_series(&mut self) -> Option<TimeSeries> {
         self.series.take()
     }
-    /// Consumes the recorder: per flow, its finish time in ps (None:
-    /// unfinished) and bytes delivered (finish times without a copy).
-    pub fn into_columns(self) -> (Vec<Option<u64>>, Vec<u64>) {
-        // Same layout: collected in place.
-        let finish = self.finish.into_iter().map(|t| t.map(|t| t.0)).collect();
-        (
-            finish,
-            self.tally.into_iter().map(|t| t.delivered).collect(),
-        )
+    /// Consumes the recorder: the per-flow record (no copy).
+    pub fn into_records(self) -> FlowRecords {
+        self.flows
     }
     /// The first violation messages (see [`Recorder::violation_count`]).
     pub fn violations(&self) -> &[String] {
@@ -438,5 +488,35 @@ mod tests {
         assert!(r.violations()[2].contains("delivered 51 B of a 50 B flow"));
         assert_eq!((r.completed(), r.last_completion()), (2, SimTime(3)));
         assert_eq!(r.delivered_total(), 111);
+    }
+
+    #[test]
+    fn the_record_keeps_each_flow_and_its_outcome() {
+        let mut r = Recorder::new(None);
+        let f = Flow {
+            id: 0,
+            src: 3,
+            dst: 9,
+            bytes: 700,
+            start: SimTime(40),
+        };
+        r.register(&f);
+        r.register(&flow(1, 5));
+        assert_eq!(r.flow(0), f);
+        r.deliver_point(0, SimTime(50), 300);
+        r.deliver_point(0, SimTime(60), 400);
+        r.complete(0, SimTime(60));
+        // A completion at the sentinel time cannot be recorded.
+        r.deliver(1, SimTime(1), 5);
+        r.complete(1, SimTime(u64::MAX));
+        assert_eq!(r.violation_count(), 1);
+        assert_eq!((r.finish(0), r.finish(1)), (Some(SimTime(60)), None));
+        let t = r.into_records();
+        assert_eq!(t.finish_ps, [60, FlowRecords::UNFINISHED]);
+        assert_eq!(t.delivered, [700, 5]);
+        assert_eq!(
+            (t.src, t.dst, t.bytes, t.start_ps),
+            (vec![3, 0], vec![9, 1], vec![700, 5], vec![40, 0])
+        );
     }
 }

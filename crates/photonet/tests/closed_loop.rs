@@ -38,7 +38,7 @@ fn run(c: &Config) -> RunResult {
 fn by_source(r: &RunResult, hosts: u32) -> Vec<Vec<(u64, u64)>> {
     let mut v = vec![Vec::new(); hosts as usize];
     for i in 0..r.flows.id.len() {
-        let fin = r.flows.finish_ps[i].expect("every flow completes (drained)");
+        let fin = r.flows.finish(i).expect("every flow completes (drained)");
         v[r.flows.src[i] as usize].push((r.flows.start_ps[i], fin));
     }
     v

@@ -67,7 +67,7 @@ fn a_lone_flow_takes_at_least_bytes_over_r_and_at_most_the_documented_bound() {
                 c.stop.drain = true;
                 let r = run(&c, &paths);
                 no_violations(&r, &what);
-                let fct = SimTime(r.flows.finish_ps[0].expect(&what) - r.flows.start_ps[0]);
+                let fct = SimTime(r.flows.finish(0).expect(&what) - r.flows.start_ps[0]);
                 let table = c.fabric_table(spec).unwrap();
                 let b = spec
                     .lone_flow_fct(&table, v, &c.build_context(), src, dst, bytes)
@@ -127,7 +127,7 @@ fn esn_osub_lone_flow_bounds_hold_at_both_tiers() {
                 c.stop.drain = true;
                 let r = run(&c, &paths);
                 no_violations(&r, &what);
-                let fct = SimTime(r.flows.finish_ps[0].expect(&what) - r.flows.start_ps[0]);
+                let fct = SimTime(r.flows.finish(0).expect(&what) - r.flows.start_ps[0]);
                 let table = c.fabric_table(spec).unwrap();
                 let b = spec
                     .lone_flow_fct(&table, v, &c.build_context(), src, dst, bytes)
@@ -195,7 +195,7 @@ fn under_heavy_load_no_invariant_is_violated_and_no_byte_is_invented() {
         assert!(s.delivered_bytes <= s.offered_bytes, "{name}");
         for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {
             assert!(d <= b, "{name}: flow {i} got {d} of {b} B");
-            let finished = r.flows.finish_ps[i].is_some();
+            let finished = r.flows.finish(i).is_some();
             assert_eq!(
                 finished,
                 d == b,

@@ -37,11 +37,8 @@ fn finishes(c: &Config, p: &Paths) -> Vec<Option<u64>> {
         "{:?}",
         r.summary.invariant_violations
     );
-    r.flows
-        .finish_ps
-        .iter()
-        .zip(&r.flows.start_ps)
-        .map(|(f, s)| f.map(|f| f - s))
+    (0..r.flows.id.len())
+        .map(|i| r.flows.finish(i).map(|f| f - r.flows.start_ps[i]))
         .collect()
 }
 
@@ -131,7 +128,7 @@ fn random_workload_conserves_bytes_and_respects_link_capacity() {
             "{fabric}: bytes conserved"
         );
         for i in 0..r.flows.id.len() {
-            let fct = r.flows.finish_ps[i].unwrap() - r.flows.start_ps[i];
+            let fct = r.flows.finish(i).unwrap() - r.flows.start_ps[i];
             let alone = Rate(s.host_rate_bps).tx_time(r.flows.bytes[i]).0;
             assert!(fct + 2 >= alone, "{fabric}: flow {i} beat its line rate");
         }

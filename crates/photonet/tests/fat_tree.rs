@@ -628,7 +628,7 @@ fn mean_fct(c: &Config) -> (f64, Vec<(u32, u32, u64, u64)>) {
                 t.src[i],
                 t.dst[i],
                 t.bytes[i],
-                t.finish_ps[i].unwrap() - t.start_ps[i],
+                t.finish(i).unwrap() - t.start_ps[i],
             )
         })
         .collect();

@@ -51,7 +51,7 @@ fn run(c: &Config, p: &Paths) -> RunResult {
 }
 
 fn fct_ps(r: &RunResult, i: usize) -> u64 {
-    r.flows.finish_ps[i].expect("flow finished") - r.flows.start_ps[i]
+    r.flows.finish(i).expect("flow finished") - r.flows.start_ps[i]
 }
 
 fn stat(r: &RunResult, k: &str) -> f64 {

@@ -42,7 +42,7 @@ fn run(c: &Config, p: &Paths) -> RunResult {
 }
 
 fn fct_ps(r: &RunResult, i: usize) -> u64 {
-    r.flows.finish_ps[i].expect("flow finished") - r.flows.start_ps[i]
+    r.flows.finish(i).expect("flow finished") - r.flows.start_ps[i]
 }
 
 /// Two nodes, one uplink each, 2-port gratings: node 0 reaches node 1 only in
@@ -294,7 +294,7 @@ fn a_failed_node_strands_its_own_traffic_and_counts_what_it_swallowed() {
     let mut stranded_own = 0;
     for i in 0..f.id.len() {
         let touches = f.src[i] / spr == 3 || f.dst[i] / spr == 3;
-        let done = f.finish_ps[i].is_some();
+        let done = f.finish(i).is_some();
         if touches {
             stranded_own += !done as u32;
         } else {
@@ -342,7 +342,12 @@ fn rescheduling_around_a_failure_regains_the_lost_slots() {
             at: SimTime::ZERO,
         }]
     });
-    let last = |r: &RunResult| r.flows.finish_ps.iter().map(|x| x.unwrap()).max().unwrap();
+    let last = |r: &RunResult| {
+        (0..r.flows.id.len())
+            .map(|i| r.flows.finish(i).unwrap())
+            .max()
+            .unwrap()
+    };
     let idle = last(&run(&c, &p));
     c.edit(|p: &mut SiriusParams| p.reschedule_on_failure = true);
     let resched = last(&run(&c, &p));
@@ -449,7 +454,7 @@ fn node_failure_with_drain_accounts_for_every_cell_and_healthy_flows_finish() {
                 healthy_before += 1;
             }
             assert!(
-                f.finish_ps[i].is_some(),
+                f.finish(i).is_some(),
                 "seed {seed}: healthy flow {i} ({} -> {}, {} B at {} ps) delivered {} of its bytes",
                 f.src[i],
                 f.dst[i],

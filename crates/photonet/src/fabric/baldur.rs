@@ -2187,7 +2187,7 @@ mod tests {
                     Recorder::new(None),
                     &mut |_| true,
                 );
-                let fin: Vec<_> = (0..out.flows.len() as u32)
+                let fin: Vec<_> = (0..out.recorder.flows() as u32)
                     .map(|i| (out.recorder.finish(i), out.recorder.delivered(i)))
                     .collect();
                 (fin, out.events, out.end_time, f.stats())
