@@ -270,6 +270,19 @@ impl Recorder {
         self.flows.push(f);
     }
 
+    /// Flow `id` grew by `extra` bytes (a carrier's flow that outside
+    /// traffic extends, `net::ClassFlows`): it is unfinished again until
+    /// they are delivered, so its checks keep holding.
+    pub fn grow(&mut self, id: FlowId, extra: u64) {
+        let i = id as usize;
+        let b = &mut self.flows.bytes[i];
+        *b = b.checked_add(extra).expect("recorder: flow size overflow");
+        if self.flows.finish_ps[i] != FlowRecords::UNFINISHED {
+            self.flows.finish_ps[i] = FlowRecords::UNFINISHED;
+            self.completed -= 1;
+        }
+    }
+
     /// Records a broken invariant (a fabric bug, or a check failing at run time).
     pub fn violation(&mut self, msg: String) {
         self.violation_count += 1;
@@ -488,6 +501,31 @@ mod tests {
         assert!(r.violations()[2].contains("delivered 51 B of a 50 B flow"));
         assert_eq!((r.completed(), r.last_completion()), (2, SimTime(3)));
         assert_eq!(r.delivered_total(), 111);
+    }
+
+    #[test]
+    fn a_grown_flow_is_unfinished_until_its_new_bytes_arrive() {
+        let mut r = Recorder::new(None);
+        r.register(&flow(0, 1_000));
+        r.deliver(0, SimTime(10), 1_000);
+        r.complete(0, SimTime(10));
+        assert_eq!((r.completed(), r.finish(0)), (1, Some(SimTime(10))));
+        r.grow(0, 500);
+        assert_eq!((r.completed(), r.finish(0)), (0, None));
+        r.deliver(0, SimTime(20), 500);
+        r.complete(0, SimTime(20));
+        assert_eq!((r.completed(), r.finish(0)), (1, Some(SimTime(20))));
+        assert_eq!(r.violation_count(), 0);
+        // Growing a flow still in flight only raises its size.
+        r.register(&flow(1, 100));
+        r.grow(1, 100);
+        r.deliver(1, SimTime(30), 200);
+        r.complete(1, SimTime(30));
+        assert_eq!((r.delivered(1), r.violation_count()), (200, 0));
+        // Without the growth, the same deliveries break the flow's checks.
+        r.register(&flow(2, 100));
+        r.deliver(2, SimTime(40), 200);
+        assert_eq!(r.violation_count(), 1);
     }
 
     #[test]

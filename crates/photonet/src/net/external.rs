@@ -234,6 +234,7 @@ impl<R: Router> ClassFlows<R> {
         let took: u64 = chunks.iter().map(|c| c.1).sum();
         let f = self.class_flow[q];
         let f = if f != u32::MAX && self.net.extend_flow(now, f, took) {
+            self.inner.grow(f, took);
             f
         } else {
             let id = self.chunks.len() as u32;
@@ -244,11 +245,8 @@ impl<R: Router> ClassFlows<R> {
                 bytes: took,
                 start: now,
             };
-            // Net flows grow: their recorder tally is unbounded.
-            self.inner.register(&Flow {
-                bytes: u64::MAX,
-                ..fl
-            });
+            // Net flows grow: `Recorder::grow` follows them.
+            self.inner.register(&fl);
             self.chunks.push(VecDeque::new());
             self.net.add_flow(now, &fl, &mut self.inner);
             self.class_flow[q] = id;
@@ -303,6 +301,14 @@ impl<R: Router> ClassFlows<R> {
     /// flows add up to what was handed and not delivered.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.net.check_invariants()?;
+        // The network's own recorder is not the run's: what it flags must
+        // surface here, or nobody reads it.
+        if let Some(first) = self.inner.violations().first() {
+            return Err(format!(
+                "net: {} violation(s) in the carried classes, first: {first}",
+                self.inner.violation_count()
+            ));
+        }
         let held: u64 = self.chunks.iter().flatten().map(|c| c.1).sum();
         if held != self.in_net {
             return Err(format!(
@@ -400,6 +406,22 @@ mod tests {
             bytes,
             start: SimTime::ZERO,
         }
+    }
+
+    #[test]
+    fn a_violation_in_the_carried_classes_fails_the_invariant_check() {
+        let mut cf = ClassFlows::new(star(2, Rate::gbps(10), 6_000, 3_000), 1);
+        cf.hand(SimTime::ZERO, 0, 1, 0, &[(7, 3_000)]);
+        let mut out = Vec::new();
+        cf.run(SimTime::ns(10_000), &mut out);
+        assert_eq!(out.iter().map(|d| d.2).sum::<u64>(), 3_000);
+        assert_eq!(cf.check_invariants(), Ok(()));
+        cf.inner.violation("flow 0 delivered twice".into());
+        let err = cf.check_invariants().unwrap_err();
+        assert!(
+            err.contains("1 violation(s)") && err.contains("delivered twice"),
+            "{err}"
+        );
     }
 
     /// Retiring finished paced flows changes nothing but memory: an incast
