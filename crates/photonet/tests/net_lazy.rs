@@ -1,13 +1,18 @@
-//! Lazy port-free (`net::sim`, `Network::hold_release`) against the
-//! reference it replaces, every transmission's end a port-free event
-//! (`Network::set_lazy_port_free(false)`), both with lazy credits: on the
+//! The lazy paths of `net::sim` against the references they replace, on the
 //! three credit networks' routers (fat-tree, multi-butterfly, dragonfly
 //! with UGAL), with random VC counts, tiny VC buffers (ports wait for
-//! credits, and links hold more releases than they have slots), credit
-//! delays, packet sizes, transports and flows, every flow finishes at the
-//! same picosecond and every statistic is the same (`credit_stalls` and the
-//! buffer peaks included), except the one that counts calendar entries
-//! (`peak_packets_in_flight`); the lazy run processes fewer events.
+//! credits often, and links hold more releases than they have slots),
+//! credit delays, packet sizes, transports and flows:
+//! - lazy credit returns (`Network::return_credit`) against every credit an
+//!   event of its own (`Network::set_lazy_credits(false)`);
+//! - lazy port-free (`Network::hold_release`), with lazy credits, against
+//!   every transmission's end a port-free event
+//!   (`Network::set_lazy_port_free(false)`).
+//!
+//! Every flow finishes at the same picosecond and every statistic is the
+//! same (`credit_stalls` and the per-port buffer peaks included), except
+//! the one that counts calendar entries (`peak_packets_in_flight`); the lazy
+//! run processes fewer events.
 
 use photonet::fabric::fat_tree::{Clos, FatTreeParams};
 use photonet::fabric::registry::BuildContext;
@@ -34,18 +39,34 @@ struct Outcome {
     ports: Vec<(u64, u64, u64, u64)>,
 }
 
+/// Which lazy path a test pits against its eager reference.
+#[derive(Clone, Copy, Debug)]
+enum Lazy {
+    Credits,
+    PortFree,
+}
+
 fn run<R: Router>(
     graph: Graph,
     router: R,
     cfg: NetConfig,
     flows: &[Flow],
+    which: Lazy,
     lazy: bool,
 ) -> (Outcome, u64) {
     let nports = graph.ports.len() as u32;
     let mut net = Network::new(cfg, graph, router);
     assert!(net.lazy_credits() && net.lazy_port_free());
-    net.set_lazy_port_free(lazy);
-    assert_eq!(net.lazy_port_free(), lazy);
+    match which {
+        Lazy::Credits => {
+            net.set_lazy_credits(lazy);
+            assert_eq!(net.lazy_credits(), lazy);
+        }
+        Lazy::PortFree => {
+            net.set_lazy_port_free(lazy);
+            assert_eq!(net.lazy_port_free(), lazy);
+        }
+    }
     let mut rec = Recorder::new(None);
     let mut i = 0;
     loop {
@@ -166,17 +187,18 @@ fn fat_tree(seed: u64) -> (Graph, Clos) {
     (clos.graph(), clos)
 }
 
-/// Lazy and eager port-free runs agree; the lazy one processed fewer
+/// Lazy and eager runs of `which` agree; the lazy one processed fewer
 /// events. Returns the lazy outcome.
 fn same<R: Router>(
+    which: Lazy,
     build: impl Fn() -> (Graph, R),
     cfg: NetConfig,
     flows: &[Flow],
 ) -> Result<Outcome, TestCaseError> {
     let (g, r) = build();
-    let (eager, n_eager) = run(g, r, cfg.clone(), flows, false);
+    let (eager, n_eager) = run(g, r, cfg.clone(), flows, which, false);
     let (g, r) = build();
-    let (lazy, n_lazy) = run(g, r, cfg, flows, true);
+    let (lazy, n_lazy) = run(g, r, cfg, flows, which, true);
     prop_assert_eq!(&lazy, &eager);
     prop_assert!(
         n_lazy < n_eager,
@@ -194,11 +216,15 @@ fn same<R: Router>(
 /// for credits all the time (a hand-made case where the wake-ups matter).
 #[test]
 fn an_incast_with_one_frame_buffers_stalls_and_agrees() {
-    for vcs in [1u8, 3] {
+    for (which, vcs) in [Lazy::Credits, Lazy::PortFree]
+        .into_iter()
+        .flat_map(|w| [(w, 1u8), (w, 3)])
+    {
         let spec: Vec<(u64, u64, u32, u32)> =
             (1..16).map(|s| (20_000, s as u64 % 3, s, 0)).collect();
         let f = flows(&spec, 16);
         let lazy = same(
+            which,
             || fat_tree(1),
             cfg(vcs, 1, 1000, 0, true, Routing::Adaptive),
             &f,
@@ -209,9 +235,10 @@ fn an_incast_with_one_frame_buffers_stalls_and_agrees() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
     #[test]
-    fn lazy_port_free_changes_nothing_on_a_fat_tree(
+    fn lazy_paths_change_nothing_on_a_fat_tree(
+        which in prop_oneof![Just(Lazy::Credits), Just(Lazy::PortFree)],
         seed in 0u64..1000,
         vcs in 1u8..=4,
         frames in 1u64..=3,
@@ -222,11 +249,12 @@ proptest! {
         spec in prop::collection::vec((1u64..40_000, 0u64..5_000, 0u32..16, 0u32..16), 1..24),
     ) {
         let f = flows(&spec, 16);
-        same(|| fat_tree(seed), cfg(vcs, frames, payload, delay_ns, paced, routing), &f)?;
+        same(which, || fat_tree(seed), cfg(vcs, frames, payload, delay_ns, paced, routing), &f)?;
     }
 
     #[test]
-    fn lazy_port_free_changes_nothing_on_a_multibutterfly(
+    fn lazy_paths_change_nothing_on_a_multibutterfly(
+        which in prop_oneof![Just(Lazy::Credits), Just(Lazy::PortFree)],
         seed in 0u64..1000,
         vcs in 1u8..=3,
         frames in 1u64..=2,
@@ -240,11 +268,12 @@ proptest! {
             let mb = MultiButterfly::new(4, m, Some(&mut rng));
             (mb.graph(Rate::gbps(25)), mb)
         };
-        same(build, cfg(vcs, frames, 512, delay_ns, true, Routing::Adaptive), &f)?;
+        same(which, build, cfg(vcs, frames, 512, delay_ns, true, Routing::Adaptive), &f)?;
     }
 
     #[test]
-    fn lazy_port_free_changes_nothing_on_a_dragonfly(
+    fn lazy_paths_change_nothing_on_a_dragonfly(
+        which in prop_oneof![Just(Lazy::Credits), Just(Lazy::PortFree)],
         frames in 1u64..=2,
         delay_ns in 0u64..300,
         ugal in any::<bool>(),
@@ -262,6 +291,6 @@ proptest! {
                 .collect();
             (g, d)
         };
-        same(build, cfg(3, frames, 512, delay_ns, true, Routing::Adaptive), &f)?;
+        same(which, build, cfg(3, frames, 512, delay_ns, true, Routing::Adaptive), &f)?;
     }
 }
