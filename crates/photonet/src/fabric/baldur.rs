@@ -583,26 +583,29 @@ impl<S: Stamp> Stages<S> {
         let ports = self.ports;
         let mut at = std::mem::take(&mut self.scratch);
         at.clear();
-        // Each probe's output group within the current stage.
+        // Each probe's output group within the current stage (an index of
+        // the stage's groups of M outputs, one bounds check each).
         at.extend(batch.iter().map(|p| {
             let b = ((p.dst >> (k - 1)) & 1) as usize;
-            (p.sw as usize * 2 + b) * M
+            p.sw as usize * 2 + b
         }));
         let cells = &mut self.cells[self.off..self.off + ports * k];
         for (s, stage) in cells.chunks_exact_mut(ports).enumerate() {
+            let (groups, _) = stage.as_chunks_mut::<M>();
             let mut touch = 0u32;
             for &a in &at {
-                touch ^= stage[a].next;
+                touch ^= groups[a][0].next;
             }
             std::hint::black_box(touch);
-            let last = s + 1 == k;
+            // At the last stage this computes a group nobody reads (the
+            // last stage's outputs feed no switch: `next` is 0), cheaper
+            // than a branch per probe.
             let shift = k.saturating_sub(s + 2);
             for (p, a) in batch.iter_mut().zip(at.iter_mut()) {
                 if p.dropped.is_some() {
                     continue;
                 }
-                let outs: &mut [Cell<S>; M] =
-                    (&mut stage[*a..*a + M]).try_into().expect("M outputs");
+                let outs = &mut groups[*a];
                 let now = S::from_u64(p.rel);
                 let mut free = 0u32;
                 for (i, c) in outs.iter().enumerate() {
@@ -614,12 +617,9 @@ impl<S: Stamp> Stages<S> {
                 }
                 let j = free.trailing_zeros() as usize;
                 outs[j].free = S::from_u64(p.rel + p.occupy.0);
-                p.sw = outs[j].next;
                 p.rel += hop;
-                if !last {
-                    let b = ((p.dst >> shift) & 1) as usize;
-                    *a = (p.sw as usize * 2 + b) * M;
-                }
+                let b = ((p.dst >> shift) & 1) as usize;
+                *a = outs[j].next as usize * 2 + b;
             }
         }
         self.scratch = at;
@@ -1479,13 +1479,11 @@ impl Baldur {
     /// slots' length, which comes last either way.
     fn step(&mut self, now: SimTime, rec: &mut Recorder) -> u64 {
         let mut n = 0;
-        while self.data_fifo.front().is_some_and(|e| e.0 <= now) {
-            let (_, ev) = self.data_fifo.pop_front().expect("peeked");
+        while let Some((_, ev)) = self.data_fifo.pop_front_if(|e| e.0 <= now) {
             self.on_event(now, ev, rec);
             n += 1;
         }
-        while self.ack_fifo.front().is_some_and(|e| e.0 <= now) {
-            let (_, ev) = self.ack_fifo.pop_front().expect("peeked");
+        while let Some((_, ev)) = self.ack_fifo.pop_front_if(|e| e.0 <= now) {
             self.on_event(now, ev, rec);
             n += 1;
         }
@@ -1498,7 +1496,10 @@ impl Baldur {
             self.on_timeout(now, d, slot, serial);
             n += 1;
         }
-        while let Some((_, t)) = self.timers.pop_due(now) {
+        // (The head's time, inlined, before the call: most steps have no
+        // backoff timer due.)
+        while self.timers.peek_time().is_some_and(|t| t <= now) {
+            let (_, t) = self.timers.pop().expect("peeked");
             self.on_timer(now, t);
             n += 1;
         }
