@@ -832,6 +832,55 @@ impl Wakes {
     }
 }
 
+/// Entries in time order (each pushed no earlier than the last), with the
+/// front's time kept in a field: the run loop asks for it several times per
+/// step (is it due? the earliest of everything?), so each ask is one load,
+/// not a look into the queue.
+struct TimedFifo<T> {
+    q: VecDeque<(SimTime, T)>,
+    /// The front's time; `SimTime::MAX` when empty (no event is ever due
+    /// at `SimTime::MAX`: `earliest` reports that as none).
+    due: SimTime,
+}
+
+impl<T: Copy> TimedFifo<T> {
+    fn new() -> TimedFifo<T> {
+        TimedFifo {
+            q: VecDeque::new(),
+            due: SimTime::MAX,
+        }
+    }
+
+    #[inline]
+    fn due(&self) -> SimTime {
+        self.due
+    }
+
+    fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    fn front(&self) -> Option<&(SimTime, T)> {
+        self.q.front()
+    }
+
+    #[inline]
+    fn push(&mut self, t: SimTime, e: T) {
+        debug_assert!(self.q.back().is_none_or(|b| b.0 <= t), "out of order");
+        if self.q.is_empty() {
+            self.due = t;
+        }
+        self.q.push_back((t, e));
+    }
+
+    #[inline]
+    fn pop(&mut self) -> (SimTime, T) {
+        let e = self.q.pop_front().expect("a due entry");
+        self.due = self.q.front().map_or(SimTime::MAX, |f| f.0);
+        e
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// A node's transmitter is free.
@@ -993,12 +1042,12 @@ pub struct Baldur {
     seq: u64,
     /// Arrivals of full-size data packets and of ACKs: each is now + a
     /// constant, so each FIFO is in time order.
-    data_fifo: VecDeque<(SimTime, Event)>,
-    ack_fifo: VecDeque<(SimTime, Event)>,
+    data_fifo: TimedFifo<Event>,
+    ack_fifo: TimedFifo<Event>,
     /// Timeouts in deadline order: every data transmission adds one at
     /// now + timeout, so deadlines are non-decreasing and a FIFO replaces a
     /// heap; stale entries (ACKed, or superseded) are skipped when popped.
-    timeouts_fifo: VecDeque<(SimTime, u32, u32)>,
+    timeouts_fifo: TimedFifo<(u32, u32)>,
     /// Full-size data packets and ACKs transmitted but not yet pushed
     /// through the switches (without `check`): their fates are needed only
     /// when their arrival is due (`pending_due`, the earliest), and pushed
@@ -1070,9 +1119,9 @@ impl Baldur {
             wakes: Wakes::new(l.wire_time(p.packet.0).max(ack_wire) + l.gap),
             short_data: BinaryHeap::new(),
             seq: 0,
-            data_fifo: VecDeque::new(),
-            ack_fifo: VecDeque::new(),
-            timeouts_fifo: VecDeque::new(),
+            data_fifo: TimedFifo::new(),
+            ack_fifo: TimedFifo::new(),
+            timeouts_fifo: TimedFifo::new(),
             pending: Vec::new(),
             pending_arrival: Vec::new(),
             pending_due: SimTime::MAX,
@@ -1165,9 +1214,9 @@ impl Baldur {
     fn arrives(&mut self, at: SimTime, ev: Event, ack: bool) {
         self.in_flight += 1;
         if ack {
-            self.ack_fifo.push_back((at, ev));
+            self.ack_fifo.push(at, ev);
         } else {
-            self.data_fifo.push_back((at, ev));
+            self.data_fifo.push(at, ev);
         }
     }
 
@@ -1228,10 +1277,10 @@ impl Baldur {
             .peek()
             .map_or(SimTime::MAX, |w| w.0)
             .min(self.short_data.peek().map_or(SimTime::MAX, |e| e.0 .0))
-            .min(self.data_fifo.front().map_or(SimTime::MAX, |e| e.0))
-            .min(self.ack_fifo.front().map_or(SimTime::MAX, |e| e.0));
+            .min(self.data_fifo.due())
+            .min(self.ack_fifo.due());
         let b = self.timers.peek_time().unwrap_or(SimTime::MAX);
-        let c = self.timeouts_fifo.front().map_or(SimTime::MAX, |e| e.0);
+        let c = self.timeouts_fifo.due();
         let t = a.min(b).min(c);
         (t != SimTime::MAX).then_some(t)
     }
@@ -1397,7 +1446,7 @@ impl Baldur {
         }
         let deadline = now + self.timeout;
         self.out.get_mut(slot).deadline = deadline;
-        self.timeouts_fifo.push_back((deadline, slot, serial));
+        self.timeouts_fifo.push(deadline, (slot, serial));
     }
 
     fn release(&mut self, slot: u32) {
@@ -1479,11 +1528,13 @@ impl Baldur {
     /// slots' length, which comes last either way.
     fn step(&mut self, now: SimTime, rec: &mut Recorder) -> u64 {
         let mut n = 0;
-        while let Some((_, ev)) = self.data_fifo.pop_front_if(|e| e.0 <= now) {
+        while self.data_fifo.due() <= now {
+            let (_, ev) = self.data_fifo.pop();
             self.on_event(now, ev, rec);
             n += 1;
         }
-        while let Some((_, ev)) = self.ack_fifo.pop_front_if(|e| e.0 <= now) {
+        while self.ack_fifo.due() <= now {
+            let (_, ev) = self.ack_fifo.pop();
             self.on_event(now, ev, rec);
             n += 1;
         }
@@ -1491,8 +1542,8 @@ impl Baldur {
             self.on_event(now, ev, rec);
             n += 1;
         }
-        while self.timeouts_fifo.front().is_some_and(|e| e.0 <= now) {
-            let (d, slot, serial) = self.timeouts_fifo.pop_front().expect("peeked");
+        while self.timeouts_fifo.due() <= now {
+            let (d, (slot, serial)) = self.timeouts_fifo.pop();
             self.on_timeout(now, d, slot, serial);
             n += 1;
         }
@@ -1507,11 +1558,11 @@ impl Baldur {
         // stale for good; dropping them from the head now spares the run
         // loop an iteration each (nearly every packet is ACKed in time).
         // Only stale entries go, so nothing the run does changes.
-        while let Some(&(d, slot, serial)) = self.timeouts_fifo.front() {
+        while let Some(&(d, (slot, serial))) = self.timeouts_fifo.front() {
             if self.live(slot, serial) && self.out.get(slot).deadline == d {
                 break;
             }
-            self.timeouts_fifo.pop_front();
+            self.timeouts_fifo.pop();
         }
         n
     }
