@@ -860,10 +860,6 @@ impl<T: Copy> TimedFifo<T> {
         self.due
     }
 
-    fn len(&self) -> usize {
-        self.q.len()
-    }
-
     fn front(&self) -> Option<&(SimTime, T)> {
         self.q.front()
     }
@@ -881,6 +877,97 @@ impl<T: Copy> TimedFifo<T> {
     fn pop(&mut self) -> (SimTime, T) {
         let e = self.q.pop_front().expect("a due entry");
         self.due = self.q.front().map_or(SimTime::MAX, |f| f.0);
+        e
+    }
+}
+
+/// Arrivals in time order whose fates are learned later, in order: each is
+/// pushed when its packet starts transmission, before it has been pushed
+/// through the switches; once it has (`settle_all`), a dropped one is marked
+/// and skipped. So a delivered packet's arrival is written once, where it is
+/// taken from, not first to a pending list and then copied here.
+struct ArrivalFifo<T> {
+    q: VecDeque<(SimTime, T)>,
+    /// Entries popped so far: the entry pushed n-th is at `n - popped`.
+    popped: u64,
+    /// The first `ready` entries' fates are known (the rest are pending).
+    ready: usize,
+    /// The first ready live entry's time; `SimTime::MAX` if none.
+    due: SimTime,
+}
+
+impl<T: Copy> ArrivalFifo<T> {
+    /// A dropped entry's time: it is never due.
+    const DROPPED: SimTime = SimTime::MAX;
+
+    fn new() -> ArrivalFifo<T> {
+        ArrivalFifo {
+            q: VecDeque::new(),
+            popped: 0,
+            ready: 0,
+            due: SimTime::MAX,
+        }
+    }
+
+    #[inline]
+    fn due(&self) -> SimTime {
+        self.due
+    }
+
+    /// Entries held, dropped ones not yet skipped included.
+    fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    /// Adds an arrival (fate pending) at `t`, no earlier than any live one
+    /// before it; returns its number, for `mark_dropped`.
+    #[inline]
+    fn push(&mut self, t: SimTime, e: T) -> u64 {
+        debug_assert!(
+            self.q.iter().rev().find(|b| b.0 != Self::DROPPED).is_none_or(|b| b.0 <= t),
+            "out of order"
+        );
+        self.q.push_back((t, e));
+        self.popped + self.q.len() as u64 - 1
+    }
+
+    /// Entry `n` (pending) was dropped in the switches.
+    #[inline]
+    fn mark_dropped(&mut self, n: u64) {
+        let i = (n - self.popped) as usize;
+        debug_assert!(i >= self.ready, "a settled arrival marked dropped");
+        self.q[i].0 = Self::DROPPED;
+    }
+
+    /// Every entry's fate is known now.
+    #[inline]
+    fn settle_all(&mut self) {
+        self.ready = self.q.len();
+        self.skip_dropped();
+    }
+
+    #[inline]
+    fn skip_dropped(&mut self) {
+        while self.ready > 0 && self.q.front().is_some_and(|f| f.0 == Self::DROPPED) {
+            self.q.pop_front();
+            self.popped += 1;
+            self.ready -= 1;
+        }
+        self.due = if self.ready > 0 {
+            self.q.front().map_or(SimTime::MAX, |f| f.0)
+        } else {
+            SimTime::MAX
+        };
+    }
+
+    /// Removes the first live entry (due).
+    #[inline]
+    fn pop(&mut self) -> (SimTime, T) {
+        debug_assert!(self.ready > 0 && self.due != SimTime::MAX);
+        let e = self.q.pop_front().expect("a due entry");
+        self.popped += 1;
+        self.ready -= 1;
+        self.skip_dropped();
         e
     }
 }
@@ -1044,10 +1131,11 @@ pub struct Baldur {
     wakes: Wakes,
     short_data: BinaryHeap<Reverse<(SimTime, u64, [u32; 4])>>,
     seq: u64,
-    /// Arrivals of full-size data packets and of ACKs: each is now + a
-    /// constant, so each FIFO is in time order.
-    data_fifo: TimedFifo<Event>,
-    ack_fifo: TimedFifo<Event>,
+    /// Arrivals of full-size data packets ([slot, serial, src, dst]) and of
+    /// ACKs ([slot, serial]): each is now + a constant, so each FIFO is in
+    /// time order.
+    data_fifo: ArrivalFifo<[u32; 4]>,
+    ack_fifo: ArrivalFifo<[u32; 2]>,
     /// Timeouts in deadline order: every data transmission adds one at
     /// now + timeout, so deadlines are non-decreasing and a FIFO replaces a
     /// heap; stale entries (ACKed, or superseded) are skipped when popped.
@@ -1056,9 +1144,10 @@ pub struct Baldur {
     /// through the switches (without `check`): their fates are needed only
     /// when their arrival is due (`pending_due`, the earliest), and pushed
     /// through in batches, in transmission order, their switch lookups
-    /// overlap. `pending_arrival[i]`: (arrival if delivered, event, is ACK).
+    /// overlap. `pending_entry[i]`: the FIFO entry of `pending[i]`'s
+    /// arrival (see `Baldur::entry`).
     pending: Vec<Probe>,
-    pending_arrival: Vec<(SimTime, Event, bool)>,
+    pending_entry: Vec<u64>,
     pending_due: SimTime,
     /// Backoff timers (random delays).
     timers: TimerQueue<Timer>,
@@ -1123,11 +1212,11 @@ impl Baldur {
             wakes: Wakes::new(l.wire_time(p.packet.0).max(ack_wire) + l.gap),
             short_data: BinaryHeap::new(),
             seq: 0,
-            data_fifo: TimedFifo::new(),
-            ack_fifo: TimedFifo::new(),
+            data_fifo: ArrivalFifo::new(),
+            ack_fifo: ArrivalFifo::new(),
             timeouts_fifo: TimedFifo::new(),
             pending: Vec::new(),
-            pending_arrival: Vec::new(),
+            pending_entry: Vec::new(),
             pending_due: SimTime::MAX,
             timers: TimerQueue::new(),
             backoff_rng: streams.stream("baldur.backoff"),
@@ -1190,44 +1279,46 @@ impl Baldur {
     /// How many pending packets go through the switches together.
     const BATCH: usize = 1024;
 
-    /// A packet whose `arrival`, if it gets through, is an event at a time
-    /// in the data FIFO (or the ACK FIFO, if the flag is set): pushed
-    /// through now with `check`, else when due (see `pending`).
+    /// A packet (`src` to `dst`, `wire` long) whose arrival at `at` is FIFO
+    /// entry `entry` (see `Baldur::entry`): pushed through the switches now
+    /// with `check`, else later, in a batch (see `pending`).
+    #[inline(always)]
     fn inject_later(
         &mut self,
         now: SimTime,
         (src, dst): (u32, u32),
         wire: SimTime,
-        arrival: (SimTime, Event, bool),
+        (at, entry): (SimTime, u64),
     ) {
-        let (at, ev, ack) = arrival;
+        self.in_flight += 1;
         if self.check {
-            if self.inject(now, src, dst, wire) {
-                self.arrives(at, ev, ack);
-            } else {
-                self.dropped(ack);
+            if !self.inject(now, src, dst, wire) {
+                self.drop_entry(entry);
             }
+            self.data_fifo.settle_all();
+            self.ack_fifo.settle_all();
             return;
         }
         self.pending
             .push(Probe::new(src, dst, now + self.inj, wire + self.l.gap));
-        self.pending_arrival.push((at, ev, ack));
+        self.pending_entry.push(entry);
         self.pending_due = self.pending_due.min(at);
     }
 
-    fn arrives(&mut self, at: SimTime, ev: Event, ack: bool) {
-        self.in_flight += 1;
-        if ack {
-            self.ack_fifo.push(at, ev);
-        } else {
-            self.data_fifo.push(at, ev);
-        }
+    /// An arrival's FIFO entry: its number in the FIFO, and which FIFO.
+    #[inline(always)]
+    fn entry(n: u64, ack: bool) -> u64 {
+        n << 1 | ack as u64
     }
 
-    fn dropped(&mut self, ack: bool) {
-        if ack {
+    /// The packet of FIFO entry `entry` was dropped in the switches.
+    fn drop_entry(&mut self, entry: u64) {
+        self.in_flight -= 1;
+        if entry & 1 == 1 {
+            self.ack_fifo.mark_dropped(entry >> 1);
             self.acks_dropped += 1;
         } else {
+            self.data_fifo.mark_dropped(entry >> 1);
             self.data_dropped += 1;
         }
     }
@@ -1244,21 +1335,19 @@ impl Baldur {
                 Net::Wide(n) => n.traverse_batch(chunk, self.hop),
             }
         }
-        let arrival = std::mem::take(&mut self.pending_arrival);
-        for (p, &(at, ev, ack)) in pending.iter().zip(&arrival) {
-            match p.dropped {
-                None => self.arrives(at, ev, ack),
-                Some(stage) => {
-                    self.drops_by_stage[stage as usize] += 1;
-                    self.dropped(ack);
-                }
+        let mut entries = std::mem::take(&mut self.pending_entry);
+        for (p, &entry) in pending.iter().zip(&entries) {
+            if let Some(stage) = p.dropped {
+                self.drops_by_stage[stage as usize] += 1;
+                self.drop_entry(entry);
             }
         }
+        self.data_fifo.settle_all();
+        self.ack_fifo.settle_all();
         pending.clear();
         self.pending = pending;
-        let mut arrival = arrival;
-        arrival.clear();
-        self.pending_arrival = arrival;
+        entries.clear();
+        self.pending_entry = entries;
         self.pending_due = SimTime::MAX;
     }
 
@@ -1306,7 +1395,8 @@ impl Baldur {
             wire = self.ack_wire;
             self.acks_sent += 1;
             let at = now + self.l.head_latency + wire;
-            self.inject_later(now, (h, to), wire, (at, Event::Ack { slot, serial }, true));
+            let n = self.ack_fifo.push(at, [slot, serial]);
+            self.inject_later(now, (h, to), wire, (at, Self::entry(n, true)));
         } else if let Some(slot) = self.pop_retx(h) {
             wire = self.l.wire_time(self.out.get(slot).bytes() as u64);
             self.retransmissions += 1;
@@ -1368,6 +1458,7 @@ impl Baldur {
 
     /// Node `h`'s transmitter wakes at `t` (after `now`, within the wake
     /// horizon: the end of a transmission that has started).
+    #[inline(always)]
     fn push_wake(&mut self, now: SimTime, t: SimTime, h: u32) {
         self.wakes.push(now, t, self.seq, h);
         self.seq += 1;
@@ -1426,20 +1517,16 @@ impl Baldur {
         }
     }
 
+    #[inline(always)]
     fn send_data(&mut self, now: SimTime, h: u32, slot: u32, wire: SimTime) {
         let o = *self.out.get(slot);
         let dst = o.dst;
         let serial = o.serial;
         self.data_sent += 1;
         let at = now + self.l.head_latency + wire;
-        let ev = Event::Data {
-            slot,
-            serial,
-            src: h,
-            dst,
-        };
         if o.bytes() as u64 == self.packet {
-            self.inject_later(now, (h, dst), wire, (at, ev, false));
+            let n = self.data_fifo.push(at, [slot, serial, h, dst]);
+            self.inject_later(now, (h, dst), wire, (at, Self::entry(n, false)));
         } else if self.inject(now, h, dst, wire) {
             self.in_flight += 1;
             self.short_data
@@ -1533,13 +1620,19 @@ impl Baldur {
     fn step(&mut self, now: SimTime, rec: &mut Recorder) -> u64 {
         let mut n = 0;
         while self.data_fifo.due() <= now {
-            let (_, ev) = self.data_fifo.pop();
+            let (_, [slot, serial, src, dst]) = self.data_fifo.pop();
+            let ev = Event::Data {
+                slot,
+                serial,
+                src,
+                dst,
+            };
             self.on_event(now, ev, rec);
             n += 1;
         }
         while self.ack_fifo.due() <= now {
-            let (_, ev) = self.ack_fifo.pop();
-            self.on_event(now, ev, rec);
+            let (_, [slot, serial]) = self.ack_fifo.pop();
+            self.on_event(now, Event::Ack { slot, serial }, rec);
             n += 1;
         }
         while let Some(ev) = self.pop_due_event(now) {
@@ -1571,6 +1664,7 @@ impl Baldur {
         n
     }
 
+    #[inline(always)]
     fn on_event(&mut self, now: SimTime, ev: Event, rec: &mut Recorder) {
         match ev {
             Event::TxFree(h) => {
