@@ -718,10 +718,21 @@ enum Net {
 /// binary heap (a sift of ~log2(nodes) levels per push and pop) with the same
 /// order: (time, seq) is a total order, so any exact priority queue pops
 /// the same sequence.
+///
+/// A bucket's first `Wakes::SLOTS` entries live in one flat array, bucket
+/// after bucket, so pushes (near now + horizon) and pops (near now) each
+/// walk through memory in order; a bucket with more (a burst of wake-ups
+/// at one instant) keeps the rest in a spill list of its own. (A `Vec` per
+/// bucket put every bucket's entries somewhere else on the heap: a cache
+/// miss per push and per pop at paper scale.)
 struct Wakes {
     /// Bucket width: 2^shift ps.
     shift: u32,
-    buckets: Vec<Vec<(SimTime, u64, u32)>>,
+    /// Bucket i's first entries: `slots[i * SLOTS..][..count[i]]`.
+    slots: Vec<(SimTime, u64, u32)>,
+    count: Vec<u8>,
+    /// Bucket i's entries beyond `SLOTS` (only when `count[i] == SLOTS`).
+    spill: Vec<Vec<(SimTime, u64, u32)>>,
     /// Bit i set: bucket i is not empty (so the first non-empty bucket is
     /// found a word at a time, not by a scan over empty buckets).
     occupied: Vec<u64>,
@@ -730,11 +741,15 @@ struct Wakes {
     floor: u64,
     len: usize,
     /// The earliest wake-up: (time, seq, bucket, position), kept current
-    /// (a push compares, a pop rescans), so peeking is free.
+    /// (a push compares, a pop rescans), so peeking is free. A position at
+    /// or past `SLOTS` is in the bucket's spill list.
     head: Option<(SimTime, u64, usize, usize)>,
 }
 
 impl Wakes {
+    /// Entries per bucket in the flat array.
+    const SLOTS: usize = 4;
+
     fn new(horizon: SimTime) -> Wakes {
         // About 1,024 buckets over the horizon (a few wake-ups each to scan
         // for the least), at least 256 ps wide.
@@ -745,7 +760,9 @@ impl Wakes {
         let n = ((horizon.0 >> shift) + 2).next_power_of_two() as usize;
         Wakes {
             shift,
-            buckets: vec![Vec::new(); n],
+            slots: vec![(SimTime::ZERO, 0, 0); n * Self::SLOTS],
+            count: vec![0; n],
+            spill: vec![Vec::new(); n],
             occupied: vec![0; n.div_ceil(64)],
             floor: 0,
             len: 0,
@@ -758,22 +775,40 @@ impl Wakes {
     }
 
     fn slot(&self, abs: u64) -> usize {
-        (abs as usize) & (self.buckets.len() - 1)
+        (abs as usize) & (self.count.len() - 1)
+    }
+
+    /// Entry j of bucket i.
+    #[inline]
+    fn entry(&self, i: usize, j: usize) -> (SimTime, u64, u32) {
+        if j < Self::SLOTS {
+            self.slots[i * Self::SLOTS + j]
+        } else {
+            self.spill[i][j - Self::SLOTS]
+        }
     }
 
     fn push(&mut self, now: SimTime, t: SimTime, seq: u64, h: u32) {
         self.floor = self.floor.max(now.0 >> self.shift);
         let abs = t.0 >> self.shift;
         assert!(
-            t >= now && abs - self.floor < self.buckets.len() as u64,
+            t >= now && abs - self.floor < self.count.len() as u64,
             "a wake-up beyond the ring's horizon"
         );
         let i = self.slot(abs);
-        self.buckets[i].push((t, seq, h));
+        let c = self.count[i] as usize;
+        let j = if c < Self::SLOTS {
+            self.slots[i * Self::SLOTS + c] = (t, seq, h);
+            self.count[i] += 1;
+            c
+        } else {
+            self.spill[i].push((t, seq, h));
+            Self::SLOTS + self.spill[i].len() - 1
+        };
         self.occupied[i / 64] |= 1 << (i % 64);
         self.len += 1;
         if self.head.is_none_or(|(ht, hq, _, _)| (t, seq) < (ht, hq)) {
-            self.head = Some((t, seq, i, self.buckets[i].len() - 1));
+            self.head = Some((t, seq, i, j));
         }
     }
 
@@ -802,11 +837,20 @@ impl Wakes {
             }
         }
         let i = i.unwrap_or_else(|| unreachable!("{} wake-ups but every bucket empty", self.len));
-        let b = &self.buckets[i];
+        let c = self.count[i] as usize;
+        let b = &self.slots[i * Self::SLOTS..][..c];
         let mut j = 0;
+        let mut least = (b[0].0, b[0].1);
         for (x, e) in b.iter().enumerate().skip(1) {
-            if (e.0, e.1) < (b[j].0, b[j].1) {
-                j = x;
+            if (e.0, e.1) < least {
+                (j, least) = (x, (e.0, e.1));
+            }
+        }
+        if c == Self::SLOTS {
+            for (x, e) in self.spill[i].iter().enumerate() {
+                if (e.0, e.1) < least {
+                    (j, least) = (Self::SLOTS + x, (e.0, e.1));
+                }
             }
         }
         Some((i, j))
@@ -821,15 +865,36 @@ impl Wakes {
     fn pop(&mut self, now: SimTime) -> u32 {
         let (_, _, i, j) = self.head.expect("a wake-up");
         debug_assert_eq!(Some((i, j)), self.first());
-        let e = self.buckets[i].swap_remove(j);
-        if self.buckets[i].is_empty() {
+        let e = if j >= Self::SLOTS {
+            self.spill[i].swap_remove(j - Self::SLOTS)
+        } else {
+            // Move the bucket's last entry (its last spilled one, if any)
+            // into the freed place: a bucket's order does not matter.
+            let base = i * Self::SLOTS;
+            let e = self.slots[base + j];
+            let spilled = if self.count[i] as usize == Self::SLOTS {
+                self.spill[i].pop()
+            } else {
+                None
+            };
+            match spilled {
+                Some(s) => self.slots[base + j] = s,
+                None => {
+                    self.count[i] -= 1;
+                    let c = self.count[i] as usize;
+                    self.slots[base + j] = self.slots[base + c];
+                }
+            }
+            e
+        };
+        if self.count[i] == 0 {
             self.occupied[i / 64] &= !(1 << (i % 64));
         }
         debug_assert!(e.0 <= now);
         self.len -= 1;
         self.floor = self.floor.max(now.0 >> self.shift);
         self.head = self.first().map(|(i, j)| {
-            let e = self.buckets[i][j];
+            let e = self.entry(i, j);
             (e.0, e.1, i, j)
         });
         e.2
@@ -2356,20 +2421,24 @@ mod tests {
         /// The wake-up ring pops exactly what a binary heap of (time, seq)
         /// pops: pushes within the horizon of `now`, pops of what is due,
         /// `now` moving forward (by as little as a picosecond or past the
-        /// horizon, so buckets are reused lap after lap).
+        /// horizon, so buckets are reused lap after lap), and bursts at one
+        /// instant that overflow a bucket's flat slots.
         #[test]
         fn wake_ring_pops_in_heap_order(
             horizon in 1u64..400_000,
-            steps in prop::collection::vec((0u64..3, 0u64..1_000_000, 0u32..6), 1..400),
+            steps in prop::collection::vec((0u64..4, 0u64..1_000_000, 0u32..12), 1..400),
         ) {
             let mut w = Wakes::new(SimTime(horizon));
             let mut heap = BinaryHeap::new();
             let (mut now, mut seq) = (0u64, 0u64);
             for (op, x, n) in steps {
                 match op {
-                    0 => {
+                    0 | 1 => {
                         for k in 0..n {
-                            let t = now + 1 + (x + k as u64 * 7_919) % horizon;
+                            // op 1: a burst at one instant (more than a
+                            // bucket's flat slots: the spill list).
+                            let spread = if op == 0 { k as u64 * 7_919 } else { 0 };
+                            let t = now + 1 + (x + spread) % horizon;
                             w.push(SimTime(now), SimTime(t), seq, k);
                             heap.push(Reverse((t, seq, k)));
                             seq += 1;
