@@ -1172,6 +1172,8 @@ pub struct Baldur {
     /// Injection link delay: head leaves the node → head at stage 0.
     inj: SimTime,
     ack_wire: SimTime,
+    /// A full-size data packet's wire time (the common case: no division).
+    packet_wire: SimTime,
     net: Net,
     nodes: Vec<Node>,
     /// Each node's peak `buffer_bytes`.
@@ -1263,6 +1265,7 @@ impl Baldur {
             hop,
             inj: p.injection_link,
             ack_wire,
+            packet_wire: l.wire_time(p.packet.0),
             net,
             nodes: vec![Node::default(); l.nodes as usize],
             buffer_peak: vec![0; l.nodes as usize],
@@ -1443,6 +1446,16 @@ impl Baldur {
         (t != SimTime::MAX).then_some(t)
     }
 
+    /// `Layout::wire_time`, without its 128-bit division for a full-size packet.
+    #[inline]
+    fn wire_time(&self, bytes: u64) -> SimTime {
+        if bytes == self.packet {
+            self.packet_wire
+        } else {
+            self.l.wire_time(bytes)
+        }
+    }
+
     fn new_serial(&mut self) -> u32 {
         let s = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1).max(1);
@@ -1463,7 +1476,7 @@ impl Baldur {
             let n = self.ack_fifo.push(at, [slot, serial]);
             self.inject_later(now, (h, to), wire, (at, Self::entry(n, true)));
         } else if let Some(slot) = self.pop_retx(h) {
-            wire = self.l.wire_time(self.out.get(slot).bytes() as u64);
+            wire = self.wire_time(self.out.get(slot).bytes() as u64);
             self.retransmissions += 1;
             self.send_data(now, h, slot, wire);
         } else if let Some(fi) = self.nodes[hi].fresh.front() {
@@ -1506,7 +1519,7 @@ impl Baldur {
             let peak = &mut self.buffer_peak[hi];
             *peak = (*peak).max(node.buffer_bytes);
             self.data_first += 1;
-            wire = self.l.wire_time(bytes);
+            wire = self.wire_time(bytes);
             self.send_data(now, h, slot, wire);
         } else {
             return;
