@@ -1843,10 +1843,14 @@ impl Fabric for Baldur {
             dst: flow.dst,
             bytes: flow.bytes,
         });
-        self.fresh_q
-            .push_back(&mut self.nodes[flow.src as usize].fresh, i);
-        self.kick(flow.src, now);
-        self.settle();
+        let node = &mut self.nodes[flow.src as usize];
+        self.fresh_q.push_back(&mut node.fresh, i);
+        // A transmitter already waiting to wake takes the flow then: nothing
+        // is scheduled now, so `next_event` stays as it was.
+        if !node.wake {
+            self.kick(flow.src, now);
+            self.settle();
+        }
     }
 
     fn next_event(&self) -> Option<SimTime> {
