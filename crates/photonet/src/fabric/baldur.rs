@@ -663,6 +663,14 @@ impl<S: Stamp> Stages<S> {
         for (s, stage) in words.chunks_exact_mut(stride).enumerate() {
             let (groups, _) = stage.as_chunks_mut::<W>();
             let groups = &mut groups[..=mask];
+            // Only to start the cache misses early: a tight pass whose
+            // reads are independent, so many are in flight at once (8 Ir
+            // per probe and stage, but 1.6 % less time at paper scale).
+            let mut touch = S::default();
+            for l in lanes.iter() {
+                touch = touch.plus(groups[l.group as usize & mask][0]);
+            }
+            std::hint::black_box(touch);
             // At the last stage this computes a group nobody reads (the
             // last stage's outputs feed no switch: their `next` is 0),
             // cheaper than a branch per probe.
