@@ -66,7 +66,19 @@
 //! FIFOs (no fewer instructions: 4.104 G vs 4.102 G Ir, callgrind, 1/10
 //! scale), where keeping each FIFO's front time in a field did pay (−6.6 %
 //! Ir); a mask instead of `%` in the wake-up ring's word scan (+0.1 % Ir,
-//! A/B cpu 0.996: noise).
+//! A/B cpu 0.996: noise). Switch traversal since (issue 12): a direction's
+//! m free times side by side, then its m wiring words (same line); 32-bit
+//! times kept below 2^31 and compared signed, so a dropped batched probe's
+//! time can be NEVER (no drop test per stage); group indices masked, not
+//! bounds-checked: 3.701 G -> 3.507 G Ir (callgrind, 1/10 scale, without a
+//! prefetch pass). The prefetch pass per probe (+164 M Ir) still paid (A/B
+//! cpu 0.984); reading the stage's lines in address order instead when
+//! the batch reads most of them pays more (3.540 G Ir, A/B cpu 0.970
+//! against the per-probe pass). Not kept: touching each probe's next-stage
+//! group in the main pass instead of a pass of its own (3.660 G Ir, A/B
+//! cpu 1.09). LLVM does not vectorise the 4-port first-free search from
+//! plain code on the SSE2 baseline (scalar cmp/setle per port); a form it
+//! does vectorise (byte masks) needs a horizontal OR and is no shorter.
 //!
 //! # Nodes
 //! A node's transmitter (rate R, the topology's host rate) sends, in priority
