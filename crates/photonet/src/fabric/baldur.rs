@@ -66,7 +66,19 @@
 //! FIFOs (no fewer instructions: 4.104 G vs 4.102 G Ir, callgrind, 1/10
 //! scale), where keeping each FIFO's front time in a field did pay (−6.6 %
 //! Ir); a mask instead of `%` in the wake-up ring's word scan (+0.1 % Ir,
-//! A/B cpu 0.996: noise).
+//! A/B cpu 0.996: noise). Switch traversal since (issue 12): a direction's
+//! m free times side by side, then its m wiring words (same line); 32-bit
+//! times kept below 2^31 and compared signed, so a dropped batched probe's
+//! time can be NEVER (no drop test per stage); group indices masked, not
+//! bounds-checked: 3.701 G -> 3.507 G Ir (callgrind, 1/10 scale, without a
+//! prefetch pass). The prefetch pass per probe (+164 M Ir) still paid (A/B
+//! cpu 0.984); reading the stage's lines in address order instead when
+//! the batch reads most of them pays more (3.540 G Ir, A/B cpu 0.970
+//! against the per-probe pass). Not kept: touching each probe's next-stage
+//! group in the main pass instead of a pass of its own (3.660 G Ir, A/B
+//! cpu 1.09). LLVM does not vectorise the 4-port first-free search from
+//! plain code on the SSE2 baseline (scalar cmp/setle per port); a form it
+//! does vectorise (byte masks) needs a horizontal OR and is no shorter.
 //!
 //! # Nodes
 //! A node's transmitter (rate R, the topology's host rate) sends, in priority
@@ -347,23 +359,23 @@ impl FabricModule for BaldurModule {
 pub struct Stages<S: Stamp> {
     k: u32,
     m: u32,
-    /// Ports per stage: N/2 switches × 2 directions × m.
-    ports: usize,
-    /// `cells[off + s·ports + port]`: when output `port` of stage s is free
-    /// (relative to `base`), and the switch of stage s+1 it feeds (s < k−1).
-    /// The two are interleaved so that choosing an output and following it
-    /// touch one cache line per stage (the m outputs of a direction are
-    /// adjacent, and `off` aligns them to 64 bytes when the cell size times m
-    /// divides 64): a packet's stages are random accesses, and this lookup
-    /// is the fabric's hot spot.
-    cells: Vec<Cell<S>>,
+    /// Direction groups per stage (N/2 switches × 2 directions = 2^k).
+    groups: usize,
+    /// Group g of stage s (the m outputs of one switch direction) is the 2m
+    /// words at `off + (s·groups + g)·2m`: first its outputs' free times
+    /// (relative to `base`), then the switch of stage s+1 each output feeds
+    /// (s < k−1; 0 at the last stage). Choosing an output and following it
+    /// touch one cache line per stage (`off` aligns groups to 64 bytes when
+    /// a group's size divides 64, as for m = 4 in 32 bits): a packet's
+    /// stages are random accesses, and this lookup is the fabric's hot spot.
+    words: Vec<S>,
     off: usize,
     /// Stored free times are picoseconds after `base`; a stored 0 means
     /// "free at or before `base`" (exact: every later lookup is at or after
     /// `base`).
     base: SimTime,
-    /// Scratch for [`Stages::traverse_batch`]: each probe's output group.
-    scratch: Vec<usize>,
+    /// Scratch for [`Stages::traverse_batch`]: each probe's state.
+    scratch: Vec<Lane<S>>,
 }
 
 /// Free times in 64 bits (any simulated time).
@@ -379,14 +391,30 @@ pub type NarrowButterfly = Stages<u32>;
 /// at 0. That is exact: a time that saturates was at or before t0, and all
 /// later lookups are at or after t0 (calls come in order of t0), so "free at
 /// or before the base" decides every comparison as the true time would.
+///
+/// `MAX` is half the type's range, so stamps compare the same as signed
+/// integers as unsigned ones ([`Stamp::free_at`]); that leaves the negative
+/// values free for [`Stamp::NEVER`], a "now" before every stamp. (The cost:
+/// the base of a 32-bit network moves twice as often, once per 2^30 ps.)
 pub trait Stamp: Copy + Default + Ord + std::fmt::Debug {
     const MAX: u64;
+    /// A time at which no output is free (negative as a signed integer):
+    /// a batched probe's time once it is dropped, so that it takes nothing
+    /// at the later stages without a test per stage.
+    const NEVER: Self;
     fn from_u64(v: u64) -> Self;
     fn to_u64(self) -> u64;
+    /// Whether an output free from `self` is free at `now`: `self <= now`
+    /// as signed integers (exact for stamps, false for `now` = NEVER).
+    fn free_at(self, now: Self) -> bool;
+    /// `self + d` (wrapping: only a probe's time after its last stage,
+    /// which nothing reads, can wrap).
+    fn plus(self, d: Self) -> Self;
 }
 
 impl Stamp for u32 {
-    const MAX: u64 = u32::MAX as u64;
+    const MAX: u64 = i32::MAX as u64;
+    const NEVER: u32 = 1 << 31;
     #[inline]
     fn from_u64(v: u64) -> Self {
         v as u32
@@ -395,10 +423,19 @@ impl Stamp for u32 {
     fn to_u64(self) -> u64 {
         self as u64
     }
+    #[inline]
+    fn free_at(self, now: Self) -> bool {
+        (self as i32) <= (now as i32)
+    }
+    #[inline]
+    fn plus(self, d: Self) -> Self {
+        self.wrapping_add(d)
+    }
 }
 
 impl Stamp for u64 {
-    const MAX: u64 = u64::MAX;
+    const MAX: u64 = i64::MAX as u64;
+    const NEVER: u64 = 1 << 63;
     #[inline]
     fn from_u64(v: u64) -> Self {
         v
@@ -407,13 +444,29 @@ impl Stamp for u64 {
     fn to_u64(self) -> u64 {
         self
     }
+    #[inline]
+    fn free_at(self, now: Self) -> bool {
+        (self as i64) <= (now as i64)
+    }
+    #[inline]
+    fn plus(self, d: Self) -> Self {
+        self.wrapping_add(d)
+    }
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Cell<S> {
-    free: S,
-    next: u32,
+/// A probe's state in a batched traversal: its direction group at the
+/// current stage, its time there (relative to the base; NEVER once
+/// dropped) and the stage where it was dropped (`NOT_DROPPED`: none yet).
+#[derive(Clone, Copy, Debug)]
+struct Lane<S> {
+    group: u32,
+    dst: u32,
+    now: S,
+    occupy: S,
+    dropped: u32,
 }
+
+const NOT_DROPPED: u32 = u32::MAX;
 
 pub use crate::net::multibutterfly::wire_stage;
 
@@ -426,9 +479,22 @@ pub enum Fate {
 
 impl NarrowButterfly {
     /// The largest span ((k−1) hops plus an occupancy) a narrow network
-    /// takes: half its range, so the base moves at most once per 2^31 ps
-    /// (2.1 ms) of stage-0 time.
-    pub const SPAN: u64 = 1 << 31;
+    /// takes: half its range, so the base moves at most once per 2^30 ps
+    /// (1.07 ms) of stage-0 time.
+    pub const SPAN: u64 = 1 << 30;
+}
+
+/// Bit i set iff output i of a group (`free`: its free times, ports in
+/// order, at most 64) is free at `now`; the first free output is the
+/// lowest set bit. No branch per port (which one is free is
+/// unpredictable); unrolled where the length is a constant.
+#[inline(always)]
+fn free_mask<S: Stamp>(free: &[S], now: S) -> u64 {
+    let mut mask = 0u64;
+    for (i, f) in free.iter().enumerate() {
+        mask |= (f.free_at(now) as u64) << i;
+    }
+    mask
 }
 
 impl<S: Stamp> Stages<S> {
@@ -436,26 +502,31 @@ impl<S: Stamp> Stages<S> {
     /// (None: in order).
     pub fn new(k: u32, m: u32, mut rng: Option<&mut SimRng>) -> Stages<S> {
         assert!((1..=64).contains(&m), "multiplicity {m} outside 1..=64");
-        let ports = (1usize << k) * m as usize;
+        let groups = 1usize << k;
+        let mu = m as usize;
+        let ports = groups * mu;
         let mut next = vec![0u32; ports];
         let mut perm = Vec::new();
         const LINE: usize = 64;
-        let per_line = LINE / std::mem::size_of::<Cell<S>>();
-        let mut cells = vec![Cell::<S>::default(); ports * k as usize + per_line];
-        let addr = cells.as_ptr() as usize;
-        let off = (LINE - addr % LINE) % LINE / std::mem::size_of::<Cell<S>>();
+        let per_line = LINE / std::mem::size_of::<S>();
+        let mut words = vec![S::default(); 2 * ports * k as usize + per_line];
+        let addr = words.as_ptr() as usize;
+        let off = (LINE - addr % LINE) % LINE / std::mem::size_of::<S>();
         for s in 0..k.saturating_sub(1) {
             wire_stage(k, m, s, rng.as_deref_mut(), &mut perm, &mut next);
-            let base = off + s as usize * ports;
-            for (c, &n) in cells[base..base + ports].iter_mut().zip(&next) {
-                c.next = n;
+            let stage = off + s as usize * 2 * ports;
+            let group_words = words[stage..stage + 2 * ports].chunks_exact_mut(2 * mu);
+            for (g, feeds) in group_words.zip(next.chunks_exact(mu)) {
+                for (w, &n) in g[mu..].iter_mut().zip(feeds) {
+                    *w = S::from_u64(n as u64);
+                }
             }
         }
         Stages {
             k,
             m,
-            ports,
-            cells,
+            groups,
+            words,
             off,
             base: SimTime::ZERO,
             scratch: Vec::new(),
@@ -468,15 +539,23 @@ impl<S: Stamp> Stages<S> {
 
     /// Outputs per stage.
     pub fn ports(&self) -> usize {
-        self.ports
+        self.groups * self.m as usize
+    }
+
+    /// The first word of group `g` of stage `s`.
+    fn group_at(&self, s: usize, g: usize) -> usize {
+        self.off + (s * self.groups + g) * 2 * self.m as usize
     }
 
     /// Moves the base up to `t0`, lowering every stored time (saturating).
     #[cold]
     fn rebase(&mut self, t0: SimTime) {
         let d = (t0 - self.base).0;
-        for c in &mut self.cells {
-            c.free = S::from_u64(c.free.to_u64().saturating_sub(d));
+        let m = self.m as usize;
+        for g in self.words[self.off..].chunks_exact_mut(2 * m) {
+            for f in &mut g[..m] {
+                *f = S::from_u64(f.to_u64().saturating_sub(d));
+            }
         }
         self.base = t0;
     }
@@ -485,7 +564,7 @@ impl<S: Stamp> Stages<S> {
     /// reaches stage 0 at `t0` and each later stage `hop` later; each output
     /// it takes stays busy for `occupy`. `visit(stage, port, from, to)` sees
     /// every output taken. Calls must come in order of `t0`; (k−1)·hop +
-    /// occupy must be at most `S::MAX / 2 + 1` (always true for `u64`).
+    /// occupy must be at most `S::MAX / 2 + 1`.
     #[inline]
     pub fn traverse(
         &mut self,
@@ -510,24 +589,18 @@ impl<S: Stamp> Stages<S> {
         let (hop, occupy) = (hop.0, occupy.0);
         for s in 0..self.k {
             let b = ((dst >> (self.k - 1 - s)) & 1) as usize;
-            let port = (sw * 2 + b) * m;
-            let base = self.off + s as usize * self.ports + port;
-            let outs = &mut self.cells[base..base + m];
-            let now = S::from_u64(rel);
-            // The first free output, without a branch per port (which one
-            // is free is unpredictable; m ≤ 64).
-            let mut free = 0u64;
-            for (i, c) in outs.iter().enumerate() {
-                free |= ((c.free <= now) as u64) << i;
-            }
-            if free == 0 {
+            let group = sw * 2 + b;
+            let at = self.group_at(s as usize, group);
+            let (free, next) = self.words[at..at + 2 * m].split_at_mut(m);
+            let mask = free_mask(free, S::from_u64(rel));
+            if mask == 0 {
                 return Fate::Dropped { stage: s };
             }
-            let j = free.trailing_zeros() as usize;
-            outs[j].free = S::from_u64(rel + occupy);
+            let j = mask.trailing_zeros() as usize;
+            free[j] = S::from_u64(rel + occupy);
             let t = self.base + SimTime(rel);
-            visit(s, port + j, t, t + SimTime(occupy));
-            sw = outs[j].next as usize;
+            visit(s, group * m + j, t, t + SimTime(occupy));
+            sw = next[j].to_u64() as usize;
             rel += hop;
         }
         Fate::Delivered
@@ -560,113 +633,120 @@ impl<S: Stamp> Stages<S> {
             "a packet's span exceeds the stored times' range"
         );
         let base = self.base;
-        for p in batch.iter_mut() {
-            p.sw = p.src >> 1;
-            p.rel = (p.t0 - base).0;
-            p.dropped = None;
-        }
+        let k = self.k;
+        let mut lanes = std::mem::take(&mut self.scratch);
+        lanes.clear();
+        lanes.extend(batch.iter().map(|p| Lane {
+            group: (p.src >> 1) * 2 + ((p.dst >> (k - 1)) & 1),
+            dst: p.dst,
+            now: S::from_u64((p.t0 - base).0),
+            occupy: S::from_u64(p.occupy.0),
+            dropped: NOT_DROPPED,
+        }));
+        // Truncated for 32-bit times only when k = 1 (no hop is taken).
+        let hop = S::from_u64(hop.0);
         match self.m {
-            1 => self.batch_stages::<1>(batch, hop.0),
-            2 => self.batch_stages::<2>(batch, hop.0),
-            3 => self.batch_stages::<3>(batch, hop.0),
-            4 => self.batch_stages::<4>(batch, hop.0),
-            5 => self.batch_stages::<5>(batch, hop.0),
-            _ => self.batch_stages_any(batch, hop.0),
+            1 => self.batch_stages::<2>(&mut lanes, hop),
+            2 => self.batch_stages::<4>(&mut lanes, hop),
+            3 => self.batch_stages::<6>(&mut lanes, hop),
+            4 => self.batch_stages::<8>(&mut lanes, hop),
+            5 => self.batch_stages::<10>(&mut lanes, hop),
+            _ => self.batch_stages_any(&mut lanes, hop),
         }
+        for (p, l) in batch.iter_mut().zip(&lanes) {
+            p.dropped = (l.dropped != NOT_DROPPED).then_some(l.dropped);
+        }
+        self.scratch = lanes;
     }
 
     /// The stage passes of [`Stages::traverse_batch`] for a multiplicity
-    /// known at compile time (the first-free search over the M outputs is
-    /// unrolled). Per stage, a tight pass reads every probe's output group
-    /// (only to start the cache misses: the reads are independent and the
-    /// loop is a few instructions, so many are in flight at once), then the
-    /// pass that takes the outputs and finds each probe's group at the next
-    /// stage.
-    fn batch_stages<const M: usize>(&mut self, batch: &mut [Probe], hop: u64) {
+    /// m = W/2 known at compile time (W: a group's words; the first-free
+    /// search is unrolled). A dropped probe's time becomes NEVER, so it
+    /// finds no output free at the later stages and needs no test of its
+    /// own; the group index is masked by the stage's group count (a power
+    /// of two, exact for every index stored), which the compiler can see
+    /// is in bounds.
+    fn batch_stages<const W: usize>(&mut self, lanes: &mut [Lane<S>], hop: S) {
+        let m = W / 2;
         let k = self.k as usize;
-        let ports = self.ports;
-        let mut at = std::mem::take(&mut self.scratch);
-        at.clear();
-        // Each probe's output group within the current stage (an index of
-        // the stage's groups of M outputs, one bounds check each).
-        at.extend(batch.iter().map(|p| {
-            let b = ((p.dst >> (k - 1)) & 1) as usize;
-            p.sw as usize * 2 + b
-        }));
-        let cells = &mut self.cells[self.off..self.off + ports * k];
-        for (s, stage) in cells.chunks_exact_mut(ports).enumerate() {
-            let (groups, _) = stage.as_chunks_mut::<M>();
-            let mut touch = 0u32;
-            for &a in &at {
-                touch ^= groups[a][0].next;
+        let mask = self.groups - 1;
+        let stride = self.groups * W;
+        let words = &mut self.words[self.off..self.off + stride * k];
+        let line = 64 / std::mem::size_of::<S>();
+        for (s, stage) in words.chunks_exact_mut(stride).enumerate() {
+            // Only to start the cache misses early, a pass of reads whose
+            // values nobody needs: independent, so many are in flight at
+            // once. A batch that reads most of the stage's lines reads them
+            // all in address order (fewer reads, a stream the hardware
+            // prefetches), a smaller one each probe's group.
+            let mut touch = S::default();
+            if lanes.len() >= stride / line {
+                for c in stage.chunks_exact(line) {
+                    touch = touch.plus(c[0]);
+                }
+            } else {
+                let (groups, _) = stage.as_chunks::<W>();
+                for l in lanes.iter() {
+                    touch = touch.plus(groups[l.group as usize & mask][0]);
+                }
             }
             std::hint::black_box(touch);
+            let (groups, _) = stage.as_chunks_mut::<W>();
+            let groups = &mut groups[..=mask];
             // At the last stage this computes a group nobody reads (the
-            // last stage's outputs feed no switch: `next` is 0), cheaper
-            // than a branch per probe.
+            // last stage's outputs feed no switch: their `next` is 0),
+            // cheaper than a branch per probe.
             let shift = k.saturating_sub(s + 2);
-            for (p, a) in batch.iter_mut().zip(at.iter_mut()) {
-                if p.dropped.is_some() {
-                    continue;
-                }
-                let outs = &mut groups[*a];
-                let now = S::from_u64(p.rel);
-                let mut free = 0u32;
-                for (i, c) in outs.iter().enumerate() {
-                    free |= ((c.free <= now) as u32) << i;
-                }
+            for l in lanes.iter_mut() {
+                let g = &mut groups[l.group as usize & mask];
+                let now = l.now;
+                let free = free_mask(&g[..m], now);
                 if free == 0 {
-                    p.dropped = Some(s as u32);
+                    if l.dropped == NOT_DROPPED {
+                        l.dropped = s as u32;
+                        l.now = S::NEVER;
+                    }
                     continue;
                 }
                 let j = free.trailing_zeros() as usize;
-                outs[j].free = S::from_u64(p.rel + p.occupy.0);
-                p.rel += hop;
-                let b = ((p.dst >> shift) & 1) as usize;
-                *a = outs[j].next as usize * 2 + b;
+                g[j] = now.plus(l.occupy);
+                l.now = now.plus(hop);
+                l.group = g[m + j].to_u64() as u32 * 2 + ((l.dst >> shift) & 1);
             }
         }
-        self.scratch = at;
     }
 
     /// [`Stages::batch_stages`] for any multiplicity (m > 5).
-    fn batch_stages_any(&mut self, batch: &mut [Probe], hop: u64) {
+    fn batch_stages_any(&mut self, lanes: &mut [Lane<S>], hop: S) {
         let m = self.m as usize;
-        for s in 0..self.k {
-            let stage = self.off + s as usize * self.ports;
-            let mut touch = 0u32;
-            for p in batch.iter_mut() {
-                let b = ((p.dst >> (self.k - 1 - s)) & 1) as usize;
-                p.at = stage + (p.sw as usize * 2 + b) * m;
-                touch ^= self.cells[p.at].next;
-            }
-            std::hint::black_box(touch);
-            for p in batch.iter_mut() {
-                if p.dropped.is_some() {
+        let k = self.k as usize;
+        let stride = self.groups * 2 * m;
+        let words = &mut self.words[self.off..self.off + stride * k];
+        for (s, stage) in words.chunks_exact_mut(stride).enumerate() {
+            let shift = k.saturating_sub(s + 2);
+            for l in lanes.iter_mut() {
+                let at = l.group as usize * 2 * m;
+                let (free, next) = stage[at..at + 2 * m].split_at_mut(m);
+                let mask = free_mask(free, l.now);
+                if mask == 0 {
+                    if l.dropped == NOT_DROPPED {
+                        l.dropped = s as u32;
+                        l.now = S::NEVER;
+                    }
                     continue;
                 }
-                let base = p.at;
-                let outs = &mut self.cells[base..base + m];
-                let now = S::from_u64(p.rel);
-                let mut free = 0u64;
-                for (i, c) in outs.iter().enumerate() {
-                    free |= ((c.free <= now) as u64) << i;
-                }
-                if free == 0 {
-                    p.dropped = Some(s);
-                    continue;
-                }
-                let j = free.trailing_zeros() as usize;
-                outs[j].free = S::from_u64(p.rel + p.occupy.0);
-                p.sw = outs[j].next;
-                p.rel += hop;
+                let j = mask.trailing_zeros() as usize;
+                free[j] = l.now.plus(l.occupy);
+                l.now = l.now.plus(hop);
+                l.group = next[j].to_u64() as u32 * 2 + ((l.dst >> shift) & 1);
             }
         }
     }
 
     /// The switch of stage s+1 that output `port` of stage s feeds.
     pub fn next_switch(&self, s: u32, port: usize) -> u32 {
-        self.cells[self.off + s as usize * self.ports + port].next
+        let m = self.m as usize;
+        self.words[self.group_at(s as usize, port / m) + m + port % m].to_u64() as u32
     }
 }
 
@@ -680,10 +760,6 @@ pub struct Probe {
     pub occupy: SimTime,
     /// Out: the stage where it was dropped (None: delivered).
     pub dropped: Option<u32>,
-    sw: u32,
-    rel: u64,
-    /// The first output of its direction at the current stage (a cell index).
-    at: usize,
 }
 
 impl Probe {
@@ -694,9 +770,6 @@ impl Probe {
             t0,
             occupy,
             dropped: None,
-            sw: 0,
-            rel: 0,
-            at: 0,
         }
     }
 }
@@ -2483,19 +2556,21 @@ mod tests {
         #[test]
         fn batched_traversal_equals_one_at_a_time(
             k in 1u32..6, m in 1u32..8, seed in 0u64..1000, batch in 1usize..20,
-            pkts in prop::collection::vec((0u32..64, 0u32..64, 0u64..1_500_000_000, 1u64..(1 << 31)), 1..200),
+            pkts in prop::collection::vec((0u32..64, 0u32..64, 0u64..1_500_000_000, 1u64..=NarrowButterfly::SPAN), 1..200),
             short in prop::collection::vec(any::<bool>(), 200),
         ) {
             let n = 1u32 << k;
             let mut r1 = RngStreams::new(seed).stream("w");
             let mut r2 = RngStreams::new(seed).stream("w");
+            let mut r3 = RngStreams::new(seed).stream("w");
             let mut one = NarrowButterfly::new(k, m, Some(&mut r1));
             let mut many = NarrowButterfly::new(k, m, Some(&mut r2));
+            let mut wide = Butterfly::new(k, m, Some(&mut r3));
             let hop = SimTime(3);
             let mut t = 0u64;
             let mut probes = Vec::new();
             for (i, &(s, d, gap, dur)) in pkts.iter().enumerate() {
-                let (gap, dur) = if short[i] { (gap % 50, dur % 40 + 1) } else { (gap, dur.min((1 << 31) - hop.0 * (k as u64 - 1))) };
+                let (gap, dur) = if short[i] { (gap % 50, dur % 40 + 1) } else { (gap, dur.min(NarrowButterfly::SPAN - hop.0 * (k as u64 - 1))) };
                 t += gap;
                 probes.push(Probe::new(s % n, d % n, SimTime(t), SimTime(dur)));
             }
@@ -2506,11 +2581,17 @@ mod tests {
                     Fate::Dropped { stage } => Some(stage),
                 })
                 .collect();
+            let mut wide_probes = probes.clone();
             for c in probes.chunks_mut(batch) {
                 many.traverse_batch(c, hop);
             }
+            for c in wide_probes.chunks_mut(batch) {
+                wide.traverse_batch(c, hop);
+            }
             let got: Vec<Option<u32>> = probes.iter().map(|p| p.dropped).collect();
-            prop_assert_eq!(want, got);
+            let got_wide: Vec<Option<u32>> = wide_probes.iter().map(|p| p.dropped).collect();
+            prop_assert_eq!(&want, &got);
+            prop_assert_eq!(&want, &got_wide);
             // The same outputs are busy until the same times.
             for s in 0..n {
                 for d in 0..n {
@@ -2521,6 +2602,47 @@ mod tests {
             }
         }
 
+        /// The first-free search (signed compares, no branch per port)
+        /// against the plain rule (the first port, in order, whose free time
+        /// is at or before now, compared unsigned), for 1…8 ports in 32 and
+        /// 64 bits, free times at 0, at MAX, equal to now, one either side
+        /// of it, or anywhere; and at NEVER (a dropped probe's time) no
+        /// output is free.
+        #[test]
+        fn free_mask_finds_the_first_output_free_at_now(
+            now in prop_oneof![Just(0u64), Just(i32::MAX as u64), 0u64..=i32::MAX as u64],
+            outs in prop::collection::vec((0u8..6, 0u64..=i32::MAX as u64), 1..=8),
+        ) {
+            fn check<S: Stamp>(now: u64, outs: &[(u8, u64)]) -> Result<(), TestCaseError> {
+                let max = S::MAX;
+                let free: Vec<S> = outs
+                    .iter()
+                    .map(|&(c, any)| match c {
+                        0 => 0,
+                        1 => max,
+                        2 => now.saturating_sub(1),
+                        3 => now,
+                        4 => (now + 1).min(max),
+                        _ => any,
+                    })
+                    .map(S::from_u64)
+                    .collect();
+                let mask = free_mask(&free, S::from_u64(now));
+                for (i, f) in free.iter().enumerate() {
+                    prop_assert_eq!((mask >> i) & 1 == 1, f.to_u64() <= now);
+                }
+                let first = free.iter().position(|f| f.to_u64() <= now);
+                prop_assert_eq!((mask != 0).then(|| mask.trailing_zeros() as usize), first);
+                prop_assert_eq!(free_mask(&free, S::NEVER), 0);
+                Ok(())
+            }
+            check::<u32>(now, &outs)?;
+            check::<u64>(now, &outs)?;
+            // 64-bit stamps over their own range.
+            let wide: Vec<(u8, u64)> = outs.iter().map(|&(c, v)| (c, v << 32 | v)).collect();
+            check::<u64>(now << 32 | now, &wide)?;
+        }
+
         /// 32-bit free times after a moving base decide every output exactly
         /// as 64-bit absolute times: same fates, same outputs, same times,
         /// across many moves of the base (gaps up to 1.5 ms, spans up to the
@@ -2528,7 +2650,7 @@ mod tests {
         #[test]
         fn narrow_times_give_the_same_traversals_as_wide_ones(
             k in 1u32..6, m in 1u32..4, seed in 0u64..1000,
-            pkts in prop::collection::vec((0u32..64, 0u32..64, 0u64..1_500_000_000, 1u64..(1 << 31)), 1..200),
+            pkts in prop::collection::vec((0u32..64, 0u32..64, 0u64..1_500_000_000, 1u64..=NarrowButterfly::SPAN), 1..200),
             short in prop::collection::vec(any::<bool>(), 200),
         ) {
             let n = 1u32 << k;
@@ -2540,7 +2662,7 @@ mod tests {
             let mut t = 0u64;
             for (i, &(s, d, gap, dur)) in pkts.iter().enumerate() {
                 // Mostly short gaps and occupancies (collisions), some long.
-                let (gap, dur) = if short[i] { (gap % 50, dur % 40 + 1) } else { (gap, dur.min((1 << 31) - hop.0 * (k as u64 - 1))) };
+                let (gap, dur) = if short[i] { (gap % 50, dur % 40 + 1) } else { (gap, dur.min(NarrowButterfly::SPAN - hop.0 * (k as u64 - 1))) };
                 t += gap;
                 let (s, d) = (s % n, d % n);
                 let (mut pw, mut pn) = (Vec::new(), Vec::new());
