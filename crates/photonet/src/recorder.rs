@@ -207,7 +207,7 @@ impl FlowRecords {
         self.finish_ps.reserve_exact(n);
         self.delivered.reserve_exact(n);
     }
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, f: &Flow) {
         self.src.push(f.src);
         self.dst.push(f.dst);
@@ -263,7 +263,7 @@ impl Recorder {
     }
 
     /// A new flow (ids must be dense and in arrival order).
-    #[inline]
+    #[inline(always)]
     pub fn register(&mut self, f: &Flow) {
         assert_eq!(
             f.id as usize,

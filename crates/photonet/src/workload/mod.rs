@@ -415,8 +415,11 @@ impl Iterator for Generator {
             // that would get here are refused by `run::prepare`).
             return None;
         }
-        let start = SimTime(start_ps as u64);
-        match self.pattern.clone() {
+        // Not NaN, at most 2^60 and (gaps are not negative) at least 0: the
+        // signed conversion is exact (and cheaper than the unsigned one); the
+        // clamp keeps the unsigned cast's saturation at 0 all the same.
+        let start = SimTime((start_ps as i64).max(0) as u64);
+        match self.pattern {
             Pattern::Uniform => {
                 let src = self.pair_rng.random_range(0..self.hosts);
                 let dst = self.other_host(src);
