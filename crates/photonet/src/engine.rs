@@ -18,8 +18,8 @@ pub trait Arrivals {
     /// The start time of the next flow known now; None if none is known
     /// (for a closed-loop workload, completions may release more later).
     fn peek(&mut self) -> Option<SimTime>;
-    /// Takes the flow `peek` timed. Ids are dense, in the order flows are
-    /// taken.
+    /// Takes the next flow known now (the one `peek` timed, if it was
+    /// called). Ids are dense, in the order flows are taken.
     fn pop(&mut self) -> Option<Flow>;
     /// Whether completions can release flows (the run loop then reports them
     /// through `completed` and keeps going while `peek` is None).
@@ -51,8 +51,10 @@ impl<I: Iterator<Item = Flow>> Arrivals for FromIter<I> {
         self.head.as_ref().map(|f| f.start)
     }
     fn pop(&mut self) -> Option<Flow> {
-        self.peek();
-        self.head.take()
+        match self.head.take() {
+            Some(f) => Some(f),
+            None => self.it.next(),
+        }
     }
 }
 
@@ -180,15 +182,25 @@ pub fn run_arrivals(
     // Set when the flow count ends the arrivals before the duration does.
     let mut count_came_first = false;
 
-    // Open loop, one arrival at a time (most fabrics): while the next
-    // arrival is known and within the stop rule, a trip only compares it
-    // with the fabric's next event. The general loop below takes over, from
-    // the same state, when this stretch ends (no flow left, or the count or
-    // the duration reached).
+    // Open loop, one arrival at a time (most fabrics): the next flow is
+    // taken at once and held here, so a trip only compares its start with
+    // the fabric's next event. When arrivals end (no flow left, or the count
+    // or the duration reached) this stretch marks them over exactly as the
+    // general loop below would, and that loop finishes the run (the flow
+    // held past the stop rule is one it would never take either).
     if !closed && !fabric.batches_arrivals() {
         let max_flows = stop.max_flows.unwrap_or(u64::MAX);
-        while let Some(a) = arrivals.peek() {
-            if rec.flows() as u64 >= max_flows || a > horizon {
+        let mut next = arrivals.pop();
+        loop {
+            let Some(f) = next else {
+                arrivals_over = true;
+                break;
+            };
+            let a = f.start;
+            let over_count = rec.flows() as u64 >= max_flows;
+            if over_count || a > horizon {
+                count_came_first = over_count && a <= horizon;
+                arrivals_over = true;
                 break;
             }
             let now = match fabric.next_event() {
@@ -197,11 +209,11 @@ pub fn run_arrivals(
                     b
                 }
                 _ => {
-                    let f = arrivals.pop().expect("peeked");
-                    debug_assert!(f.start >= last_arrival, "arrivals must be sorted by start");
-                    last_arrival = f.start;
+                    debug_assert!(a >= last_arrival, "arrivals must be sorted by start");
+                    last_arrival = a;
                     rec.register(&f);
                     fabric.add_flow(a, &f, &mut rec);
+                    next = arrivals.pop();
                     a
                 }
             };
