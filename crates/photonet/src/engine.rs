@@ -192,7 +192,7 @@ pub fn run_arrivals(
         let max_flows = stop.max_flows.unwrap_or(u64::MAX);
         let mut next = arrivals.pop();
         loop {
-            let Some(f) = next else {
+            let Some(f) = &next else {
                 arrivals_over = true;
                 break;
             };
@@ -211,8 +211,8 @@ pub fn run_arrivals(
                 _ => {
                     debug_assert!(a >= last_arrival, "arrivals must be sorted by start");
                     last_arrival = a;
-                    rec.register(&f);
-                    fabric.add_flow(a, &f, &mut rec);
+                    rec.register(f);
+                    fabric.add_flow(a, f, &mut rec);
                     next = arrivals.pop();
                     a
                 }
