@@ -137,15 +137,24 @@ fn class_stats<T: Ps>(
     };
     scratch.clear();
     let flows = || r.bytes.iter().zip(&r.start_ps).zip(&r.finish_ps);
+    let mut left = 0usize;
     for ((&b, &s), &f) in flows() {
-        if f != FlowRecords::UNFINISHED && pick(b) {
-            scratch.push(narrow(f - s));
+        if pick(b) {
+            if f != FlowRecords::UNFINISHED {
+                scratch.push(narrow(f - s));
+            } else {
+                left += 1;
+            }
         }
     }
     let count = scratch.len();
-    for ((&b, &s), &f) in flows() {
-        if f == FlowRecords::UNFINISHED && pick(b) {
-            scratch.push(narrow(end.saturating_sub(s)));
+    // The unfinished flows' elapsed times after the FCTs (a second pass only
+    // when there are some).
+    if left > 0 {
+        for ((&b, &s), &f) in flows() {
+            if f == FlowRecords::UNFINISHED && pick(b) {
+                scratch.push(narrow(end.saturating_sub(s)));
+            }
         }
     }
     if scratch.is_empty() {
@@ -179,18 +188,24 @@ fn class_stats<T: Ps>(
 /// Every class's statistics, in the summary's order: `all`, each `<cut`,
 /// `>=` the largest cut (classes without flows left out). A class holding
 /// every flow (all below its cut, say) has the statistics of `all`.
-fn fct_classes<T: Ps>(r: &FlowRecords, end: u64, cuts: &[u64]) -> Vec<(String, FctStats)> {
+/// Also the number of flows of at least the largest cut (0 without cuts).
+fn fct_classes<T: Ps>(r: &FlowRecords, end: u64, cuts: &[u64]) -> (Vec<(String, FctStats)>, usize) {
     let n = r.len();
     // Every flow lands in `all`: room for all of them at once (no regrowth
     // copies of a vector of millions).
     let mut scratch: Vec<T> = Vec::with_capacity(n);
     let mut fct: Vec<(String, FctStats)> = Vec::with_capacity(cuts.len() + 2);
     let Some(all) = class_stats(r, end, |_| true, &mut scratch) else {
-        return fct;
+        return (fct, 0);
     };
     fct.push(("all".into(), all));
+    let top = cuts.iter().copied().max();
+    let mut at_least_top = 0;
     for &c in cuts {
         let below = r.bytes.iter().filter(|&&b| b < c).count();
+        if Some(c) == top {
+            at_least_top = n - below;
+        }
         let stats = if below == n {
             Some(fct[0].1.clone())
         } else {
@@ -200,12 +215,18 @@ fn fct_classes<T: Ps>(r: &FlowRecords, end: u64, cuts: &[u64]) -> Vec<(String, F
             fct.push((class_below(c), st));
         }
     }
-    if let Some(t) = cuts.iter().copied().max() {
-        if let Some(st) = class_stats(r, end, |b| b >= t, &mut scratch) {
+    if let Some(t) = top {
+        // A class without flows is left out (no pass when it is known empty).
+        let stats = if at_least_top == 0 {
+            None
+        } else {
+            class_stats(r, end, |b| b >= t, &mut scratch)
+        };
+        if let Some(st) = stats {
             fct.push((format!(">={}", ByteSize(t)), st));
         }
     }
-    fct
+    (fct, at_least_top)
 }
 
 /// How the offered load was set, for a reader of the summary.
@@ -313,14 +334,15 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         })
         .max()
         .unwrap_or(0);
-    let fct = if widest <= u32::MAX as u64 {
+    let (fct, at_least_top) = if widest <= u32::MAX as u64 {
         fct_classes::<u32>(r, end, cuts)
     } else {
         fct_classes::<u64>(r, end, cuts)
     };
     let mut large_tput: Vec<f64> = Vec::new();
     let mut large_unfinished = 0u64;
-    if let Some(top) = top {
+    // (No pass when no flow is that large.)
+    if let Some(top) = top.filter(|_| at_least_top > 0) {
         for ((&bytes, &start), &finish) in r.bytes.iter().zip(&r.start_ps).zip(&r.finish_ps) {
             if bytes < top {
                 continue;
@@ -531,9 +553,11 @@ mod tests {
             if let Some(&t) = cuts.iter().max() {
                 class(format!(">={}", ByteSize(t)), &|b| b >= t);
             }
+            let large = cuts.iter().max().map_or(0, |&t| flows.iter().filter(|f| f.0 >= t).count());
             let wide = fct_classes::<u64>(&r, end, &cuts);
             let got = if scale == 1 { vec![wide.clone(), fct_classes::<u32>(&r, end, &cuts)] } else { vec![wide] };
-            for g in got {
+            for (g, at_least_top) in got {
+                prop_assert_eq!(at_least_top, if flows.is_empty() { 0 } else { large });
                 prop_assert_eq!(g.len(), want.len());
                 for ((name, st), (wname, d, a, count, unfinished)) in g.iter().zip(&want) {
                     prop_assert_eq!(name, wname);

@@ -12,7 +12,7 @@ const MAX_VIOLATION_MESSAGES: usize = 100;
 /// Bytes delivered per fixed-width time bin. At most `MAX_BINS` bins: bytes
 /// delivered beyond them are left out and `truncated` says so (a run is
 /// refused up front when its arrivals alone would need more).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TimeSeries {
     pub bin: SimTime,
     pub bytes: Vec<f64>,
@@ -65,18 +65,23 @@ impl TimeSeries {
 /// delivery falls beyond the last one. It lets summaries measure goodput over
 /// a window chosen after the run (steady state), to within two bins, with
 /// bounded memory and O(1) amortised cost per delivery.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CoarseSeries {
     bin: u64,
+    /// `bin` is 1 ns · 2^`shift` (it starts at 1 ns and only doubles).
+    shift: u32,
     bytes: Vec<f64>,
 }
 
 impl CoarseSeries {
     pub const MAX_BINS: usize = 1024;
+    /// The first bin width, in ps (1 ns).
+    const BIN0: u64 = 1_000;
 
     pub fn new() -> Self {
         CoarseSeries {
-            bin: SimTime::ns(1).0,
+            bin: Self::BIN0,
+            shift: 0,
             bytes: vec![0.0; Self::MAX_BINS],
         }
     }
@@ -88,6 +93,7 @@ impl CoarseSeries {
             }
             self.bytes[Self::MAX_BINS / 2..].fill(0.0);
             self.bin *= 2;
+            self.shift += 1;
         }
     }
 
@@ -117,14 +123,9 @@ impl CoarseSeries {
         if bytes == 0 {
             return;
         }
-        // The bin is 1 ns · 2^k (it starts at 1 ns and doubles): a division
-        // by a constant and a shift.
-        let k = (self.bin / 1_000).trailing_zeros();
-        let mut b = if self.bin == 1_000 << k {
-            (t.0 / 1_000) >> k
-        } else {
-            t.0 / self.bin
-        };
+        // The bin is 1 ns · 2^shift: a division by a constant and a shift
+        // (⌊⌊t/a⌋/b⌋ = ⌊t/(ab)⌋).
+        let mut b = (t.0 / Self::BIN0) >> self.shift;
         if b >= Self::MAX_BINS as u64 {
             self.fit(t.0);
             b = t.0 / self.bin;
@@ -206,6 +207,7 @@ impl FlowRecords {
         self.finish_ps.reserve_exact(n);
         self.delivered.reserve_exact(n);
     }
+    #[inline(always)]
     fn push(&mut self, f: &Flow) {
         self.src.push(f.src);
         self.dst.push(f.dst);
@@ -261,6 +263,7 @@ impl Recorder {
     }
 
     /// A new flow (ids must be dense and in arrival order).
+    #[inline(always)]
     pub fn register(&mut self, f: &Flow) {
         assert_eq!(
             f.id as usize,
@@ -340,6 +343,31 @@ impl Recorder {
         }
     }
 
+    /// The last `bytes` of flow `id` reached the destination application at
+    /// `t`, completing it: the same as [`Recorder::deliver_point`] then
+    /// [`Recorder::complete`] (the same checks, violations and messages, in
+    /// the same order), with one look at the flow's record when it all holds
+    /// (a single-packet flow's hot path).
+    #[inline]
+    pub fn deliver_last(&mut self, id: FlowId, t: SimTime, bytes: u64) {
+        let i = id as usize;
+        let size = self.flows.bytes[i];
+        let delivered = self.flows.delivered[i].saturating_add(bytes);
+        if self.series.is_none()
+            && delivered == size
+            && self.flows.finish_ps[i] == FlowRecords::UNFINISHED
+            && t.0 != FlowRecords::UNFINISHED
+        {
+            // Neither call would record a violation.
+            self.flows.delivered[i] = delivered;
+            self.coarse.add_point(t, bytes);
+            self.finished(id, t);
+        } else {
+            self.deliver_point(id, t, bytes);
+            self.complete(id, t);
+        }
+    }
+
     /// Flow `id` completed at `t` (all its bytes delivered to the application).
     pub fn complete(&mut self, id: FlowId, t: SimTime) {
         let i = id as usize;
@@ -357,7 +385,13 @@ impl Recorder {
             let msg = format!("flow {id} completed with {delivered} of {size} B delivered");
             self.violation(msg);
         }
-        self.flows.finish_ps[i] = t.0;
+        self.finished(id, t);
+    }
+
+    /// Records flow `id`'s completion at `t` (checked by the caller).
+    #[inline]
+    fn finished(&mut self, id: FlowId, t: SimTime) {
+        self.flows.finish_ps[id as usize] = t.0;
         if let Some(log) = &mut self.completion_log {
             log.push((id, t));
         }
@@ -556,5 +590,105 @@ mod tests {
             (t.src, t.dst, t.bytes, t.start_ps),
             (vec![3, 0], vec![9, 1], vec![700, 5], vec![40, 0])
         );
+    }
+
+    /// One step of a fabric's reports about flow `flow` (of 4) at `t`.
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// `deliver_last`, or (oracle) `deliver_point` then `complete`.
+        Last {
+            flow: u32,
+            t: u64,
+            bytes: u64,
+        },
+        Point {
+            flow: u32,
+            t: u64,
+            bytes: u64,
+        },
+        Complete {
+            flow: u32,
+            t: u64,
+        },
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        // Small sizes and byte counts so that exact, short and over-deliveries
+        // all happen; times up to 2^50 ps widen the coarse series, and the
+        // sentinel time is a violation (and past the fine series' last bin).
+        let t = prop_oneof![0u64..5_000_000, 0u64..(1 << 50), Just(u64::MAX)];
+        prop_oneof![
+            (0u32..4, t.clone(), 0u64..6).prop_map(|(flow, t, bytes)| Op::Last { flow, t, bytes }),
+            (0u32..4, t.clone(), 0u64..6).prop_map(|(flow, t, bytes)| Op::Point { flow, t, bytes }),
+            (0u32..4, t).prop_map(|(flow, t)| Op::Complete { flow, t }),
+        ]
+    }
+
+    proptest::proptest! {
+        /// `deliver_last` against its definition, `deliver_point` then
+        /// `complete`, on random report sequences (over-deliveries, short
+        /// completions, double completions and the sentinel time included),
+        /// with and without a fine time series and a completion log: every
+        /// record, count, message, series and log is the same.
+        #[test]
+        fn deliver_last_is_deliver_point_then_complete(
+            sizes in proptest::collection::vec(1u64..6, 4),
+            ops in proptest::collection::vec(op(), 0..40),
+            fine in proptest::bool::ANY,
+            log in proptest::bool::ANY,
+        ) {
+            let mk = || {
+                let mut r = Recorder::new(fine.then(|| TimeSeries::new(SimTime(1 << 39))));
+                r.log_completions(log);
+                for (i, &b) in sizes.iter().enumerate() {
+                    r.register(&flow(i as u32, b));
+                }
+                r
+            };
+            let (mut fused, mut oracle) = (mk(), mk());
+            for o in &ops {
+                match *o {
+                    Op::Last { flow, t, bytes } => {
+                        fused.deliver_last(flow, SimTime(t), bytes);
+                        oracle.deliver_point(flow, SimTime(t), bytes);
+                        oracle.complete(flow, SimTime(t));
+                    }
+                    Op::Point { flow, t, bytes } => {
+                        fused.deliver_point(flow, SimTime(t), bytes);
+                        oracle.deliver_point(flow, SimTime(t), bytes);
+                    }
+                    Op::Complete { flow, t } => {
+                        fused.complete(flow, SimTime(t));
+                        oracle.complete(flow, SimTime(t));
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(fused.records(), oracle.records());
+            proptest::prop_assert_eq!(fused.violations(), oracle.violations());
+            proptest::prop_assert_eq!(fused.violation_count(), oracle.violation_count());
+            proptest::prop_assert_eq!(fused.completed(), oracle.completed());
+            proptest::prop_assert_eq!(fused.last_completion(), oracle.last_completion());
+            proptest::prop_assert_eq!(fused.coarse(), oracle.coarse());
+            proptest::prop_assert_eq!(fused.series(), oracle.series());
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            fused.take_completions(&mut a);
+            oracle.take_completions(&mut b);
+            proptest::prop_assert_eq!(a, b);
+        }
+
+        /// The coarse series' point path against its span path (a division
+        /// by the bin width), as the series widens.
+        #[test]
+        fn coarse_point_is_a_zero_width_span(
+            pts in proptest::collection::vec((0u64..(1 << 62), 0u64..1_000), 1..60),
+        ) {
+            let (mut p, mut s) = (CoarseSeries::new(), CoarseSeries::new());
+            for &(t, b) in &pts {
+                p.add_point(SimTime(t), b);
+                s.add_span(SimTime(t), SimTime(t), b);
+                proptest::prop_assert_eq!(&p, &s);
+            }
+        }
     }
 }

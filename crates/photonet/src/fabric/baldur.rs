@@ -1841,8 +1841,7 @@ impl Baldur {
                     o.set(RECEIVED, true);
                     let (flow, seq, multi, bytes) = (o.flow, o.seq, o.has(MULTI), o.bytes());
                     if !multi {
-                        rec.deliver_point(flow, now, bytes as u64);
-                        rec.complete(flow, now);
+                        rec.deliver_last(flow, now, bytes as u64);
                     } else {
                         let total = self.cold[slot as usize].flow_bytes;
                         let units = unit_count(total.max(1), packet);

@@ -389,6 +389,18 @@ pub fn derangement(n: u32, rng: &mut SimRng) -> Vec<HostId> {
     p
 }
 
+/// `x.round() as u64` for `x` not NaN and at most 2^60 (a start time in ps),
+/// without a call to `round`: half away from zero is the truncation plus one
+/// when the fraction, `x` − trunc(`x`) (exact in f64), is at least 0.5; below
+/// zero (no gap is negative) both give 0.
+#[inline]
+fn round_ps(x: f64) -> u64 {
+    debug_assert!(!x.is_nan() && x <= limits::TIME_PS as f64);
+    let whole = x as i64;
+    let up = (x - whole as f64 >= 0.5) as i64;
+    (whole + up).max(0) as u64
+}
+
 impl Iterator for Generator {
     type Item = Flow;
     fn next(&mut self) -> Option<Flow> {
@@ -409,14 +421,16 @@ impl Iterator for Generator {
         }
         // Exponential gap, in seconds, accumulated in f64 and rounded to ps.
         self.now_s += -open_unit(&mut self.arrival_rng).ln() * self.mean_gap_s;
-        let start_ps = (self.now_s * SimTime::S as f64).round();
-        if start_ps.is_nan() || start_ps > limits::TIME_PS as f64 {
+        let ps = self.now_s * SimTime::S as f64;
+        // (Rounded, it is NaN or above the limit exactly when it is unrounded:
+        // the limit is an integer.)
+        if ps.is_nan() || ps > limits::TIME_PS as f64 {
             // Beyond representable simulated time: the workload ends (configs
             // that would get here are refused by `run::prepare`).
             return None;
         }
-        let start = SimTime(start_ps as u64);
-        match self.pattern.clone() {
+        let start = SimTime(round_ps(ps));
+        match self.pattern {
             Pattern::Uniform => {
                 let src = self.pair_rng.random_range(0..self.hosts);
                 let dst = self.other_host(src);
@@ -456,6 +470,24 @@ impl Iterator for Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
+
+    #[test]
+    fn round_ps_hand_cases() {
+        // The largest double below 0.5 (where floor(x + 0.5) would give 1),
+        // halves away from zero, the limit, and a negative.
+        for (x, want) in [
+            (0.49999999999999994, 0),
+            (0.5, 1),
+            (2.5, 3),
+            (3.4999999999999996, 3),
+            (4_503_599_627_370_495.5, 4_503_599_627_370_496),
+            ((1u64 << 60) as f64, 1 << 60),
+            (-0.7, 0),
+        ] {
+            assert_eq!(round_ps(x), want, "{x}");
+        }
+    }
 
     #[test]
     fn realised_basis_offers_the_requested_load_with_a_heavy_tail() {
@@ -691,6 +723,25 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// `round_ps` against `f64::round` and the unsigned cast: random
+        /// values of every magnitude up to 2^60, values a hair either side of
+        /// a half, halves themselves, and negatives.
+        #[test]
+        fn round_ps_is_round_then_cast(
+            x in proptest::prop_oneof![
+                0.0f64..1e3,
+                0.0f64..(1u64 << 60) as f64,
+                (0u64..1 << 52).prop_map(|k| k as f64 + 0.5),
+                (0u64..1 << 52, -3i64..3).prop_map(|(k, d)| {
+                    f64::from_bits((k as f64 + 0.5).to_bits().wrapping_add_signed(d))
+                }),
+                -1e6f64..0.0,
+            ],
+        ) {
+            let x: f64 = x;
+            proptest::prop_assert_eq!(round_ps(x), x.round() as u64, "{}", x);
+        }
+
         /// Ping-pong partners against their definition: an involution
         /// without fixed points; with groups, every group maps whole onto
         /// one other group, one to one.

@@ -49,7 +49,19 @@ impl SizeDist {
         }
     }
 
+    /// One size (a fixed size draws nothing from `rng`).
+    #[inline]
     pub fn sample(&self, rng: &mut SimRng) -> u64 {
+        match self {
+            // Inline at the generator's call: no call for the common case.
+            SizeDist::Fixed(b) => *b,
+            _ => self.sample_drawn(rng),
+        }
+    }
+
+    /// [`SizeDist::sample`] for the distributions that draw.
+    #[inline(never)]
+    fn sample_drawn(&self, rng: &mut SimRng) -> u64 {
         match self {
             SizeDist::Fixed(b) => *b,
             SizeDist::Pareto { shape, scale, max } => {
