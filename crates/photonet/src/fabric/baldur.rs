@@ -1062,7 +1062,11 @@ impl<T: Copy> ArrivalFifo<T> {
     #[inline]
     fn push(&mut self, t: SimTime, e: T) -> u64 {
         debug_assert!(
-            self.q.iter().rev().find(|b| b.0 != Self::DROPPED).is_none_or(|b| b.0 <= t),
+            self.q
+                .iter()
+                .rev()
+                .find(|b| b.0 != Self::DROPPED)
+                .is_none_or(|b| b.0 <= t),
             "out of order"
         );
         self.q.push_back((t, e));
