@@ -334,22 +334,32 @@ pub fn run_arrivals(
     }
 }
 
+/// A toy fabric for the run loop's tests (here and in `run`).
 #[cfg(test)]
-mod tests {
+pub(crate) mod toy {
     use super::*;
     use crate::units::Rate;
-    use proptest::prelude::*;
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
 
-    /// A toy fabric: flow f delivers `bytes / 2` at `start + bytes / 2` ps
-    /// and the rest at `start + bytes` ps, where it completes. With
-    /// `batches`, the run loop hands it an instant's arrivals together: the
-    /// general loop, where without it the open-loop fast path runs.
+    /// Flow f delivers `bytes / 2` at `start + bytes / 2` ps and the rest
+    /// at `start + bytes` ps, where it completes. With `batches`, the run
+    /// loop hands it an instant's arrivals together: the general loop,
+    /// where without it the open-loop fast path runs.
     #[derive(Default)]
-    struct Toy {
+    pub(crate) struct Toy {
+        /// (time, flow, bytes, completes)
         due: BinaryHeap<Reverse<(u64, u32, u64, bool)>>,
         batches: bool,
+    }
+
+    impl Toy {
+        pub(crate) fn new(batches: bool) -> Toy {
+            Toy {
+                batches,
+                ..Toy::default()
+            }
+        }
     }
 
     impl Fabric for Toy {
@@ -388,6 +398,13 @@ mod tests {
         }
         fn finish(&mut self, _end: SimTime, _rec: &mut Recorder) {}
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::toy::Toy;
+    use super::*;
+    use proptest::prelude::*;
 
     proptest! {
         /// The open-loop fast path against the general loop (the same toy
@@ -435,7 +452,7 @@ mod tests {
                 drain_limit: drain_limit.map(SimTime),
             };
             let go = |batches: bool| {
-                let mut toy = Toy { batches, ..Toy::default() };
+                let mut toy = Toy::new(batches);
                 let mut last = None;
                 let out = run(
                     &mut toy,

@@ -414,64 +414,12 @@ pub fn run_toml(text: &str, paths: &Paths) -> Result<RunResult, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fabric::Fabric;
-    use crate::units::Rate;
+    use crate::engine::toy::Toy;
     use proptest::prelude::*;
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-
-    /// A toy fabric: flow f delivers `bytes / 2` at `start + bytes / 2` ps
-    /// and the rest at `start + bytes` ps, where it completes.
-    #[derive(Default)]
-    struct Toy {
-        /// (time, flow, bytes, completes)
-        due: BinaryHeap<Reverse<(u64, u32, u64, bool)>>,
-        batches: bool,
-    }
-
-    impl Fabric for Toy {
-        fn name(&self) -> String {
-            "toy".into()
-        }
-        fn hosts(&self) -> usize {
-            2
-        }
-        fn host_rate(&self) -> Rate {
-            Rate(8_000_000_000)
-        }
-        fn add_flow(&mut self, now: SimTime, f: &Flow, _rec: &mut Recorder) {
-            let half = f.bytes / 2;
-            self.due.push(Reverse((now.0 + half, f.id, half, false)));
-            self.due
-                .push(Reverse((now.0 + f.bytes, f.id, f.bytes - half, true)));
-        }
-        fn batches_arrivals(&self) -> bool {
-            self.batches
-        }
-        fn next_event(&self) -> Option<SimTime> {
-            self.due.peek().map(|Reverse(e)| SimTime(e.0))
-        }
-        fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
-            while let Some(&Reverse((t, id, bytes, completes))) = self.due.peek() {
-                if t != now.0 {
-                    break;
-                }
-                self.due.pop();
-                rec.deliver_point(id, now, bytes);
-                if completes {
-                    rec.complete(id, now);
-                }
-            }
-        }
-        fn finish(&mut self, _end: SimTime, _rec: &mut Recorder) {}
-    }
 
     /// The table of a toy run that ends at `end` (no drain).
     fn toy_table(flows: &[Flow], end: u64, batches: bool) -> FlowTable {
-        let mut toy = Toy {
-            batches,
-            ..Toy::default()
-        };
+        let mut toy = Toy::new(batches);
         let stop = StopRule {
             duration: Some(SimTime(end)),
             ..StopRule::default()
