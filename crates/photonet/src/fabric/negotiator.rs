@@ -1581,9 +1581,11 @@ impl Negotiator {
             }
         }
         for e in &due {
-            rec.deliver_point(e.flow, e.done, (e.bytes & !LAST) as u64);
+            let b = (e.bytes & !LAST) as u64;
             if e.bytes & LAST != 0 {
-                rec.complete(e.flow, e.done);
+                rec.deliver_last(e.flow, e.done, b);
+            } else {
+                rec.deliver_point(e.flow, e.done, b);
             }
         }
         self.due = due;
