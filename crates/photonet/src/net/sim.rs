@@ -1769,7 +1769,7 @@ impl<R: Router> Network<R> {
 
     /// Queued ports: port `p` starts sending `pkt` on lane `lane` (taken
     /// from its lane, its credits taken).
-    #[inline]
+    #[inline(always)]
     fn transmit(&mut self, p: u32, mut pkt: Packet, lane: u8, now: u64) {
         let hosts = self.graph.hosts;
         let q = &mut self.qports[p as usize];
