@@ -169,12 +169,13 @@ impl MultiButterfly {
 impl Router for MultiButterfly {
     #[inline]
     fn candidates(&self, node: u32, dst: u32) -> Candidates {
+        // half = N/2 = 2^(k-1) switches per stage: shifts, not divisions.
         let idx = node - self.hosts;
-        let half = self.hosts / 2;
-        let s = idx / half;
+        let s = idx >> (self.k - 1);
         let b = (dst >> (self.k - 1 - s)) & 1;
+        // = self.port(s, idx % half, b): (s·half + i) is idx itself.
         Candidates {
-            first: self.port(s, idx % half, b),
+            first: self.hosts + (idx * 2 + b) * self.m,
             count: self.m,
         }
     }

@@ -1166,7 +1166,7 @@ impl<R: Router> Network<R> {
     /// Lazy port-free: applies what is due of the releases held with link
     /// `u`: the buffer part, and the credit if it has arrived too (then
     /// the slot is free again).
-    #[inline]
+    #[inline(always)]
     fn settle_rels(&mut self, u: u32) {
         if self.qports[u as usize].rel.iter().all(|r| r.st == 0) {
             return;
@@ -1277,7 +1277,7 @@ impl<R: Router> Network<R> {
     /// Lazy port-free: before port `p` is given a packet, its lazy free is
     /// applied if due; if the port is still sending, its free becomes an
     /// event (the packet will wait for it).
-    #[inline]
+    #[inline(always)]
     fn settle_port(&mut self, p: u32) {
         let w = self.qload[p as usize];
         if w & LZ_FLAG == 0 {
@@ -1676,7 +1676,9 @@ impl<R: Router> Network<R> {
             let l = &mut self.lanes[b];
             if l.credits >= wire {
                 l.credits -= wire;
-                self.qports[p as usize].rr = ((out_lane as u32 + 1) % lanes) as u8;
+                // (out_lane + 1) % lanes, without a division (out_lane < lanes).
+                let next = out_lane as u32 + 1;
+                self.qports[p as usize].rr = if next == lanes { 0 } else { next as u8 };
                 return self.transmit(p, pkt, out_lane, now);
             }
         }
@@ -1767,7 +1769,7 @@ impl<R: Router> Network<R> {
 
     /// Queued ports: port `p` starts sending `pkt` on lane `lane` (taken
     /// from its lane, its credits taken).
-    #[inline]
+    #[inline(always)]
     fn transmit(&mut self, p: u32, mut pkt: Packet, lane: u8, now: u64) {
         let hosts = self.graph.hosts;
         let q = &mut self.qports[p as usize];
