@@ -2417,43 +2417,13 @@ mod tests {
         }
     }
 
-    /// Baldur behind the plain `Fabric` interface, one `advance` per call
-    /// (the trait's default `advance_until`).
-    struct OneStep(Baldur);
-
-    impl Fabric for OneStep {
-        fn name(&self) -> String {
-            self.0.name()
-        }
-        fn hosts(&self) -> usize {
-            self.0.hosts()
-        }
-        fn host_rate(&self) -> Rate {
-            self.0.host_rate()
-        }
-        fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
-            self.0.add_flow(now, flow, rec)
-        }
-        fn next_event(&self) -> Option<SimTime> {
-            self.0.next_event()
-        }
-        fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
-            self.0.advance(now, rec)
-        }
-        fn finish(&mut self, end: SimTime, rec: &mut Recorder) {
-            self.0.finish(end, rec)
-        }
-        fn stats(&self) -> FabricStats {
-            self.0.stats()
-        }
-    }
-
     #[test]
     fn steps_up_to_the_next_arrival_in_one_call_change_nothing() {
         // The run loop with Baldur's `advance_until` (many steps per call)
         // and with one step per call: the same completions, statistics,
         // event count and end, drained or cut short by a duration or a flow
         // count.
+        use crate::engine::toy::OneStep;
         use crate::engine::{run, StopRule};
         let p = BaldurParams {
             multiplicity: 2,
@@ -2501,7 +2471,7 @@ mod tests {
                 (fin, out.events, out.end_time, f.stats())
             };
             let mut many = net(64, &p, 5).with_checks(false);
-            let mut one = OneStep(net(64, &p, 5).with_checks(false));
+            let mut one = OneStep(Box::new(net(64, &p, 5).with_checks(false)));
             let a = go(&mut many);
             let b = go(&mut one);
             assert!(a.0.iter().any(|f| f.0.is_some()));
