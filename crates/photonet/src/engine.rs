@@ -400,6 +400,51 @@ pub(crate) mod toy {
         fn finish(&mut self, _end: SimTime, _rec: &mut Recorder) {}
     }
 
+    /// The stop rules a fabric's `advance_until` is checked under: drained,
+    /// cut short at `duration`, and a flow count `count` drained with a
+    /// `drain_limit` cap.
+    pub(crate) fn stop_rules(duration: SimTime, count: u64, drain_limit: SimTime) -> [StopRule; 3] {
+        [
+            StopRule {
+                drain: true,
+                ..Default::default()
+            },
+            StopRule {
+                duration: Some(duration),
+                ..Default::default()
+            },
+            StopRule {
+                max_flows: Some(count),
+                drain: true,
+                drain_limit: Some(drain_limit),
+                ..Default::default()
+            },
+        ]
+    }
+
+    /// What a run of `flows` on `f` under `stop` leaves: per flow its
+    /// finish and delivered bytes, the event count, the end and the stats.
+    pub(crate) type Outcome = (
+        Vec<(Option<SimTime>, u64)>,
+        u64,
+        SimTime,
+        crate::fabric::FabricStats,
+    );
+
+    pub(crate) fn outcome(f: &mut dyn Fabric, flows: &[Flow], stop: &StopRule) -> Outcome {
+        let out = run(
+            f,
+            &mut flows.iter().cloned(),
+            stop,
+            Recorder::new(None),
+            &mut |_| true,
+        );
+        let fin = (0..out.recorder.flows() as u32)
+            .map(|i| (out.recorder.finish(i), out.recorder.delivered(i)))
+            .collect();
+        (fin, out.events, out.end_time, f.stats())
+    }
+
     /// A fabric behind the plain `Fabric` interface, one `advance` per
     /// call (the trait's default `advance_until`): the reference a fabric's
     /// own `advance_until` must agree with.

@@ -2423,8 +2423,7 @@ mod tests {
         // and with one step per call: the same completions, statistics,
         // event count and end, drained or cut short by a duration or a flow
         // count.
-        use crate::engine::toy::OneStep;
-        use crate::engine::{run, StopRule};
+        use crate::engine::toy::{outcome, stop_rules, OneStep};
         let p = BaldurParams {
             multiplicity: 2,
             ..Default::default()
@@ -2440,40 +2439,11 @@ mod tests {
                 flow(i, src, perm[src as usize], bytes, SimTime(t))
             })
             .collect();
-        let stops = [
-            StopRule {
-                drain: true,
-                ..Default::default()
-            },
-            StopRule {
-                duration: Some(SimTime(t / 2)),
-                ..Default::default()
-            },
-            StopRule {
-                max_flows: Some(1_000),
-                drain: true,
-                drain_limit: Some(SimTime::us(3)),
-                ..Default::default()
-            },
-        ];
-        for stop in &stops {
-            let go = |f: &mut dyn Fabric| {
-                let out = run(
-                    f,
-                    &mut flows.clone().into_iter(),
-                    stop,
-                    Recorder::new(None),
-                    &mut |_| true,
-                );
-                let fin: Vec<_> = (0..out.recorder.flows() as u32)
-                    .map(|i| (out.recorder.finish(i), out.recorder.delivered(i)))
-                    .collect();
-                (fin, out.events, out.end_time, f.stats())
-            };
+        for stop in &stop_rules(SimTime(t / 2), 1_000, SimTime::us(3)) {
             let mut many = net(64, &p, 5).with_checks(false);
             let mut one = OneStep(Box::new(net(64, &p, 5).with_checks(false)));
-            let a = go(&mut many);
-            let b = go(&mut one);
+            let a = outcome(&mut many, &flows, stop);
+            let b = outcome(&mut one, &flows, stop);
             assert!(a.0.iter().any(|f| f.0.is_some()));
             assert!(a.1 > 3 * 64 * 60 / 2, "{}", a.1);
             assert_eq!(a, b);

@@ -716,8 +716,7 @@ mod tests {
         // against one step per call, on both baselines under load: the same
         // completions, statistics, event count and end, drained or cut
         // short by a duration or a flow count.
-        use crate::engine::toy::OneStep;
-        use crate::engine::{run, StopRule};
+        use crate::engine::toy::{outcome, stop_rules, OneStep};
         use crate::rng::RngStreams;
         use rand::Rng;
         for (v, n) in [(&MULTIBUTTERFLY, 64u32), (&DRAGONFLY, 72)] {
@@ -739,41 +738,12 @@ mod tests {
                     }
                 })
                 .collect();
-            let stops = [
-                StopRule {
-                    drain: true,
-                    ..Default::default()
-                },
-                StopRule {
-                    duration: Some(SimTime(at / 2)),
-                    ..Default::default()
-                },
-                StopRule {
-                    max_flows: Some(u64::from(n) * 20),
-                    drain: true,
-                    drain_limit: Some(SimTime::us(2)),
-                    ..Default::default()
-                },
-            ];
-            for stop in &stops {
-                let go = |f: &mut dyn Fabric| {
-                    let out = run(
-                        f,
-                        &mut flows.clone().into_iter(),
-                        stop,
-                        Recorder::new(None),
-                        &mut |_| true,
-                    );
-                    let fin: Vec<_> = (0..out.recorder.flows() as u32)
-                        .map(|i| (out.recorder.finish(i), out.recorder.delivered(i)))
-                        .collect();
-                    (fin, out.events, out.end_time, f.stats())
-                };
+            for stop in &stop_rules(SimTime(at / 2), u64::from(n) * 20, SimTime::us(2)) {
                 let build = || HpcModule::build(HpcParams::default(), v, &ctx(&t)).unwrap();
                 let mut many = build();
                 let mut one = OneStep(build());
-                let a = go(many.as_mut());
-                let b = go(&mut one);
+                let a = outcome(many.as_mut(), &flows, stop);
+                let b = outcome(&mut one, &flows, stop);
                 assert!(a.0.iter().any(|f| f.0.is_some()), "{}", v.name);
                 assert!(a.1 > u64::from(n) * 40, "{}: {} events", v.name, a.1);
                 assert_eq!(a, b, "{}", v.name);
