@@ -42,13 +42,13 @@ fn sirius_paper_scale(c: &mut Criterion) {
     bench_run(c, "sirius_128x24_12up_200k_flows_load1.0", &cfg);
 }
 
-/// Where the shared flow-size CDFs are: `$PHOTONET_WORKLOADS`, else
-/// `shared/workloads` beside the repository.
+/// Where the standard flow-size CDFs are: `$PHOTONET_WORKLOADS`, else the
+/// Python package's `workloads/` folder.
 fn workload_paths() -> Paths {
     let mut search: Vec<std::path::PathBuf> = std::env::var_os("PHOTONET_WORKLOADS")
         .map(|v| std::env::split_paths(&v).collect())
         .unwrap_or_default();
-    search.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/workloads"));
+    search.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/photonet/workloads"));
     Paths {
         base_dir: None,
         search,

@@ -13,7 +13,7 @@
 //!   same scenario once and prints ns per delivered packet and per hop.)
 //! - `fat_tree/k16_websearch_load0.4_2ms`: the same network (ECMP), Poisson
 //!   arrivals at load 0.4 with web-search sizes (`websearch.cdf` from
-//!   `$PHOTONET_WORKLOADS` or `shared/workloads` beside the repository), 2 ms of arrivals, no
+//!   `$PHOTONET_WORKLOADS` or the package's `python/photonet/workloads`), 2 ms of arrivals, no
 //!   drain (the `photonet bench` scenario `fat-tree-k16-websearch`).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};

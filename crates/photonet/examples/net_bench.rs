@@ -3,7 +3,7 @@
 //! (default: k = 16 → 1,024 hosts, spraying, 2 MiB), or
 //! `net_bench [k] websearch` (the criterion scenario `fat_tree/k16_websearch_load0.4_2ms`:
 //! ECMP, Poisson arrivals at load 0.4 with `websearch.cdf` sizes from
-//! `$PHOTONET_WORKLOADS` or `shared/workloads` beside the repository, 2 ms,
+//! `$PHOTONET_WORKLOADS` or the package's `python/photonet/workloads`, 2 ms,
 //! no drain). Every host sends one
 //! flow to a random derangement partner at t = 0; 100 Gbps links, 1 us
 //! propagation, 4,096 B payload + 64 B header, 34-packet switch queues; the

@@ -33,7 +33,8 @@ pub enum SizeDistKind {
     Fixed,
     /// An empirical CDF `file` (`<bytes> <cumulative probability>` per line). A
     /// relative path is looked up next to the config, then in the workload
-    /// search path (which includes `../shared/workloads`).
+    /// search path (`$PHOTONET_WORKLOADS`, then the standard CDFs shipped with
+    /// the package).
     Cdf,
 }
 

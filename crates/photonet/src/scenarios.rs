@@ -71,13 +71,13 @@ pub fn websearch_config(k: u32) -> Config {
 }
 
 /// Where the scenarios find workload files: `$PHOTONET_WORKLOADS` first,
-/// then `shared/workloads` beside the repository.
+/// then the standard CDFs shipped in the Python package (`python/photonet/workloads`).
 pub fn workload_paths() -> Paths {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut search: Vec<std::path::PathBuf> = std::env::var_os("PHOTONET_WORKLOADS")
         .map(|v| std::env::split_paths(&v).collect())
         .unwrap_or_default();
-    search.push(root.join("shared/workloads"));
+    search.push(root.join("python/photonet/workloads"));
     Paths {
         base_dir: None,
         search,

@@ -1,5 +1,5 @@
 //! Fuzzing the parsers on stable Rust: proptest-driven mutation of a corpus
-//! made of the real files (example configs, experiment configs, the shared
+//! made of the real files (example configs, experiment configs, the standard
 //! workload CDFs, traces) plus arbitrary text. Each parser must return Ok or a
 //! clear error — never panic — and whatever it accepts must hold together
 //! (round trips, sorted traces, monotone CDFs).
@@ -39,12 +39,12 @@ fn repo() -> &'static Path {
         .unwrap()
 }
 
-/// Text files of a kind from the repository and from ../shared/workloads.
+/// Text files of a kind from the repository (the standard workloads included).
 fn corpus(ext: &str) -> Vec<String> {
     let mut dirs = vec![
         repo().join("examples"),
         repo().join("python/photonet/scenarios"),
-        repo().join("../shared/workloads"),
+        repo().join("python/photonet/workloads"),
     ];
     if let Ok(rd) = std::fs::read_dir(repo().join("experiments")) {
         dirs.extend(rd.flatten().map(|e| e.path()));

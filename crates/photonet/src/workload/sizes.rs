@@ -252,7 +252,7 @@ mod tests {
 
     fn shared(name: &str) -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/workloads")
+            .join("../../python/photonet/workloads")
             .join(name)
     }
 
@@ -260,7 +260,7 @@ mod tests {
     fn meta_hadoop_matches_its_published_statistics() {
         let p = shared("meta_hadoop.cdf");
         if !p.exists() {
-            panic!("shared workloads not found at {}", p.display());
+            panic!("the standard workloads not found at {}", p.display());
         }
         let cdf = Cdf::from_file(&p).unwrap();
         // shared/workloads/README.md: mean_lin 120,421 B; 60.00 % of flows < 1 KB.
