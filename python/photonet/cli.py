@@ -197,15 +197,29 @@ def cmd_compare(a) -> int:
     from .io import check_work_dir
 
     loads = None
-    if a.loads:
+    if a.loads is not None:
         try:
             loads = [float(x) for x in a.loads.split(",") if x.strip()]
         except ValueError:
             raise ConfigError(f"--loads {a.loads!r}: expected comma-separated numbers, e.g. 0.1,0.5,1.0") from None
-    fabrics = [x.strip() for x in a.fabrics.split(",") if x.strip()] if a.fabrics else None
+        if not loads:
+            raise ConfigError(f"--loads {a.loads!r}: no load given; expected comma-separated numbers, e.g. 0.1,0.5,1.0")
+        dup = sorted({x for x in loads if loads.count(x) > 1})
+        if dup:
+            raise ConfigError(f"--loads {a.loads!r}: {', '.join(f'{x:g}' for x in dup)} given more than once (it would run twice)")
+    fabrics = None
+    if a.fabrics is not None:
+        fabrics = [x.strip() for x in a.fabrics.split(",") if x.strip()]
+        if not fabrics:
+            raise ConfigError(f"--fabrics {a.fabrics!r}: no fabric given; expected comma-separated names, e.g. esn,sirius")
+        dup = sorted({x for x in fabrics if fabrics.count(x) > 1})
+        if dup:
+            raise ConfigError(f"--fabrics {a.fabrics!r}: {', '.join(dup)} given more than once")
+    if a.flows is not None and a.flows < 1:
+        raise ConfigError(f"--flows {a.flows}: must be at least 1")
     check_work_dir(a.out, "--out")
     overrides = _with_check(a)
-    if a.flows:
+    if a.flows is not None:
         overrides.append(f"stop.flows={a.flows}")
     with Progress(TextColumn("[bold]compare"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, disable=not console.is_terminal) as prog:
         task = prog.add_task("points", total=None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
+import stat
 from pathlib import Path
 from typing import Any, Mapping, Sequence, Union
 
@@ -21,6 +22,8 @@ import tomli_w
 from . import _core
 
 ConfigLike = Union[str, os.PathLike, Mapping[str, Any]]
+# The largest config file read (the biggest shipped ones are a few KB).
+MAX_CONFIG_BYTES = 16 << 20
 
 
 class ConfigError(ValueError):
@@ -55,13 +58,31 @@ def workload_search_path() -> list[str]:
     return out
 
 
+def toml_loads(text: str, where: str = "") -> dict:
+    """``tomllib.loads`` with every failure a ConfigError (nesting too deep for
+    the parser included), prefixed by ``where``."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{where}not valid TOML: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}not valid TOML for photonet: arrays or tables nested too deeply") from None
+
+
 def parse_value(text: str) -> Any:
     """A ``--set`` value: TOML syntax if it parses (numbers, booleans, arrays,
-    quoted strings), else the bare text as a string (so ``fabric=esn`` works)."""
+    quoted strings), else the bare text as a string (so ``fabric=esn`` works).
+    A value spanning lines is refused: TOML would read the lines after the
+    first as other keys and the value would silently lose them."""
+    if "\n" in text or "\r" in text:
+        raise ConfigError(f"value {text!r} spans several lines; give one key=value per --set")
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        doc = tomllib.loads(f"v = {text}")
+    except (tomllib.TOMLDecodeError, RecursionError):
         return text
+    if list(doc) != ["v"]:
+        raise ConfigError(f"value {text!r} holds more than one TOML value; give one key=value per --set")
+    return doc["v"]
 
 
 def apply_overrides(cfg: dict, overrides: Sequence[str] | Mapping[str, Any] | None) -> dict:
@@ -114,13 +135,10 @@ def load(config: ConfigLike | None = None, overrides=None) -> tuple[dict, Path |
             text_or_path = os.fsdecode(text_or_path)
         if _looks_like_path(config, text_or_path):
             p = Path(text_or_path)
-            cfg = tomllib.loads(read_config_text(p))
+            cfg = toml_loads(read_config_text(p), f"{p}: ")
             base = p.resolve().parent
         else:
-            try:
-                cfg = tomllib.loads(text_or_path)
-            except tomllib.TOMLDecodeError as e:
-                raise ConfigError(f"not valid TOML: {e}") from None
+            cfg = toml_loads(text_or_path)
     apply_overrides(cfg, overrides)
     return cfg, base
 
@@ -145,19 +163,23 @@ def read_config_text(p: Path) -> str:
     if p.is_dir():
         raise ConfigError(f"config file {name!r} is a folder, not a TOML file")
     try:
-        raw = p.read_bytes()
+        if not stat.S_ISREG(p.stat().st_mode):
+            raise ConfigError(f"config file {name!r} is not a regular file (a device, FIFO or socket); "
+                              f"photonet reads configs from regular files")
+        with open(p, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as e:
         raise ConfigError(f"config file {name!r} cannot be read: {e.strerror or e}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {name!r} is over {MAX_CONFIG_BYTES:,} bytes; a photonet config is a few KB "
+                          f"(put flows in a trace file: workload.pattern.kind = \"trace\")")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise ConfigError(f"config file {name!r} is not UTF-8 text (byte 0x{raw[e.start]:02x} on line {line}); "
                           f"TOML files are UTF-8: save it as UTF-8") from None
-    try:
-        tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    toml_loads(text, f"{p}: ")
     return text
 
 

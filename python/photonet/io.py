@@ -93,12 +93,22 @@ def check_writable_parent(path: Path, what: str) -> None:
     os.rmdir(probe)
 
 
-def _is_cwd_or_above(path: Path) -> bool:
+def _resolved(path: Path, what: str) -> Path:
+    """``path`` resolved; OutputError naming it when it cannot be (a loop of
+    symbolic links: Python raises RuntimeError or OSError for it)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as e:
+        raise OutputError(f"{what} {str(path)!r} cannot be resolved ({e}): is there a loop of symbolic links "
+                          f"on the way? Give another folder") from None
+
+
+def _is_cwd_or_above(path: Path, what: str = "output folder") -> bool:
     try:
         here = Path.cwd().resolve()
     except OSError:
         return False
-    p = path.resolve()
+    p = _resolved(path, what)
     return p == here or p in here.parents
 
 
@@ -133,7 +143,7 @@ def check_result_dir(path: os.PathLike | str, what: str = "output folder", forei
     """Raises OutputError unless ``path`` may be (re)written as a result folder
     (``foreign`` lists the entries of an existing folder that are not ours)."""
     path = Path(path)
-    if path.name in ("", ".", "..") or _is_cwd_or_above(path):
+    if path.name in ("", ".", "..") or _is_cwd_or_above(path, what):
         raise OutputError(f"{what} {str(path)!r} is the current folder or one above it; photonet writes a result into a "
                           f"folder of its own: give a new name, e.g. results/run")
     if path.is_symlink():

@@ -410,9 +410,13 @@ def read_points_file(points_file: Path) -> tuple[list[Point], int, bool]:
         data = json.loads(Path(points_file).read_text())
     except (OSError, ValueError) as e:
         raise ConfigError(f"{points_file}: cannot read the sweep's points: {e}") from None
-    if isinstance(data, list):  # written by an older photonet: one point per task
-        return [Point(**d) for d in data], 1, False
-    return [Point(**d) for d in data["points"]], int(data["points_per_task"]), bool(data.get("accept_old", False))
+    try:
+        if isinstance(data, list):  # written by an older photonet: one point per task
+            return [Point(**d) for d in data], 1, False
+        return [Point(**d) for d in data["points"]], int(data["points_per_task"]), bool(data.get("accept_old", False))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ConfigError(f"{points_file}: not a sweep's points file as `photonet sweep --backend slurm` writes it "
+                          f"({type(e).__name__}: {e})") from None
 
 
 def run_task_from_file(points_file: Path, task: int) -> list[Failure]:

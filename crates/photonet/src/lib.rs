@@ -8,7 +8,8 @@
 //! [`config::Config`] and runs them.
 //!
 //! Layers (each uses only the ones above it; no import cycles):
-//! 1. core: [`units`], [`rng`], [`error`], [`flow`], [`topology`], [`queue`]
+//! 1. core: [`units`], [`rng`], [`error`], [`files`] (bounded reads of input
+//!    files), [`flow`], [`topology`], [`queue`]
 //!    (event queue, slot clock), [`timer`] (cancellable timers), [`pool`]
 //!    (index-addressed pools and FIFOs), [`delivery`] (in-order delivery),
 //!    [`access`] (slotted host–ToR access links), [`recorder`] (what fabrics
@@ -26,6 +27,7 @@
 pub mod access;
 pub mod delivery;
 pub mod error;
+pub mod files;
 pub mod flow;
 pub mod pool;
 pub mod queue;

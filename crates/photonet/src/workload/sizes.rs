@@ -121,8 +121,7 @@ pub struct Cdf {
 impl Cdf {
     /// Reads and validates a CDF file; errors name the file, line, value and reason.
     pub fn from_file(path: &Path) -> Result<Cdf, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read CDF file {}: {e}", path.display()))?;
+        let text = crate::files::read_text(path, "CDF file", crate::files::MAX_CDF_BYTES)?;
         Cdf::parse(&text).map_err(|e| format!("CDF file {}: {e}", path.display()))
     }
 

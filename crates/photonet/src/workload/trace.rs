@@ -8,8 +8,7 @@ use std::path::Path;
 
 /// Reads a trace for `hosts` endpoints; errors name the file, line, value and reason.
 pub fn read_trace(path: &Path, hosts: u32) -> Result<Vec<Flow>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    let text = crate::files::read_text(path, "trace", crate::files::MAX_TRACE_BYTES)?;
     parse_trace(&text, hosts).map_err(|e| format!("trace {}: {e}", path.display()))
 }
 
