@@ -177,6 +177,9 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
                 ConfigError::new("workload.pattern.file", format!("{file:?}"), reason)
             })?;
             let span = flows.last().map_or(0.0, |f| f.start.as_secs_f64());
+            if span == 0.0 {
+                at_once_needs_an_end(config, "trace")?;
+            }
             check_run_size(config, span, flows.len() as u64)?;
             let arrivals: Box<dyn Arrivals + Send> = Box::new(FromIter::new(flows.into_iter()));
             return Ok(Prepared::without_load(config, fabric, arrivals));
@@ -191,6 +194,7 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
         .with_basis(w.load_basis, config.stop.flows);
     let load_info = Some(generator.load_info());
     if all_to_all {
+        at_once_needs_an_end(config, "all_to_all")?;
         let n = hosts as u64 * (hosts as u64 - 1);
         check_run_size(config, 0.0, config.stop.flows.map_or(n, |f| f.min(n)))?;
     } else {
@@ -270,6 +274,23 @@ fn check_run_size(config: &Config, span_s: f64, flows: u64) -> Result<(), Config
         }
     }
     Ok(())
+}
+
+/// Arrivals that all start at t = 0 (`what`): without `stop.drain` or a
+/// `stop.duration` the run would end at its last arrival, t = 0, having
+/// simulated nothing; refused with the reason instead of a run of 0 µs.
+fn at_once_needs_an_end(config: &Config, what: &str) -> Result<(), ConfigError> {
+    if config.stop.drain || config.stop.duration.is_some() {
+        return Ok(());
+    }
+    Err(ConfigError::new(
+        "stop.drain",
+        "false",
+        format!(
+            "every flow of this {what} workload starts at t = 0, and a run without drain stops at its last \
+             arrival, so it would simulate 0 µs: set stop.drain = true or a stop.duration"
+        ),
+    ))
 }
 
 fn stop_rule(config: &Config) -> StopRule {
@@ -561,5 +582,24 @@ mod tests {
         assert_eq!(a, b);
         assert!(a.contains("workload.sizes.file"), "{a}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// All-to-all (every flow at t = 0) without drain or duration used to
+    /// simulate 0 µs and report 0 flows with exit 0; now it says why it
+    /// cannot run, and runs once it has an end.
+    #[test]
+    fn flows_all_at_t0_need_drain_or_a_duration() {
+        let base = "[topology]\nracks = 4\nservers_per_rack = 2\nuplinks = 2\n\
+                    [workload.pattern]\nkind = \"all_to_all\"\nsize = \"10KB\"\n";
+        let paths = Paths {
+            base_dir: None,
+            search: vec![],
+        };
+        let no_end = Config::from_toml(base).unwrap();
+        let e = prepare(&no_end, &paths).err().unwrap().to_string();
+        assert!(e.contains("stop.drain") && e.contains("0 µs"), "{e}");
+        let drained = Config::from_toml(&format!("{base}[stop]\ndrain = true\n")).unwrap();
+        let r = simulate(prepare(&drained, &paths).unwrap(), &mut |_| true);
+        assert_eq!(r.summary.completed, 56);
     }
 }

@@ -3,7 +3,7 @@
 //! (servers, or racks when `servers_per_rack = 1`).
 
 use crate::error::ConfigError;
-use crate::units::Rate;
+use crate::units::{limits, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -110,6 +110,34 @@ impl Topology {
                 ));
             }
         }
+        // uplinks × uplink_rate in 128 bits: the product can pass 2^64, where
+        // it would wrap to a small, plausible-looking rate.
+        let rack_bps = self.uplinks as u128 * self.uplink_rate.0 as u128;
+        if rack_bps > limits::RATE_BPS as u128 * self.servers_per_rack.max(1) as u128
+            && self.server_rate.is_none()
+        {
+            return Err(ConfigError::new(
+                "topology.uplinks",
+                self.uplinks,
+                format!(
+                    "{} uplinks x {} b/s give each server {} b/s, above photonet's limit of 2^50 b/s; \
+                     set topology.server_rate or fewer/slower uplinks",
+                    self.uplinks,
+                    self.uplink_rate.0,
+                    rack_bps / self.servers_per_rack.max(1) as u128
+                ),
+            ));
+        }
+        if rack_bps > u64::MAX as u128 {
+            return Err(ConfigError::new(
+                "topology.uplinks",
+                self.uplinks,
+                format!(
+                    "{} uplinks x {} b/s is {rack_bps} b/s per rack, more than photonet can count (2^64 b/s)",
+                    self.uplinks, self.uplink_rate.0
+                ),
+            ));
+        }
         if self.host_rate().0 == 0 {
             return Err(ConfigError::new(
                 "topology.servers_per_rack",
@@ -118,5 +146,41 @@ impl Topology {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topo(servers_per_rack: u32, uplinks: u32, server_rate: Option<Rate>) -> Topology {
+        Topology {
+            racks: 4,
+            servers_per_rack,
+            uplinks,
+            uplink_rate: Rate::gbps(50),
+            server_rate,
+        }
+    }
+
+    /// 4e8 uplinks × 50 Gb/s = 2e19 b/s, past 2^64: it used to wrap to a
+    /// plausible 1.55e18 b/s per server; now it is refused, as is a derived
+    /// rate above 2^50 b/s that does not wrap.
+    #[test]
+    fn a_derived_server_rate_never_wraps_nor_passes_the_limit() {
+        let e = topo(1, 400_000_000, None)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("topology.uplinks") && e.contains("2^50"), "{e}");
+        let e = topo(1, 30_000, None).validate().unwrap_err().to_string(); // 1.5e15 > 2^50
+        assert!(e.contains("2^50"), "{e}");
+        assert!(topo(1, 20_000, None).validate().is_ok()); // 1e15 < 2^50 ≈ 1.13e15
+        let e = topo(1, 400_000_000, Some(Rate::gbps(10)))
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("2^64"), "{e}");
+        assert!(topo(2, 30_000, Some(Rate::gbps(10))).validate().is_ok());
     }
 }
