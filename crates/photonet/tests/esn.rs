@@ -320,3 +320,20 @@ fn pod_size_defaults_to_eight_pods_and_one_pod_is_refused() {
         .to_string();
     assert!(err.contains("pod_racks"), "{err}");
 }
+
+/// An oversubscription that leaves a rack almost nothing (1e15:1 on 40 Gb/s
+/// racks: 4e-5 b/s) used to complete more flows than ESN, with FCTs below
+/// the base latency; it is refused naming the key, and 1 kb/s still runs.
+#[test]
+fn an_oversubscription_that_rounds_a_link_to_nothing_is_refused() {
+    let (mut c, p, _dir) = small_config("src,dst,bytes,start\n0,4,1000,0us\n");
+    c.fabric = "esn_osub".into();
+    c.edit(|o: &mut EsnOsubParams| o.oversubscription = 1e15);
+    let e = prepare(&c, &p).err().expect("refused").to_string();
+    assert!(
+        e.contains("esn_osub.oversubscription") && e.contains("b/s"),
+        "{e}"
+    );
+    c.edit(|o: &mut EsnOsubParams| o.oversubscription = 4e7); // 40 Gb/s / 4e7 = 1 kb/s
+    assert!(prepare(&c, &p).is_ok());
+}

@@ -212,6 +212,20 @@ impl FabricModule for EsnOsub {
                 "must be >= 1 (1 means non-blocking)",
             ));
         }
+        // The thinnest oversubscribed link is one rack's share of its tier. At
+        // rates near 0 b/s the fluid model's times overflow and come out
+        // below the base latency, so a share under 1 kb/s is refused.
+        let share = ctx.topology.rack_uplink_rate().as_f64() / p.oversubscription;
+        if share < MIN_OSUB_SHARE_BPS {
+            return Err(ConfigError::new(
+                "esn_osub.oversubscription",
+                p.oversubscription,
+                format!(
+                    "leaves each rack {share:.3e} b/s of the oversubscribed tier, under the {MIN_OSUB_SHARE_BPS} b/s \
+                     photonet simulates (a flow would take longer than its time limit)"
+                ),
+            ));
+        }
         let racks = ctx.topology.racks;
         if p.tier == OsubTier::Aggregation && p.pod_racks != 0 && p.pod_racks >= racks {
             return Err(ConfigError::new(
@@ -256,6 +270,10 @@ impl FabricModule for EsnOsub {
         })
     }
 }
+
+/// The least bandwidth a rack's share of ESN-OSUB's oversubscribed tier may
+/// have (uplinks × uplink_rate / oversubscription), in b/s.
+const MIN_OSUB_SHARE_BPS: f64 = 1e3;
 
 /// Most links a flow crosses: NIC up, rack up, pod up, pod down, rack down, NIC down.
 const MAX_RES: usize = MAX_PATH;
