@@ -133,6 +133,11 @@ def scorecard(nums) -> dict[str, int]:
     return card
 
 
+def _text(v) -> str:
+    """A CSV cell as text: empty for a missing value."""
+    return "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else str(v)
+
+
 def _fmt(v) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "–"
@@ -151,9 +156,9 @@ def reproduction_page(paper: str, title: str, nums, figures: list[str], about: s
          "numbers that depend on size are flagged in the note column.", "", "## The paper's numbers next to ours", "",
          "| figure | quantity | ours | paper | ours/paper | unit | note |", "|---|---|---|---|---|---|---|"]
     for _, r in nums.iterrows():
-        paper_v = _fmt(r["paper"]) if isinstance(r["paper"], float) and math.isfinite(r["paper"]) else (r["paper_text"] or "–")
-        L.append(f"| {r['figure']} | {_cell(str(r['quantity']))} | {_fmt(r['ours'])} | {_cell(str(paper_v))} | {_fmt(r['ratio'])} | "
-                 f"{_cell(str(r['unit'] or ''))} | {_cell(str(r['note'] or ''))} |")
+        paper_v = _fmt(r["paper"]) if isinstance(r["paper"], float) and math.isfinite(r["paper"]) else (_text(r["paper_text"]) or "–")
+        L.append(f"| {r['figure']} | {_cell(_text(r['quantity']))} | {_fmt(r['ours'])} | {_cell(paper_v)} | {_fmt(r['ratio'])} | "
+                 f"{_cell(_text(r['unit']))} | {_cell(_text(r['note']))} |")
     L += ["", "## Figures (quick scale)", "",
           "A star marks the paper's value where it states one; hollow markers: more than 5 % of the point's flows unfinished.", ""]
     for fig in figures:
@@ -204,6 +209,23 @@ def write_reproduction_pages(source: Optional[Path], run: bool, out: Path = DOCS
     return cards
 
 
+def write_perf_notes_index(folder: Path = DOCS / "perf-notes") -> Path:
+    """``perf-notes/index.md``: a link to every note in the folder (the
+    detailed measurements behind the performance page)."""
+    folder.mkdir(exist_ok=True)
+    notes = sorted(p for p in folder.glob("*.md") if p.name != "index.md")
+    L = ["# Performance notes", "", "What each speed-up measured, what was tried and dropped. "
+         "The figures that hold today are on the [performance page](../performance.md).", ""]
+    for p in notes:
+        first = next((ln[2:].strip() for ln in p.read_text().splitlines() if ln.startswith("# ")), p.stem)
+        L.append(f"- [{first}]({p.name})")
+    if not notes:
+        L.append("No notes yet.")
+    out = folder / "index.md"
+    out.write_text("\n".join(L) + "\n")
+    return out
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m photonet.docs_gen", description=__doc__.split("\n\n")[0])
     ap.add_argument("--reproduce-from", type=Path, help="folder of <paper>/numbers.csv (default results/docs-reproduce)")
@@ -211,6 +233,7 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     pages = write_fabric_pages()
     cards = write_reproduction_pages(a.reproduce_from, not a.no_reproduce)
+    write_perf_notes_index()
     print(f"docs: {len(pages)} fabric pages, {len(cards)} reproduction pages")
 
 
