@@ -22,7 +22,7 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 # 16 colours distinguishable side by side (no two fabrics of one family share
 # a colour: they are dealt in registry order, families interleaved).
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-           "#bcbd22", "#393b79", "#637939", "#ad494a", "#7b4173", "#3182bd", "#e6550d", "#555555"]
+           "#bcbd22", "#393b79", "#637939", "#c49a00", "#7b4173", "#3182bd", "#e6550d", "#555555"]
 FABRIC_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "8", "H", "o"]
 # A point with more than this fraction of its flows unfinished is flagged.
 UNFINISHED_FLAG = 0.05
