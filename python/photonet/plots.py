@@ -94,18 +94,14 @@ def plain_log_ticks(ax) -> None:
 
 
 def _series(ax, xs, ys, flagged, colour: str, marker: str, label: str) -> None:
-    """One line; markers of flagged points hollow."""
-    ax.plot(xs, ys, color=colour, marker=None, label=None, linewidth=1.4)
-    xs, ys, flagged = list(xs), list(ys), list(flagged)
-    solid = [(x, y) for x, y, f in zip(xs, ys, flagged) if not f]
+    """One line with its markers (the legend's handle); the markers of
+    flagged points redrawn hollow on top."""
+    xs, ys, flagged = list(xs), list(ys), [bool(f) for f in flagged]
+    ax.plot(xs, ys, color=colour, marker=marker, markersize=6, linewidth=1.4, label=label)
     hollow = [(x, y) for x, y, f in zip(xs, ys, flagged) if f]
-    if solid:
-        ax.plot(*zip(*solid), linestyle="none", marker=marker, color=colour, markersize=6)
     if hollow:
         ax.plot(*zip(*hollow), linestyle="none", marker=marker, markerfacecolor="white", markeredgecolor=colour,
                 markeredgewidth=1.4, markersize=6)
-    # The legend's handle: line and filled marker.
-    ax.plot([], [], color=colour, marker=marker, label=label)
 
 
 def lines(
