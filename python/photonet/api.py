@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from . import _core
 from .config import ConfigError, ConfigLike, complete, config_hash, tomllib, workload_search_path
+from .provenance import build_info, input_digests
 from .io import atomic_dir, atomic_write_csv, atomic_write_json, atomic_write_text, write_frame_csv
 
 if TYPE_CHECKING:  # imported where used: `run` and `bench` need neither
@@ -156,9 +156,18 @@ class Result:
         return self.summary["fabric"]
 
     def fct(self, size_class: str = "all", stat: str = "p99_us") -> float:
-        """An FCT statistic of a size class, e.g. ``fct("<100KB", "p99_us")``."""
-        c = self.summary["fct"].get(size_class)
-        v = None if c is None else c.get(stat)
+        """An FCT statistic of a size class, e.g. ``fct("<100KB", "p99_us")``.
+        NaN only where the statistic exists but has no value (e.g. no flow of
+        the class completed); an unknown class or statistic is a KeyError
+        naming the ones this result has."""
+        classes = self.summary["fct"]
+        c = classes.get(size_class)
+        if c is None:
+            raise KeyError(f"size class {size_class!r} is not in this result; it has {', '.join(map(repr, classes))}")
+        if stat not in c:
+            stats = [k for k in c if k not in ("count",)]
+            raise KeyError(f"statistic {stat!r} is not known for class {size_class!r}; expected one of {', '.join(stats)}")
+        v = c[stat]
         return float("nan") if v is None else float(v)
 
     def fct_table(self) -> "pd.DataFrame":
@@ -213,15 +222,6 @@ def _with_override(overrides, key: str, value):
     return [*overrides, f"{key}={'true' if value is True else value}"]
 
 
-def _git_commit() -> Optional[str]:
-    try:
-        root = Path(__file__).resolve().parents[2]
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
-        return out.stdout.strip() or None
-    except Exception:
-        return None
-
-
 def run(
     config: ConfigLike | None = None,
     *,
@@ -250,8 +250,8 @@ def run(
     summary = json.loads(raw["summary"])
     seed = tomllib.loads(text).get("seed")
     manifest = {
-        "photonet_version": _core.__version__,
-        "git_commit": _git_commit(),
+        **build_info(),
+        "inputs": input_digests(text, base, workload_search_path()),
         "config_hash": config_hash(text),
         "seed": seed,
         "fabric": summary["fabric"],

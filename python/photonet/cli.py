@@ -126,15 +126,22 @@ def cmd_run(a) -> int:
     _warn(config, sets)
     cfg = tomllib.loads(text)
     total = cfg.get("stop", {}).get("flows")
-    out = Path(a.out) if a.out else Path("results") / config.stem
+    out = Path(a.out) if a.out else default_run_dir(config, text)
     if not a.no_write:
         check_result_dir(out, "--out")  # before simulating: never after an hour's run
+    lines = None
+    if not a.quiet and not console.is_terminal:
+        from .progress import RunLines, duration_us
+
+        lines = RunLines(f"run {cfg['fabric']}", total, duration_us(cfg.get("stop", {}).get("duration")))
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=console, disable=a.quiet or not console.is_terminal) as prog:
         task = prog.add_task(cfg["fabric"], total=total, info="")
 
         def progress(now_us, arrived, completed, events):
             prog.update(task, completed=arrived, info=f"t={now_us:,.0f} µs done={completed:,}")
+            if lines:
+                lines(now_us, arrived, completed, events)
 
         r = run(config, overrides=sets, progress=progress)
     if not a.no_write:
@@ -145,6 +152,39 @@ def cmd_run(a) -> int:
     if r.summary.get("invariant_violations"):
         return 3
     return 0
+
+
+def _result_key(config_toml: str) -> str:
+    """What decides whether two runs' results are the same: the complete
+    config, less the setting that only adds checks."""
+    from .config import config_hash
+
+    cfg = tomllib.loads(config_toml)
+    cfg.get("metrics", {}).pop("check_invariants", None)
+    import tomli_w
+
+    return config_hash(tomli_w.dumps(cfg))
+
+
+def default_run_dir(config: Path, complete_toml: str) -> Path:
+    """``results/<config name>``, unless it holds the result of a different
+    complete config (other ``--set`` values, an edited file): then
+    ``results/<config name>-<key>`` beside it, so a default never overwrites
+    another run's result."""
+    out = Path("results") / config.stem
+    try:
+        old = (out / "config.toml").read_text()
+    except OSError:
+        return out
+    try:
+        same = _result_key(old) == _result_key(complete_toml)
+    except tomllib.TOMLDecodeError:
+        same = False
+    if same:
+        return out
+    beside = out.with_name(f"{out.name}-{_result_key(complete_toml)[:8]}")
+    console.print(f"{out} holds a run of a different config; writing this one to {beside}", highlight=False)
+    return beside
 
 
 def _warn(config, sets) -> None:
@@ -219,8 +259,14 @@ def cmd_compare(a) -> int:
     with Progress(TextColumn("[bold]compare"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, disable=not console.is_terminal) as prog:
         task = prog.add_task("points", total=None)
 
+        from .progress import CountLines
+
+        lines = CountLines("compare") if not console.is_terminal else None
+
         def on_point(done, total):
             prog.update(task, completed=done, total=total)
+            if lines:
+                lines(done, total)
 
         from . import plots
 
@@ -260,24 +306,46 @@ def cmd_sweep(a) -> int:
     if a.collect and not (out / "points").is_dir():
         raise ConfigError(f"--collect: {str(out)!r} holds no sweep points (no sweep has run there yet)")
     failures: list = []
+    accept_old = a.accept_old
+    stale = sweep.stale_note(out, points) if (out / "points").is_dir() else None
+    if stale:
+        console.print(f"{stale}: {'reusing them (--accept-old)' if accept_old else 'recomputing them (--accept-old reuses them)'}",
+                      highlight=False, soft_wrap=True)
     if not a.collect:
         kw = backend_kwargs(a)
         runs = sweep.unique(points)
-        pending = sum(not sweep.is_done(out, p) for p in runs)
+        pending = sum(not sweep.is_done(out, p, accept_old) for p in runs)
         shared = f" ({len(points) - len(runs)} share a config with another)" if len(runs) < len(points) else ""
         console.print(f"{len(points)} points{shared}, {len(runs) - pending} already done, {pending} to run ({kw['backend']})")
         if kw["backend"] == "local":
+            from .progress import CountLines
+
+            lines = CountLines("sweep") if not console.is_terminal else None
             with Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, disable=not console.is_terminal) as prog:
                 task = prog.add_task("points", total=len(runs), completed=len(runs) - pending)
-                failures = sweep.run_local(out, points, jobs=kw["jobs"], on_done=lambda p: prog.advance(task))
+                done = [len(runs) - pending]
+
+                def on_done(_p):
+                    prog.advance(task)
+                    done[0] += 1
+                    if lines:
+                        lines(done[0], len(runs))
+
+                failures = sweep.run_local(out, points, jobs=kw["jobs"], on_done=on_done, accept_old=accept_old)
         elif kw["backend"] == "ray":
-            failures = sweep.run_ray(out, points, address=kw["ray_address"])
+            failures = sweep.run_ray(out, points, address=kw["ray_address"], accept_old=accept_old)
         elif kw["backend"] == "slurm" and pending:
             script = sweep.write_slurm(out, points, partition=kw["partition"], time_limit=kw["time_limit"],
-                                       points_per_task=kw["points_per_task"])
+                                       points_per_task=kw["points_per_task"], accept_old=accept_old)
             console.print(f"wrote {script}: submit it with `sbatch {script}`, then rerun this command with --collect")
             return 0
-    table = sweep.collect(out, points)
+    finished = [p for p in points if sweep.is_done(out, p, accept_old)]
+    if a.collect and not finished:
+        there = sum(1 for d in (out / "points").iterdir() if not d.name.startswith("."))
+        why = (f"{stale}; --accept-old collects them" if stale else
+               f"the {there} result folder(s) there were made from other settings: check the config, --grid and --set")
+        raise ConfigError(f"--collect: no finished point of this grid in {str(out)!r} ({why})")
+    table = sweep.collect(out, finished)
     atomic_write_text(out / "table.csv", table.to_csv(index=False))
     if getattr(a, "parquet", False):
         table.to_parquet(out / "table.parquet", index=False)
@@ -506,6 +574,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend_options(s)
     s.add_argument("--collect", action="store_true", help="only gather finished points into table.csv")
     s.add_argument("--parquet", action="store_true", help="also write table.parquet (pyarrow)")
+    s.add_argument("--accept-old", action="store_true",
+                   help="reuse points computed by another build of photonet (by default they are recomputed)")
     add_check(s)
     s.set_defaults(func=cmd_sweep)
 

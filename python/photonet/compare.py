@@ -52,9 +52,7 @@ def compare(
     for x in loads:
         if not (isinstance(x, (int, float)) and x > 0):
             raise ConfigError(f"compare load {x!r}: a load must be a number > 0")
-    points = sweep.expand(cfg, {"fabric": fab, "workload.load": loads})
-    for p in points:
-        p.base_dir = str(base) if base else None
+    points = sweep.expand(cfg, {"fabric": fab, "workload.load": loads}, base_dir=base)
     if force:
         import shutil
 

@@ -31,22 +31,21 @@ def _package_root() -> Path:
     return Path(__file__).resolve().parent
 
 
-def workload_search_path() -> list[str]:
-    """Directories searched for relative CDF/trace names, after the config's own.
+def package_workloads() -> Path:
+    """The standard flow-size CDFs shipped with photonet (see its README.md
+    for their provenance)."""
+    return _package_root() / "workloads"
 
-    ``$PHOTONET_WORKLOADS`` (os.pathsep-separated) first, then ``shared/workloads``
-    beside the repository (``../shared/workloads`` from the repo root) and beside
-    the current directory.
-    """
+
+def workload_search_path() -> list[str]:
+    """Folders searched for a relative CDF/trace name after the config's own
+    folder: each folder of ``$PHOTONET_WORKLOADS`` (os.pathsep-separated), then
+    the standard workloads shipped in the package (:func:`package_workloads`)."""
     dirs: list[Path] = []
     env = os.environ.get("PHOTONET_WORKLOADS")
     if env:
         dirs += [Path(p) for p in env.split(os.pathsep) if p]
-    here = _package_root()
-    for anc in [here, *here.parents, Path.cwd(), *Path.cwd().parents]:
-        cand = anc / "shared" / "workloads"
-        if cand.is_dir():
-            dirs.append(cand)
+    dirs.append(package_workloads())
     seen, out = set(), []
     for d in dirs:
         key = str(d.resolve()) if d.exists() else str(d)

@@ -1,23 +1,29 @@
 """Sweeps: a grid of overrides over a base config, run locally, on Ray, or as a
-Slurm job array. Each point is a pure function of (config, seed) and is stored
-under ``<out>/points/<config-hash>/``; points whose results exist are skipped,
-so a killed sweep resumes where it stopped."""
+Slurm job array. Each point is a pure function of (config, seed, input files)
+and is stored under ``<out>/points/<key>/``, the key hashing the complete config
+and the contents of every file it reads; points whose results exist are
+skipped, so a killed sweep resumes where it stopped. A result made by another
+build of photonet (another version or compiled core: see
+:mod:`photonet.provenance`) is not reused unless asked (``accept_old``)."""
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import re
 import shlex
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
 import pandas as pd
 
-from .config import ConfigError, ConfigLike, apply_overrides, complete, config_hash, load, parse_value, plain
+from .config import (ConfigError, ConfigLike, apply_overrides, complete, config_hash, load, parse_value, plain,
+                     workload_search_path)
 from .io import atomic_write_json, atomic_write_text, remove_stale_temporaries
+from .provenance import describe_build, input_digests, same_build
 
 
 @dataclass
@@ -28,6 +34,25 @@ class Point:
     config_toml: str
     base_dir: Optional[str]
     key: str
+    # The files the config reads: {config key: {"path", "sha256"}}.
+    inputs: dict = field(default_factory=dict)
+
+
+def point_key(key_toml: str, inputs: dict) -> str:
+    """A point's results key: the hash of its complete config and, when it
+    reads files, of their contents (an edited CDF or trace gives a new key)."""
+    if not inputs:
+        return config_hash(key_toml)
+    digests = json.dumps({k: v["sha256"] for k, v in sorted(inputs.items())})
+    return hashlib.sha256(f"{config_hash(key_toml)}\n{digests}".encode()).hexdigest()[:16]
+
+
+def make_point(params: dict, config_toml: str, base_dir: Optional[str | Path], key_toml: Optional[str] = None) -> Point:
+    """A point of ``config_toml`` (complete); ``key_toml`` is what its key
+    hashes, if not the config itself."""
+    base = str(base_dir) if base_dir else None
+    inputs = input_digests(config_toml, base, workload_search_path())
+    return Point(params, config_toml, base, point_key(config_toml if key_toml is None else key_toml, inputs), inputs)
 
 
 def split_values(text: str) -> list[str]:
@@ -112,11 +137,14 @@ def parse_grid(items: Sequence[str]) -> dict[str, list]:
     return grid
 
 
-def expand(config: ConfigLike | None, grid: dict[str, list], overrides=None) -> list[Point]:
+def expand(config: ConfigLike | None, grid: dict[str, list], overrides=None, base_dir: str | Path | None = None) -> list[Point]:
     """All points of the grid; every point is validated before anything runs.
-    Two points may share a key (the same complete config, e.g. a key that the
+    Relative file names resolve next to the config file (or in ``base_dir``
+    when ``config`` is not a file), then in the workload search path. Two
+    points may share a key (the same complete config, e.g. a key that the
     selected fabric ignores); the backends run each key once."""
-    base_cfg, base_dir = load(config, overrides)
+    base_cfg, file_dir = load(config, overrides)
+    base_dir = file_dir if file_dir is not None else base_dir
     keys = list(grid)
     points = []
     for combo in itertools.product(*(grid[k] for k in keys)):
@@ -124,10 +152,10 @@ def expand(config: ConfigLike | None, grid: dict[str, list], overrides=None) -> 
         cfg = plain(base_cfg)
         apply_overrides(cfg, params)
         try:
-            text, _ = complete(cfg)
+            text, _ = complete(cfg, base_dir=base_dir)
         except ConfigError as e:
             raise ConfigError(f"sweep point {params}: {e}") from None
-        points.append(Point(params, text, str(base_dir) if base_dir else None, config_hash(text)))
+        points.append(make_point(params, text, base_dir))
     return points
 
 
@@ -143,8 +171,37 @@ def point_dir(out: Path, p: Point) -> Path:
     return out / "points" / p.key
 
 
-def is_done(out: Path, p: Point) -> bool:
-    return (point_dir(out, p) / "summary.json").exists()
+def _manifest(out: Path, p: Point) -> dict:
+    try:
+        return json.loads((point_dir(out, p) / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def point_state(out: Path, p: Point) -> str:
+    """``missing`` (no result), ``done`` (a result made by this build), or
+    ``stale`` (a result made by another build of photonet)."""
+    if not (point_dir(out, p) / "summary.json").exists():
+        return "missing"
+    return "done" if same_build(_manifest(out, p)) else "stale"
+
+
+def is_done(out: Path, p: Point, accept_old: bool = False) -> bool:
+    """Whether ``p`` has a result to reuse: one made by this build, or by any
+    build with ``accept_old``."""
+    state = point_state(out, p)
+    return state == "done" or (accept_old and state == "stale")
+
+
+def stale_note(out: Path, points: Iterable[Point]) -> Optional[str]:
+    """A line saying how many results were made by another build (and which),
+    or None if there are none."""
+    stale = [p for p in unique(points) if point_state(out, p) == "stale"]
+    if not stale:
+        return None
+    builds = sorted({describe_build(_manifest(out, p)) for p in stale})
+    return (f"{len(stale)} point(s) in {out} were computed by another build of photonet ({'; '.join(builds[:3])}"
+            f"{'; …' if len(builds) > 3 else ''}), not this one")
 
 
 def prepare(out: Path) -> None:
@@ -185,12 +242,14 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
-def run_local(out: Path, points: list[Point], jobs: int = 1, on_done: Callable[[Point], None] | None = None) -> list[Failure]:
-    """Runs pending points (each key once) with ``jobs`` threads (the core
-    releases the GIL). A point that fails does not stop the others; returns the
+def run_local(out: Path, points: list[Point], jobs: int = 1, on_done: Callable[[Point], None] | None = None,
+              accept_old: bool = False) -> list[Failure]:
+    """Runs pending points (each key once; a result of another build is
+    recomputed unless ``accept_old``) with ``jobs`` threads (the core releases
+    the GIL). A point that fails does not stop the others; returns the
     failures."""
     prepare(out)
-    pending = [p for p in unique(points) if not is_done(out, p)]
+    pending = [p for p in unique(points) if not is_done(out, p, accept_old)]
     failures: list[Failure] = []
 
     def one(p: Point) -> Optional[Failure]:
@@ -233,7 +292,7 @@ def _ray_task(out: str, p: Point) -> Optional[str]:
 
 
 def run_ray(out: Path, points: list[Point], address: Optional[str] = None,
-            on_done: Callable[[Point], None] | None = None) -> list[Failure]:
+            on_done: Callable[[Point], None] | None = None, accept_old: bool = False) -> list[Failure]:
     """Runs pending points (each key once) as Ray tasks; results land in ``out``
     on a shared filesystem, exactly as with the local backend. ``address``: a
     cluster's address (``auto`` or host:port); None starts a local one. A point
@@ -243,7 +302,7 @@ def run_ray(out: Path, points: list[Point], address: Optional[str] = None,
     except ImportError:
         raise ConfigError("the ray backend needs Ray: pip install 'ray>=2.9' (or use --backend local|slurm)") from None
     prepare(out)
-    pending = [p for p in unique(points) if not is_done(out, p)]
+    pending = [p for p in unique(points) if not is_done(out, p, accept_old)]
     if not pending:
         return []
     started_here = not ray.is_initialized()
@@ -308,7 +367,7 @@ MAX_ARRAY_TASKS = 1000  # Slurm's default MaxArraySize is 1001
 
 
 def write_slurm(out: Path, points: list[Point], partition: Optional[str] = None, time_limit: str = "01:00:00",
-                points_per_task: Optional[int] = None) -> Path:
+                points_per_task: Optional[int] = None, accept_old: bool = False) -> Path:
     """Writes ``points.json`` and ``sweep.sbatch``: a job array whose tasks run
     ``points_per_task`` points each, one after another (default: as few as keep
     the array within 1,000 tasks); the task's time limit is ``time_limit`` per
@@ -318,13 +377,14 @@ def write_slurm(out: Path, points: list[Point], partition: Optional[str] = None,
     secs = slurm_seconds(time_limit)
     out = Path(out).resolve()
     prepare(out)
-    todo = [p for p in unique(points) if not is_done(out, p)]
+    todo = [p for p in unique(points) if not is_done(out, p, accept_old)]
     if points_per_task is None:
         points_per_task = max(1, -(-len(todo) // MAX_ARRAY_TASKS))
     if points_per_task < 1:
         raise ConfigError(f"--points-per-task {points_per_task}: must be at least 1")
     tasks = max(1, -(-len(todo) // points_per_task))
-    atomic_write_json(out / "points.json", {"points_per_task": points_per_task, "points": [p.__dict__ for p in todo]})
+    atomic_write_json(out / "points.json", {"points_per_task": points_per_task, "accept_old": accept_old,
+                                            "points": [p.__dict__ for p in todo]})
     lines = [
         "#!/bin/bash",
         f"#SBATCH --job-name=photonet-{out.name}"[:80],
@@ -343,28 +403,29 @@ def write_slurm(out: Path, points: list[Point], partition: Optional[str] = None,
     return script
 
 
-def read_points_file(points_file: Path) -> tuple[list[Point], int]:
-    """(points, points per task) of a ``points.json`` written by :func:`write_slurm`."""
+def read_points_file(points_file: Path) -> tuple[list[Point], int, bool]:
+    """(points, points per task, accept_old) of a ``points.json`` written by
+    :func:`write_slurm`."""
     try:
         data = json.loads(Path(points_file).read_text())
     except (OSError, ValueError) as e:
         raise ConfigError(f"{points_file}: cannot read the sweep's points: {e}") from None
     if isinstance(data, list):  # written by an older photonet: one point per task
-        return [Point(**d) for d in data], 1
-    return [Point(**d) for d in data["points"]], int(data["points_per_task"])
+        return [Point(**d) for d in data], 1, False
+    return [Point(**d) for d in data["points"]], int(data["points_per_task"]), bool(data.get("accept_old", False))
 
 
 def run_task_from_file(points_file: Path, task: int) -> list[Failure]:
     """Runs the points of array task ``task`` (those not done yet), one after
     another; a failing point does not stop the others. Returns the failures."""
-    pts, per = read_points_file(points_file)
+    pts, per, accept_old = read_points_file(points_file)
     out = Path(points_file).parent
     mine = pts[task * per:(task + 1) * per]
     if not mine and (pts or task != 0):
         raise ConfigError(f"array task {task}: {points_file} has {len(pts)} points, {per} per task, so tasks 0-{max(0, -(-len(pts) // per) - 1)}")
     failures = []
     for p in mine:
-        if is_done(out, p):
+        if is_done(out, p, accept_old):
             continue
         try:
             run_point(out, p)

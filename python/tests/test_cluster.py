@@ -4,6 +4,7 @@ this machine, then ``--collect``."""
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -135,7 +136,15 @@ def ray_cluster():
     ray_bin = Path(sys.executable).parent / "ray"
     port = _free_port()
     tmp = tempfile.mkdtemp(prefix="pnray", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    # Token authentication, set up as Ray documents for a cluster started with
+    # `ray start`: RAY_AUTH_MODE=token and the same RAY_AUTH_TOKEN for the head,
+    # `ray status` and the driver (the photonet CLI, which inherits os.environ).
+    # Ray >= 2.59 turns token authentication on for local clusters; older Rays
+    # ignore both variables.
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32), "RAY_USAGE_STATS_ENABLED": "0"}
+    saved = {k: os.environ.get(k) for k in auth}
+    os.environ.update(auth)
+    env = dict(os.environ)
     log = open(Path(tmp) / "head.log", "w")
     head = subprocess.Popen(
         [str(ray_bin), "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1", "--num-cpus=2",
@@ -155,7 +164,7 @@ def ray_cluster():
     finally:
         try:
             os.killpg(head.pid, signal.SIGTERM)
-            head.wait(60)
+            head.wait(10)  # a test cluster: no state worth a slow, graceful stop
         except (ProcessLookupError, subprocess.TimeoutExpired):
             try:
                 os.killpg(head.pid, signal.SIGKILL)
@@ -163,6 +172,11 @@ def ray_cluster():
                 pass
         log.close()
         shutil.rmtree(tmp, ignore_errors=True)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def test_ray_sweep_with_a_failing_point_then_resume(tmp_path, cfg, ray_cluster):

@@ -174,7 +174,7 @@ def test_every_point_validates_at_both_scales():
                 assert fp.key and fp.point is not None
                 cfg = tomllib.loads(fp.point.config_toml)
                 assert cfg["fabric"] == fp.fabric
-                assert fp.key == R.point_key(fp.point.config_toml)
+                assert fp.key == R.point_key(fp.point.config_toml, fp.point.inputs)
                 # other fabrics' tables never change a point's key: the complete
                 # config holds its own fabric's table only
                 assert tables & set(cfg) == {table_of[fp.fabric]}

@@ -4,7 +4,7 @@
 use numpy::IntoPyArray;
 use photonet::config::Config;
 use photonet::fabric::registry;
-use photonet::run::{prepare, simulate, Paths, RunResult};
+use photonet::run::{input_files as config_input_files, prepare, simulate, Paths, RunResult};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -39,6 +39,24 @@ fn validate(config_toml: &str, base_dir: Option<String>, search: Vec<String>) ->
     let cfg = parse(config_toml)?;
     prepare(&cfg, &paths(base_dir, search)).map_err(|e| ConfigError::new_err(e.to_string()))?;
     Ok(cfg.to_toml())
+}
+
+/// The files a config reads, as (config key, resolved path) pairs, resolved
+/// as `run` resolves them.
+#[pyfunction]
+#[pyo3(signature = (config_toml, base_dir=None, search=Vec::new()))]
+fn input_files(
+    config_toml: &str,
+    base_dir: Option<String>,
+    search: Vec<String>,
+) -> PyResult<Vec<(String, String)>> {
+    let cfg = parse(config_toml)?;
+    let files = config_input_files(&cfg, &paths(base_dir, search))
+        .map_err(|e| ConfigError::new_err(e.to_string()))?;
+    Ok(files
+        .into_iter()
+        .map(|(k, p)| (k.to_string(), p.display().to_string()))
+        .collect())
 }
 
 /// Settings of a config that parse but cannot affect its run (e.g. the table
@@ -214,6 +232,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(input_files, m)?)?;
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(fabrics, m)?)?;

@@ -81,6 +81,34 @@ impl Prepared {
     }
 }
 
+/// The files a config reads (its CDF of flow sizes, its trace), as
+/// (config key, resolved path), resolved exactly as [`prepare`] resolves
+/// them. A sweep keys its points by these files' contents, so an edited file
+/// is never answered with a stale result; a new file-reading key must be
+/// listed here too (a test checks `prepare` and this agree).
+pub fn input_files(
+    config: &Config,
+    paths: &Paths,
+) -> Result<Vec<(&'static str, PathBuf)>, ConfigError> {
+    let mut out = Vec::new();
+    let w = &config.workload;
+    if w.sizes.dist == SizeDistKind::Cdf {
+        let key = "workload.sizes.file";
+        out.push((
+            key,
+            paths.resolve(key, w.sizes.file.as_deref().unwrap_or(""))?,
+        ));
+    }
+    if w.pattern.kind == PatternKind::Trace {
+        let key = "workload.pattern.file";
+        out.push((
+            key,
+            paths.resolve(key, w.pattern.file.as_deref().unwrap_or(""))?,
+        ));
+    }
+    Ok(out)
+}
+
 /// Builds the fabric named by `config.fabric`, through the registry.
 pub fn build_fabric(config: &Config) -> Result<Box<dyn Fabric + Send>, ConfigError> {
     let (spec, variant) = config.selected()?;
@@ -495,5 +523,43 @@ mod tests {
                 prop_assert_eq!(table.delivered[i], want, "flow {}", i);
             }
         }
+    }
+
+    /// `input_files` lists exactly the files `prepare` reads: the CDF and the
+    /// trace a config names (resolved the same way), nothing for configs that
+    /// read none; a missing file is the same error, naming the same key.
+    #[test]
+    fn input_files_are_the_files_prepare_reads() {
+        let dir = std::env::temp_dir().join(format!("pn-inputs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("t.csv"), "src,dst,bytes,start\n0,1,1000,0us\n").unwrap();
+        let paths = Paths {
+            base_dir: Some(dir.clone()),
+            search: crate::scenarios::workload_paths().search,
+        };
+        let cfg = |extra: &str| {
+            Config::from_toml(&format!(
+                "[topology]\nracks = 2\nservers_per_rack = 2\nuplinks = 2\n{extra}"
+            ))
+            .unwrap()
+        };
+        let none = cfg("");
+        assert!(input_files(&none, &paths).unwrap().is_empty());
+        let cdf = cfg("[workload.sizes]\ndist = \"cdf\"\nfile = \"meta_hadoop.cdf\"\n");
+        let files = input_files(&cdf, &paths).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].0, "workload.sizes.file");
+        assert!(files[0].1.ends_with("meta_hadoop.cdf") && files[0].1.is_file());
+        assert!(prepare(&cdf, &paths).is_ok());
+        let trace = cfg("[workload.pattern]\nkind = \"trace\"\nfile = \"t.csv\"\n");
+        let files = input_files(&trace, &paths).unwrap();
+        assert_eq!(files, vec![("workload.pattern.file", dir.join("t.csv"))]);
+        assert!(prepare(&trace, &paths).is_ok());
+        let missing = cfg("[workload.sizes]\ndist = \"cdf\"\nfile = \"nope.cdf\"\n");
+        let a = input_files(&missing, &paths).unwrap_err().to_string();
+        let b = prepare(&missing, &paths).err().unwrap().to_string();
+        assert_eq!(a, b);
+        assert!(a.contains("workload.sizes.file"), "{a}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional, Sequence
 import tomli_w
 
 from .. import sweep
-from ..config import ConfigError, _deepcopy, apply_overrides, complete, config_hash, tomllib
+from ..config import ConfigError, _deepcopy, apply_overrides, complete, tomllib
 from .experiment import SCALES, Figure, Paper, fmt_x, is_num
 
 ProgressFn = Callable[[str], None]
@@ -40,14 +40,20 @@ class FigPoint:
     point: Optional[sweep.Point] = field(default=None, repr=False)
 
 
-def point_key(complete_toml: str) -> str:
-    """A point's results key: the config hash of its complete config without
-    the run's ``name``, so the same run in two figures has one key. (The core's
-    complete config holds the common keys and the selected fabric's table only,
-    so another fabric's table or a newly registered fabric changes no key.)"""
+def _key_toml(complete_toml: str) -> str:
     cfg = tomllib.loads(complete_toml)
     cfg.pop("name", None)
-    return config_hash(tomli_w.dumps(cfg))
+    return tomli_w.dumps(cfg)
+
+
+def point_key(complete_toml: str, inputs: Optional[dict] = None) -> str:
+    """A point's results key: the config hash of its complete config without
+    the run's ``name``, so the same run in two figures has one key, and of the
+    contents of the files it reads (``inputs``, see :class:`photonet.sweep.Point`).
+    (The core's complete config holds the common keys and the selected
+    fabric's table only, so another fabric's table or a newly registered
+    fabric changes no key.)"""
+    return sweep.point_key(_key_toml(complete_toml), inputs or {})
 
 
 def select_figures(paper: Paper, only: Optional[Sequence[str]]) -> list[Figure]:
@@ -120,9 +126,9 @@ def build_points(
                     text, _ = complete(cfg, base_dir=fig.path.parent)
                 except ConfigError as e:
                     raise ConfigError(f"{fig.path.name}: series {s.label!r} at x = {fmt_x(x)}: {e}") from None
-                fp.key = point_key(text)
                 params = {"paper": paper.name, "figure": fig.id, "series": s.label, "x": x}
-                fp.point = sweep.Point(params, text, str(fig.path.parent), fp.key)
+                fp.point = sweep.make_point(params, text, fig.path.parent, key_toml=_key_toml(text))
+                fp.key = fp.point.key
     return figs, out
 
 

@@ -124,13 +124,11 @@ def write_report(
     models: Optional[dict[str, ModelRun]] = None,
     sensitivity: Optional[pd.DataFrame] = None,
 ) -> Path:
-    from .. import _core
-    from ..api import _git_commit
+    from ..provenance import build_info, describe_build
 
     models = models or {}
     rep = paper.report
     about = paper.scales[scale]["about"]
-    commit = _git_commit()
     now = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     L: list[str] = []
     L.append(f"# Reproduction report: {paper.name}\n")
@@ -142,7 +140,7 @@ def write_report(
         L.append(f"Reading (every figure): {sets}{' — ' if sets else ''}{paper.reading['about'].strip()}  ")
     if overrides:
         L.append(f"Overrides: `{' '.join(overrides)}`.  ")
-    L.append(f"Generated {now} by photonet {_core.__version__}" + (f" (git {commit[:10]})" if commit else "") + f" from `{paper.dir}`.  ")
+    L.append(f"Generated {now} by {describe_build(build_info())} from `{paper.dir}`.  ")
     uniq = df[df["key"] != ""].drop_duplicates("key")
     sim_wall = pd.to_numeric(uniq["wall_s"], errors="coerce").sum()
     L.append(f"This invocation: {info['ran']} points run, {info['cached']} cached, {info['skipped']} skipped, "
