@@ -170,10 +170,25 @@ class Result:
         v = c[stat]
         return float("nan") if v is None else float(v)
 
-    def write(self, out_dir: str | Path, extra: Optional[dict[str, Any]] = None) -> Path:
+    def fct_table(self) -> "pd.DataFrame":
+        """The FCT statistics of every size class as a DataFrame, one row per
+        class: ``count`` (completed), ``unfinished``, ``mean_us``, ``p50_us``,
+        ``p99_us``, ``p999_us``, ``max_us`` (of completed flows) and
+        ``censored_p99_us`` (unfinished flows counted at their elapsed time:
+        the headline statistic when flows are left unfinished)."""
+        import pandas as pd
+
+        cols = ["count", "unfinished", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "censored_p99_us"]
+        rows = {cls: {c: st.get(c) for c in cols} for cls, st in self.summary["fct"].items()}
+        df = pd.DataFrame.from_dict(rows, orient="index", columns=cols)
+        df.index.name = "class"
+        return df
+
+    def write(self, out_dir: str | Path, extra: Optional[dict[str, Any]] = None, *, parquet: bool = False) -> Path:
         """Writes summary.json, flows.csv, series.csv (if any), manifest.json,
         config.toml and the ``extra`` JSON files (name -> object) into ``out_dir``
-        in one atomic step (all or nothing). ``out_dir`` may be new, empty or an
+        in one atomic step (all or nothing); with ``parquet``, also
+        flows.parquet (needs pyarrow). ``out_dir`` may be new, empty or an
         earlier photonet result; anything else (a file, a folder holding other
         files) raises :class:`photonet.io.OutputError` (a ConfigError) and is
         left untouched."""
@@ -188,6 +203,8 @@ class Result:
                 write_frame_csv(tmp / "flows.csv", self._flows)
             if self.series is not None:
                 write_frame_csv(tmp / "series.csv", self.series)
+            if parquet:
+                self.flows.to_parquet(tmp / "flows.parquet", index=False)
             atomic_write_json(tmp / "manifest.json", self.manifest)
             atomic_write_text(tmp / "config.toml", self.config_toml)
             for name, obj in (extra or {}).items():
@@ -260,13 +277,17 @@ def default_config() -> str:
 @dataclass(frozen=True)
 class FabricInfo:
     """One registered fabric: ``name`` (the value of ``fabric = ...``), ``label``
-    (as shown in tables and plots), ``table`` (the config table holding its
+    (as shown in reports), ``short`` (at most 12 characters: terminal tables and
+    legends), ``family`` (electrical, Sirius, NegotiaToR, circuit, HPC / Baldur,
+    ideal: plots facet by it), ``table`` (the config table holding its
     parameters, shared by a fabric's variants) and a one-line ``description``."""
 
     name: str
     label: str
     table: str
     description: str
+    short: str = ""
+    family: str = ""
 
 
 def fabrics() -> list[FabricInfo]:

@@ -31,23 +31,35 @@ def _fmt(x, digits=3):
 
 
 def compare_table(rows: list, cls: str, title: str, flows: list) -> Table:
-    """`compare`'s table, narrow enough for an 80-column terminal: short
-    headers (the caption says what they mean), labels fold at word breaks,
-    and a number column is never narrower than its widest value, so no
-    number is ever cut short with an ellipsis."""
-    heads = ("fabric", "load", "offered", "goodput", f"p99 {cls} µs", f"unfinished {cls}", "unfinished")
+    """`compare`'s table, within 100 columns: the registry's short labels
+    (at most 12 characters), units in the headers, the caption saying what
+    each column means; a number column is never narrower than its widest
+    value, so no number is cut short."""
+    heads = ("fabric", "load", "offered", "goodput", f"p99 {cls} µs", f"p99 done µs", "unfin. %", "")
     n = ", ".join(f"{f:,}" for f in flows) or "?"
-    t = Table(title=title, caption=f"{n} flows per point; goodput: steady-state window; p99 of completed flows {cls}; "
-                                   f"unfinished: flows not done when the run stopped")
+    t = Table(title=title, caption=f"{n} flows per point; goodput: steady-state window, of N·R; p99 {cls}: censored "
+                                   f"(unfinished flows at their elapsed time); p99 done: completed flows only; unfin.: flows not "
+                                   f"done when the run stopped; ⚑: over 5 % unfinished (hollow in the plots)")
     for i, h in enumerate(heads):
         if i == 0:
-            t.add_column(h, overflow="fold", ratio=1, min_width=10)
+            t.add_column(h, no_wrap=True, min_width=max([len(r[0]) for r in rows] + [6]))
         else:
-            w = max([len(r[i]) for r in rows] + [4])
-            t.add_column(h, justify="right", min_width=w)
+            w = max([len(r[i]) for r in rows] + [1])
+            t.add_column(h, justify="right", min_width=w, no_wrap=True)
     for r in rows:
         t.add_row(*r)
     return t
+
+
+def compare_rows(table, cls: str) -> list:
+    """The rows of :func:`compare_table` from compare's table (annotated)."""
+    rows = []
+    for _, row in table.iterrows():
+        frac = row.get("unfinished_frac")
+        rows.append((row.get("short", row["fabric_name"]), f"{row['load']:.2f}", f"{row['offered_load']:.3f}",
+                     f"{row['goodput_steady']:.3f}", _fmt(row.get(f"fct{cls}_censored_p99_us")), _fmt(row.get(f"fct{cls}_p99_us")),
+                     "-" if frac is None or frac != frac else f"{100 * frac:.1f}", "⚑" if row.get("flagged") else ""))
+    return rows
 
 
 def summary_table(summary: dict, title: str = "") -> Table:
@@ -89,7 +101,9 @@ def print_summary(summary: dict, manifest: Optional[dict] = None) -> None:
     if s.get("fabric_stats"):
         out_console.print("fabric: " + ", ".join(f"{k} {_fmt(v)}" for k, v in s["fabric_stats"].items()))
     if manifest:
-        out_console.print(f"events {manifest['events']:,} · wall {manifest['wall_s']:.2f} s")
+        wall = manifest["wall_s"]
+        speed = f" · {s['sim_time_us'] / 1e6 / wall:.3g} simulated s per wall s" if wall > 0 else ""
+        out_console.print(f"events {manifest['events']:,} · wall {wall:.2f} s{speed}")
     if s.get("invariant_violations"):
         console.print(f"[red]invariant violations:[/] {s['invariant_violations'][:5]}")
 
@@ -131,7 +145,7 @@ def cmd_run(a) -> int:
 
         r = run(config, overrides=sets, progress=progress)
     if not a.no_write:
-        r.write(out)
+        r.write(out, parquet=getattr(a, "parquet", False))
     print_summary(r.summary, r.manifest)
     if not a.no_write:
         console.print(f"wrote {out}/ (summary.json, flows.csv, manifest.json, config.toml{', series.csv' if r.series is not None else ''})")
@@ -188,8 +202,43 @@ def cmd_validate(a) -> int:
 
 
 def cmd_default_config(a) -> int:
-    print(_core.default_config())
+    if a.fabric:
+        print(default_config_for(a.fabric))
+    else:
+        print(_core.default_config())
     return 0
+
+
+def default_config_for(fabric: str) -> str:
+    """The default config with ``fabric = "<fabric>"``, keeping only that
+    fabric's table (the common keys, then its table, with doc comments)."""
+    infos = {f["name"]: f for f in _core.fabrics()}
+    if fabric not in infos:
+        raise ConfigError(f"--fabric {fabric!r} is not known; expected one of {', '.join(infos)}")
+    tables = {f["table"] for f in infos.values()}
+    keep = infos[fabric]["table"]
+    out, skipping = [], False
+    for line in _core.default_config().splitlines():
+        head = line.strip()
+        if head.startswith("[") and head.endswith("]"):
+            name = head.strip("[]").split(".")[0]
+            skipping = name in tables and name != keep
+            # The comment lines just above a table header belong to it.
+            if skipping:
+                while out and out[-1].startswith("#"):
+                    out.pop()
+        if skipping:
+            continue
+        if line.startswith("fabric =") or line.startswith("fabric="):
+            line = f'fabric = "{fabric}"'
+        out.append(line)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _formats(a) -> list[str]:
+    """``--format png,svg``: the figure formats asked for."""
+    text = getattr(a, "format", None) or "png"
+    return [f.strip().lower() for f in text.split(",") if f.strip()]
 
 
 def cmd_compare(a) -> int:
@@ -233,23 +282,26 @@ def cmd_compare(a) -> int:
             if lines:
                 lines(done, total)
 
-        table = compare(a.out, scenario_path=a.scenario, loads=loads, fabrics=fabrics, overrides=overrides, jobs=backend_kwargs(a)["jobs"],
-                        force=a.force, on_point=on_point)
+        from . import plots
+
+        with plots.also_write(_formats(a)):
+            table = compare(a.out, scenario_path=a.scenario, loads=loads, fabrics=fabrics, overrides=overrides,
+                            jobs=backend_kwargs(a)["jobs"], force=a.force, on_point=on_point)
     from .compare import scenario
 
     _, settings, _ = scenario(a.scenario)
     cls = settings.get("fct_class", "<10KB")
-    col = f"fct{cls}_p99_us"
-    rows = [(row["fabric_name"], f"{row['load']:.2f}", f"{row['offered_load']:.3f}", f"{row['goodput_steady']:.3f}",
-             _fmt(row.get(col)), _fmt(row.get(f"fct{cls}_unfinished")), f"{int(row['flows']) - int(row['completed']):,}")
-            for _, row in table.iterrows()]
+    from .compare import annotate
+
+    rows = compare_rows(annotate(table), cls)
     flows = sorted({int(f) for f in table["flows"]}) if len(table) else []
     out_console.print(compare_table(rows, cls, title="photonet compare (default scenario)" if not a.scenario else f"photonet compare ({a.scenario})",
                                     flows=flows))
     basis = sorted(set(table["load_basis"].dropna())) if "load_basis" in table else []
     console.print(f"load basis: {', '.join(basis) or 'n/a'}; table.csv also has the censored FCT columns (unfinished flows "
                   f"counted at their elapsed time); goodput excludes warm-up and cool-down (metrics.steady_state)")
-    console.print(f"wrote {a.out}/table.csv, table.md, fct_vs_load.png, goodput_vs_load.png")
+    console.print(f"wrote {a.out}/table.csv, table.md, report.html, fct_vs_load.png, goodput_vs_load.png"
+                  + "".join(f" (and .{f})" for f in _formats(a) if f != "png"))
     return 0
 
 
@@ -309,6 +361,8 @@ def cmd_sweep(a) -> int:
         raise ConfigError(f"--collect: no finished point of this grid in {str(out)!r} ({why})")
     table = sweep.collect(out, finished)
     atomic_write_text(out / "table.csv", table.to_csv(index=False))
+    if getattr(a, "parquet", False):
+        table.to_parquet(out / "table.parquet", index=False)
     for f in failures:
         console.print(f"[red]failed:[/] {escape(str(f))}", highlight=False, soft_wrap=True)
     console.print(f"{len(table)}/{len(points)} points finished; wrote {out}/table.csv")
@@ -329,10 +383,18 @@ def cmd_sweep_point(a) -> int:
 
 def cmd_bench(a) -> int:
     from . import bench
-    from .io import atomic_write_json, check_file_target
+    from .io import atomic_write_json, check_work_dir
 
+    if a.list:
+        t = Table(title="photonet bench scenarios", show_lines=False)
+        t.add_column("scenario", no_wrap=True)
+        t.add_column("what it runs", overflow="fold")
+        for n in bench.available():
+            t.add_row(n, bench.SCENARIOS[n]["about"])
+        out_console.print(t)
+        return 0
     if a.out:
-        check_file_target(a.out, "--out")
+        check_work_dir(a.out, "--out")
     names = a.scenario or bench.available()
     for n in names:
         if n not in bench.SCENARIOS:
@@ -349,16 +411,20 @@ def cmd_bench(a) -> int:
                   f"{r['sim_s_per_wall_s']:.3g}", f"{r['events_per_s']:,.0f}")
     out_console.print(t)
     if a.out:
-        atomic_write_json(a.out, {"photonet_version": _core.__version__, "results": results})
-        console.print(f"wrote {a.out}")
+        target = Path(a.out) / "bench.json"
+        atomic_write_json(target, {"photonet_version": _core.__version__, "results": results})
+        console.print(f"wrote {target}")
     return 0
 
 
 def cmd_reproduce(a) -> int:
     from .reproduce import run_cli
 
+    from . import plots
+
     a.set = _with_check(a)
-    return run_cli(a, console, out_console, backend_kwargs(a))
+    with plots.also_write(_formats(a)):
+        return run_cli(a, console, out_console, backend_kwargs(a))
 
 
 def _model_args(a) -> tuple[str, Optional[str]]:
@@ -455,6 +521,13 @@ def backend_kwargs(a) -> dict:
     }
 
 
+def _hide_subcommand(sub, name: str) -> None:
+    """Keeps sub-command ``name`` working but out of ``--help`` (its usage
+    line, its choices list and its help row)."""
+    sub._choices_actions = [c for c in sub._choices_actions if c.dest != name]
+    sub.metavar = "{" + ",".join(n for n in sub.choices if n != name) + "}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="photonet", description="Packet-level simulator for optically switched datacenter networks.")
     p.add_argument("--version", action="version", version=f"photonet {_core.__version__}")
@@ -480,6 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_set(r)
     r.add_argument("--out", help="output directory (default results/<config name>)")
     r.add_argument("--no-write", action="store_true", help="print the summary only")
+    r.add_argument("--parquet", action="store_true", help="also write flows.parquet (pyarrow)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     add_check(r)
     r.set_defaults(func=cmd_run)
@@ -489,7 +563,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_set(v)
     v.set_defaults(func=cmd_validate)
 
-    d = sub.add_parser("default-config", help="print the default config")
+    d = sub.add_parser("default-config", help="print the default config (every key, its doc and default)")
+    d.add_argument("--fabric", help="only this fabric's table (and fabric = it), e.g. sirius")
     d.set_defaults(func=cmd_default_config)
 
     c = sub.add_parser("compare", help="run the default scenario (a load sweep) on every fabric; table + plots")
@@ -500,6 +575,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--flows", type=int, help="flows per point")
     add_backend_options(c, local_only=True)
     c.add_argument("--force", action="store_true", help="rerun points that already have results")
+    c.add_argument("--format", help="figure formats, e.g. png,svg or png,pdf (png is always written)")
     add_set(c)
     add_check(c)
     c.set_defaults(func=cmd_compare)
@@ -511,12 +587,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default="results/sweep")
     add_backend_options(s)
     s.add_argument("--collect", action="store_true", help="only gather finished points into table.csv")
+    s.add_argument("--parquet", action="store_true", help="also write table.parquet (pyarrow)")
     s.add_argument("--accept-old", action="store_true",
                    help="reuse points computed by another build of photonet (by default they are recomputed)")
     add_check(s)
     s.set_defaults(func=cmd_sweep)
 
-    sp = sub.add_parser("sweep-point", help=argparse.SUPPRESS)
+    sp = sub.add_parser("sweep-point", help=argparse.SUPPRESS)  # used by Slurm array tasks; hidden below
     sp.add_argument("points")
     sp.add_argument("index", type=int, help="the array task: runs its points (points_per_task of them)")
     sp.set_defaults(func=cmd_sweep_point)
@@ -524,7 +601,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="time fixed scenarios: wall time, peak memory, simulated s per wall s")
     b.add_argument("--scenario", action="append", help="scenario name (repeatable; default: all available)")
     b.add_argument("--repeat", type=int, default=3)
-    b.add_argument("--out", default="results/bench.json")
+    b.add_argument("--out", default="results/bench", help="output folder: bench.json (default results/bench)")
+    b.add_argument("--list", action="store_true", help="list the scenarios with what each runs, and exit")
     b.set_defaults(func=cmd_bench)
 
     rp = sub.add_parser("reproduce", help="run a paper's figures (experiments/<paper>/), draw them, report ours next to the paper's numbers")
@@ -533,6 +611,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="output directory (default results/reproduce/<paper>)")
     rp.add_argument("--only", help="comma-separated figures, e.g. fig09,fig12")
     rp.add_argument("--fabrics", help="comma-separated fabrics to run (points of others are reported as skipped)")
+    rp.add_argument("--format", help="figure formats, e.g. png,svg or png,pdf (png is always written)")
     add_backend_options(rp)
     add_set(rp)
     add_check(rp)
@@ -551,6 +630,7 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             m.add_argument("--error-multiplier", type=float, default=None, help="tunable-laser cost multiplier of the error bars (option error_multiplier; sirius default 5)")
         m.set_defaults(func=cmd_model)
+    _hide_subcommand(sub, "sweep-point")
     return p
 
 

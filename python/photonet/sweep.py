@@ -491,3 +491,17 @@ def collect(out: Path, points: Iterable[Point] | None = None) -> pd.DataFrame:
         row = {**params, **flatten_summary(json.loads(s.read_text())), "key": d.name}
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+class _CallableModule(type(sys.modules[__name__])):
+    """``photonet.sweep(config, grid, jobs=...)`` runs a sweep into a
+    DataFrame (:func:`photonet.analysis.sweep`) while ``photonet.sweep``
+    stays this module."""
+
+    def __call__(self, config, grid, **kwargs):
+        from .analysis import sweep
+
+        return sweep(config, grid, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

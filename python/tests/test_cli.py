@@ -100,20 +100,26 @@ def test_default_compare_shows_what_the_papers_argue(tmp_path):
     assert abs(esn["offered_load"] - 0.8) < 0.05
 
 
-def test_compare_table_fits_80_columns_without_cutting_numbers():
-    """In an 80-column terminal the compare table folds long fabric labels but
-    prints every number whole (no '…'), and FCTs above 999 µs are written out,
-    not in scientific notation."""
+def test_compare_table_fits_100_columns_without_cutting_numbers():
+    """The compare table uses the registry's short labels and fits a
+    100-column terminal with every number whole (no '…'), FCTs above 999 µs
+    written out, and a flagged point marked."""
+    import pandas as pd
     from rich.console import Console
 
-    from photonet.cli import _fmt, compare_table
+    import photonet
+    from photonet.cli import _fmt, compare_rows, compare_table
 
     assert _fmt(1234.5) == "1,234" and _fmt(999.6) == "1,000" and _fmt(12.34) == "12.3"
-    rows = [("NegotiaToR (parallel network)", "1.00", "1.012", "0.998", _fmt(123456.7), "9,598", "12,345")]
-    con = Console(width=80, record=True)
+    longest = max(photonet.fabrics(), key=lambda f: len(f.short))
+    t = pd.DataFrame([{"short": longest.short, "fabric_name": longest.label, "load": 1.0, "offered_load": 1.012, "goodput_steady": 0.998,
+                       "fct<10KB_censored_p99_us": 123456.7, "fct<10KB_p99_us": 98765.4, "unfinished_frac": 0.678, "flagged": True}])
+    rows = compare_rows(t, "<10KB")
+    con = Console(width=100, record=True)
     con.print(compare_table(rows, "<10KB", "t", [20000]))
     text = con.export_text()
     assert "…" not in text
-    for cell in rows[0][1:]:
+    for cell in rows[0][:-1]:
         assert cell in text, cell
-    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "123,457" in text and "67.8" in text and "⚑" in text
+    assert max(len(line) for line in text.splitlines()) <= 100

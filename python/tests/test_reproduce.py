@@ -2,6 +2,7 @@
 fabrics only, 200 flows per point), resumption, skipped and failed points, and
 the claim arithmetic behind numbers.csv."""
 import math
+import re
 import shutil
 import textwrap
 
@@ -57,6 +58,11 @@ def test_cli_quick_harness_writes_everything_and_resumes(tmp_path):
     assert "78.2" in report and "6.7" in report and "![fig09](fig09.png)" in report
     # the §5 model is reproduced alongside: its claims, its figure, its report
     assert "0.23" in report and "![model](model.png)" in report and (out / "model.json").exists()
+    # report.html: the same report in one file, every figure embedded (opens offline)
+    html = (out / "report.html").read_text()
+    srcs = re.findall(r'<img[^>]*src="([^"]*)"', html)
+    assert len(srcs) == len(list(out.glob("*.png"))) and all(s.startswith("data:image/png;base64,") for s in srcs)
+    assert "78.2" in html and "<table>" in html
 
     # A second run finds every point done: nothing reruns, results untouched.
     before = mtimes(out)

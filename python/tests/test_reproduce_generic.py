@@ -210,7 +210,9 @@ def test_synthetic_experiment_runs_and_reports(synth):
 
 def test_line_panel_draws_one_line_per_series(synth, captured):
     axes = redraw(synth, "fig01", captured)
-    assert [len(ax.lines) for ax in axes] == [2, 2]
+    # one line per series (overlays: hollow markers of points > 5 % unfinished, the paper's stars)
+    assert [[ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_") and ln.get_label() != "paper"]
+            for ax in axes] == [["E", "O"], ["E", "O"]]
     assert axes[0].get_yscale() == "log"
     assert list(axes[0].lines[0].get_xdata()) == pytest.approx([20.0, 60.0])   # x_percent
 

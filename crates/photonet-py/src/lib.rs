@@ -74,8 +74,9 @@ fn default_config() -> String {
 }
 
 /// Every registered fabric, in comparison order: dicts with `name` (the
-/// value of `fabric = ...`), `label`, `table` (its parameter table) and
-/// `description`.
+/// value of `fabric = ...`), `label`, `short` (a label of at most 12
+/// characters), `family` (plots facet by it), `table` (its parameter table)
+/// and `description`.
 #[pyfunction]
 fn fabrics(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     registry::variants()
@@ -85,6 +86,10 @@ fn fabrics(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("label", v.label)?;
             d.set_item("table", spec.table)?;
             d.set_item("description", v.description)?;
+            let (short, family) =
+                registry::looks(v.name).unwrap_or((v.name, registry::Family::Ideal));
+            d.set_item("short", short)?;
+            d.set_item("family", family.label())?;
             Ok(d)
         })
         .collect()

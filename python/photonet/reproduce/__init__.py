@@ -194,7 +194,7 @@ def run_cli(a, console, out_console, backend: Optional[dict] = None) -> int:
         out_console.print(t)
         i = r.info
         console.print(f"{i['ran']} run, {i['cached']} cached, {i['skipped']} skipped, {i['failed']} failed, {i['pending']} pending; "
-                      f"wrote {out}/report.md, numbers.csv, points.csv, " + ", ".join(p.name for p in r.figures))
+                      f"wrote {out}/report.md, report.html, numbers.csv, points.csv, " + ", ".join(p.name for p in r.figures))
         if i["script"]:
             console.print(f"submit the pending points with `sbatch {i['script']}`, then rerun this command to draw and report them")
         if i["failed"]:

@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from .experiment import Figure, Metric, fmt_x, x_equal
+from .experiment import Figure, Metric, fmt_x, is_num, x_equal
 from .models import ModelRun, records
 from .numbers import OK, at_x, class_fcts, flows_of, missing_reasons, parse_class, series_of, why_missing
 
@@ -48,11 +48,43 @@ def _plain_log_labels(ax, axis: str = "y") -> None:
     a.set_major_formatter(fmt)
 
 
+def _styles(fig: Figure) -> list[tuple[str, str]]:
+    """(colour, marker) per series: the fabric's own (the same in every plot
+    photonet draws) when each series is a different fabric, else one per
+    series (a figure that varies a knob of one fabric)."""
+    from .. import plots
+
+    fabs = [s.fabric for s in fig.series]
+    if len(set(fabs)) == len(fabs):
+        return [plots.style(f, i) for i, f in enumerate(fabs)]
+    return [(f"C{i % 10}", plots.MARKERS[i % len(plots.MARKERS)]) for i in range(len(fabs))]
+
+
+def paper_points(fig: Figure, metric: str) -> list[tuple[str, Any, float]]:
+    """(series label, x, paper value) of the figure's claims that state one
+    number of ``metric`` for one series at one x."""
+    out = []
+    for c in fig.claims:
+        if c.get("kind", "value") != "value" or c.get("metric") != metric or not is_num(c.get("paper")):
+            continue
+        at = c.get("a_at", c.get("at"))
+        if at is None or at in ("max", "min"):
+            if len(fig.xs) != 1:
+                continue
+            at = fig.xs[0]
+        out.append((c["a"], at, float(c["paper"])))
+    return out
+
+
+PAPER_STYLE = dict(marker="*", color="black", markersize=11, linestyle="none", zorder=5, markerfacecolor="gold")
+
+
 class _Panel:
     """What one panel drew: lines/bars drawn, and why the others are missing."""
 
     def __init__(self) -> None:
         self.drawn = 0
+        self.hollow = False
         self.missing: dict[str, list[str]] = {}
 
     def miss(self, why: str, label: str) -> None:
@@ -69,6 +101,7 @@ def _line(ax, fig: Figure, g: pd.DataFrame, panel: dict, metric: Metric) -> _Pan
     k = 100 if fig.x_percent else 1
     missing = []
     positive = True
+    styles = _styles(fig)
     for i, s in enumerate(fig.series):
         d = g[g["series"] == s.label].sort_values("x")
         d = d[d[metric.name].notna()]
@@ -76,8 +109,16 @@ def _line(ax, fig: Figure, g: pd.DataFrame, panel: dict, metric: Metric) -> _Pan
             missing.append(s.label)
             continue
         positive &= bool((d[metric.name] > 0).all())
-        ax.plot(d["x"] * k, d[metric.name], marker=plots.MARKERS[i % len(plots.MARKERS)], color=f"C{i}", label=s.label)
+        colour, marker = styles[i]
+        flagged = [f > 0 and 1 - c / f > plots.UNFINISHED_FLAG if f == f and c == c else False
+                   for c, f in zip(d["completed"].astype(float), d["flows"].astype(float))] if "flows" in d else [False] * len(d)
+        plots._series(ax, d["x"] * k, d[metric.name], flagged, colour, marker, s.label)
+        res.hollow |= any(flagged)
         res.drawn += 1
+    marks = [(x, v) for lab, x, v in paper_points(fig, metric.name) if is_num(x)]
+    if res.drawn and marks:
+        positive &= all(v > 0 for _, v in marks)
+        ax.plot([x * k for x, _ in marks], [v for _, v in marks], label="paper", **PAPER_STYLE)
     if res.drawn and panel.get("logy") and positive:
         ax.set_yscale("log")
         _plain_log_labels(ax)
@@ -91,7 +132,7 @@ def _line(ax, fig: Figure, g: pd.DataFrame, panel: dict, metric: Metric) -> _Pan
         lo, hi = min(fig.xs) * k, max(fig.xs) * k
         ax.set_xlim(lo / 1.5, hi * 1.5) if fig.logx else ax.set_xlim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
     ax.set_xlabel(fig.xlabel)
-    ax.set_ylabel(panel.get("ylabel") or metric.label)
+    ax.set_ylabel(wrap(panel.get("ylabel") or metric.label, 38))
     res.missing = missing_reasons(g, missing, metric)
     if missing and not res.missing:
         res.missing = {why_missing(g, missing, metric): missing}
@@ -110,6 +151,8 @@ def _bar(ax, fig: Figure, g: pd.DataFrame, panel: dict, metric: Metric) -> _Pane
     n = len(fig.series)
     width = 0.8 / max(1, n)
     missing = []
+    styles = _styles(fig)
+    paper = paper_points(fig, metric.name)
     for i, s in enumerate(fig.series):
         vals = []
         for x in xs:
@@ -118,10 +161,12 @@ def _bar(ax, fig: Figure, g: pd.DataFrame, panel: dict, metric: Metric) -> _Pane
         if all(v != v for v in vals):
             missing.append(s.label)
             continue
-        if "at" in panel:  # one bar per series
-            ax.bar([i], vals, color=f"C{i}", label=s.label)
-        else:  # grouped by x, one colour per series
-            ax.bar([j + (i - (n - 1) / 2) * width for j in range(len(xs))], vals, width=width, color=f"C{i}", label=s.label)
+        pos = [i] if "at" in panel else [j + (i - (n - 1) / 2) * width for j in range(len(xs))]
+        ax.bar(pos, vals, width=0.8 if "at" in panel else width, color=styles[i][0], label=s.label)
+        for px, x in zip(pos, xs):
+            for lab, at, v in paper:
+                if lab == s.label and x_equal(at, x):
+                    ax.plot([px], [v], label="paper" if "paper" not in ax.get_legend_handles_labels()[1] else None, **PAPER_STYLE)
         res.drawn += 1
     if "at" in panel:
         ax.set_xticks(range(n), [s.label for s in fig.series], rotation=20, ha="right")
@@ -162,6 +207,7 @@ def _cdf(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
     res = _Panel()
     lo, hi = parse_class("cdf panel", panel.get("class", "all"))
     x = _at(fig, panel)
+    styles = _styles(fig)
     for i, s in enumerate(fig.series):
         flows = _point_data(out, df, fig, s.label, x, "flows", res)
         if flows is None:
@@ -172,7 +218,7 @@ def _cdf(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
             continue
         y = (pd.RangeIndex(1, len(fct) + 1) / len(fct)).to_numpy()
         lab = s.label + (f" ({unfinished} unfinished)" if unfinished else "")
-        ax.step(fct, y, where="post", color=f"C{i}", label=lab, marker=plots.MARKERS[i % len(plots.MARKERS)], markevery=max(1, len(fct) // 6))
+        ax.step(fct, y, where="post", color=styles[i][0], label=lab, marker=styles[i][1], markevery=max(1, len(fct) // 6))
         res.drawn += 1
     if res.drawn and panel.get("logx", True):
         ax.set_xscale("log")
@@ -186,11 +232,12 @@ def _cdf(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
 def _timeseries(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
     res = _Panel()
     x = _at(fig, panel)
+    styles = _styles(fig)
     for i, s in enumerate(fig.series):
         ser = _point_data(out, df, fig, s.label, x, "series", res)
         if ser is None:
             continue
-        ax.plot(ser["t_us"], ser["goodput"], color=f"C{i}", label=s.label, linewidth=1)
+        ax.plot(ser["t_us"], ser["goodput"], color=styles[i][0], label=s.label, linewidth=1)
         res.drawn += 1
     ax.set_xlabel("time (µs)")
     ax.set_ylabel("goodput / (N·R)")
@@ -247,7 +294,7 @@ def draw(
     out = Path(out) if out else path.parent
     n = len(fig.panels)
     rows, cols = (2, 2) if n == 4 else (1, n)
-    f, axes = plt.subplots(rows, cols, figsize=(5.0 * cols, 3.7 * rows), squeeze=False)
+    f, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 3.7 * rows), squeeze=False)
     g = df[df["figure"] == fig.id] if len(df) else df
     footer: list[str] = []
     for ax, panel in zip(axes.flat, fig.panels):
@@ -269,7 +316,11 @@ def draw(
             ax.set_title(panel.get("title", panel.get("metric", panel.get("data", kind))), fontsize=10)
         ax.grid(True, alpha=0.3)
         if res.drawn:
-            ax.legend(fontsize=7)
+            handles, labels = ax.get_legend_handles_labels()
+            ax.legend(handles, [wrap(lab, 28) for lab in labels], fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                      frameon=False)
+        if res.hollow:
+            footer.append("hollow markers: more than 5 % of the point's flows unfinished (FCTs count them at their elapsed time)")
         if res.missing:
             if res.drawn:
                 footer += [f"not shown: {', '.join(labs)} ({r})" for r, labs in res.missing.items()]

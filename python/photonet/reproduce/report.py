@@ -229,10 +229,15 @@ def write_report(
     L.append("## Files\n")
     L.append("- `numbers.csv`: the table above (ours, paper, ratio, difference, note, quote)")
     L.append("- `points.csv`: every (figure, series, x): status, metrics, results key")
-    L.append("- `<figure>.png`: the figures; `points/<key>/`: each run's summary.json, flows.csv, manifest.json, config.toml")
+    L.append("- `report.html`: this report in one file with its figures embedded (open it in a browser)")
+    L.append("- `<figure>.png`: the figures (filled star: the paper's value, where it states one; hollow markers: more than 5 % of "
+             "the point's flows unfinished); `points/<key>/`: each run's summary.json, flows.csv, manifest.json, config.toml")
     if any(f.is_model for f in figs):
         L.append("- `<figure>.json`: a model figure's report (the model's numbers the claims pick from)")
     L.append(f"- rerun: `photonet reproduce {paper.name}{' --full' if scale == 'full' else ''} --out {out}` (finished points are skipped)")
     text = "\n".join(L) + "\n"
     atomic_write_text(out / "report.md", text)
+    from .. import html
+
+    atomic_write_text(out / "report.html", html.page(f"Reproduction report: {paper.name}", html.from_markdown(text, out)))
     return out / "report.md"

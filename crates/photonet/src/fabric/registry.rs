@@ -37,6 +37,62 @@ pub struct Variant {
     pub description: &'static str,
 }
 
+/// The family a fabric belongs to: plots facet by it and the docs group by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    Electrical,
+    Sirius,
+    Negotiator,
+    Circuit,
+    Hpc,
+    Ideal,
+}
+
+impl Family {
+    /// As shown in plot facets and the docs, e.g. `"HPC / Baldur"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::Electrical => "electrical",
+            Family::Sirius => "Sirius",
+            Family::Negotiator => "NegotiaToR",
+            Family::Circuit => "circuit",
+            Family::Hpc => "HPC / Baldur",
+            Family::Ideal => "ideal",
+        }
+    }
+}
+
+/// How a variant is shown at a glance: a short label (≤ 12 characters, for
+/// terminal tables and legends) and its family. Kept here, keyed by variant
+/// name, so fabric modules need not change; a test checks every registered
+/// variant has exactly one entry.
+pub const LOOKS: &[(&str, &str, Family)] = &[
+    ("esn", "ESN", Family::Electrical),
+    ("esn_osub", "ESN-OSUB", Family::Electrical),
+    ("fat_tree", "fat-tree", Family::Electrical),
+    ("leaf_spine", "leaf-spine", Family::Electrical),
+    ("sirius", "SIRIUS", Family::Sirius),
+    ("sirius_ideal", "SIRIUS-IDEAL", Family::Sirius),
+    ("negotiator", "NegTR-par", Family::Negotiator),
+    ("negotiator_thin_clos", "NegTR-thin", Family::Negotiator),
+    ("mordia", "Mordia", Family::Circuit),
+    ("mordia_rr", "Mordia-RR", Family::Circuit),
+    ("reactor", "REACToR", Family::Circuit),
+    ("reactor_circuit", "circuit-ToR", Family::Circuit),
+    ("baldur", "Baldur", Family::Hpc),
+    ("multibutterfly", "e-mbfly", Family::Hpc),
+    ("dragonfly", "dragonfly", Family::Hpc),
+    ("ideal", "ideal", Family::Ideal),
+];
+
+/// The short label and family of variant `name` (see [`LOOKS`]).
+pub fn looks(name: &str) -> Option<(&'static str, Family)> {
+    LOOKS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|&(_, short, fam)| (short, fam))
+}
+
 /// Everything a fabric is built from besides its own table.
 #[derive(Clone, Copy, Debug)]
 pub struct BuildContext<'a> {
@@ -239,6 +295,32 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn every_variant_has_a_short_label_and_a_family() {
+        for name in names() {
+            let n = LOOKS.iter().filter(|(k, _, _)| *k == name).count();
+            assert_eq!(
+                n, 1,
+                "fabric {name:?} needs exactly one entry in LOOKS (has {n})"
+            );
+            let (short, _) = looks(name).unwrap();
+            assert!(
+                !short.is_empty() && short.chars().count() <= 12,
+                "{name}: short label {short:?} must be 1–12 characters"
+            );
+        }
+        for (k, _, _) in LOOKS {
+            assert!(
+                find(k).is_some(),
+                "LOOKS names {k:?}, which is not registered"
+            );
+        }
+        let mut shorts: Vec<_> = LOOKS.iter().map(|l| l.1).collect();
+        shorts.sort();
+        shorts.dedup();
+        assert_eq!(shorts.len(), LOOKS.len(), "short labels must be unique");
     }
 
     #[test]
