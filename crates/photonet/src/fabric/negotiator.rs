@@ -98,7 +98,7 @@
 //! requests of bundles = one port's scheduled phase, ordered by waiting time
 //! of the queue's oldest head). The traffic-oblivious baseline of §4 is the
 //! `sirius_ideal` fabric (Valiant relay over the same cyclic thin-clos
-//! schedule, `sched::sirius::Schedule`, which this module shares for
+//! schedule, `sched::awgr::CyclicSchedule`, which this module shares for
 //! thin-clos) with `queue_bound = 4294967295` (no intermediate bound) and
 //! `source_priorities = ["1KB", "10KB"]` (PIAS at sources).
 //!
@@ -152,11 +152,11 @@ use crate::pool::{List, Pool};
 use crate::queue::{EventQueue, SlotClock};
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
+use crate::sched::awgr::CyclicSchedule;
 use crate::sched::negotiator::{
     accept, grant, projector_grant, projector_requests, relay_candidates, Grant, Matching, Network,
     Request, Rings, Scratch, FREE,
 };
-use crate::sched::sirius::Schedule;
 use crate::topology::Topology;
 use crate::units::{ByteSize, Rate, SimTime};
 use schemars::JsonSchema;
@@ -463,7 +463,7 @@ pub struct NegotiatorLayout {
     pub s: usize,
     pub servers_per_rack: usize,
     /// Thin-clos cyclic schedule (shared with Sirius).
-    pub thin: Option<Schedule>,
+    pub thin: Option<CyclicSchedule>,
     pub pre_slots: usize,
     pub pre_slot: SimTime,
     pub pre_payload: u64,
@@ -674,7 +674,7 @@ impl NegotiatorParams {
             .div_ceil(epoch.0)
             .max(1);
         Ok(NegotiatorLayout {
-            thin: thin.then(|| Schedule::new(n, s, w).expect("checked")),
+            thin: thin.then(|| CyclicSchedule::new(n, s, w).expect("checked")),
             net,
             n,
             s,

@@ -72,9 +72,9 @@ use crate::pool::{List, Pool};
 use crate::queue::SlotClock;
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
+use crate::sched::awgr::{default_ports, CyclicSchedule};
 use crate::sched::sirius::{
-    compute_grants, compute_requests, default_ports, scaled_uplinks, FlowCells, Received, Request,
-    Schedule,
+    compute_grants, compute_requests, scaled_uplinks, FlowCells, Received, Request,
 };
 use crate::topology::Topology;
 use crate::units::{ByteSize, Rate, SimTime};
@@ -577,7 +577,7 @@ pub struct Sirius {
     prio_cuts: Vec<u64>,
     reschedule: bool,
     clock: SlotClock,
-    schedule: Schedule,
+    schedule: CyclicSchedule,
     /// Absolute slot index where the current schedule's epoch 0 began.
     epoch_origin: u64,
     /// Schedule position of each node and node at each position (NIL = dark).
@@ -681,8 +681,8 @@ impl Sirius {
                 "need increasing sizes > 0",
             ));
         }
-        let schedule =
-            Schedule::new(n, layout.uplinks, layout.ports).map_err(|e| bad("ports", p.ports, e))?;
+        let schedule = CyclicSchedule::new(n, layout.uplinks, layout.ports)
+            .map_err(|e| bad("ports", p.ports, e))?;
         let hosts = topo.hosts();
         let label = if ideal { "SIRIUS (IDEAL)" } else { "SIRIUS" };
         let mut pending: Vec<(SimTime, u32)> = p.failures.iter().map(|f| (f.at, f.node)).collect();
@@ -1429,7 +1429,7 @@ impl Sirius {
             }
             let pos = self.pos_of[s] as usize;
             // Uplink u reaches node (u, (pos mod G + k) mod G): group u, the
-            // same offset in every group (sched::sirius), so one modulo per node.
+            // same offset in every group (sched::awgr), so one modulo per node.
             let (g, offset) = (self.schedule.ports(), self.schedule.dest(pos, 0, k));
             for u in 0..uplinks {
                 let xpos = u * g + offset;
@@ -1572,7 +1572,8 @@ impl Sirius {
                 .collect();
             let u = self.layout.uplinks;
             let g = default_ports(live.len().max(1), u).min(self.layout.ports);
-            self.schedule = Schedule::new(live.len().max(1), u, g).expect("fewer nodes always fit");
+            self.schedule =
+                CyclicSchedule::new(live.len().max(1), u, g).expect("fewer nodes always fit");
             self.node_at = vec![NIL; self.schedule.padded()];
             self.rx_seen = vec![u64::MAX; self.schedule.padded() * u];
             for (p, &node) in live.iter().enumerate() {
