@@ -342,10 +342,12 @@ impl Negotiator {
         let o0 = 1 + j * sp;
         let bits = self.l.thin.is_none() && sp <= 64;
         let r = self.l.rotation(e);
+        // A local vector while the packets go out: iterating the field
+        // through `self`, which the sends change, reloads it every link.
+        let mut links = std::mem::take(&mut self.pre_links);
         let mut s0 = 0;
         while s0 < n {
             let s1 = (s0 + block).min(n);
-            let links = &mut self.pre_links;
             links.clear();
             for s in s0..s1 {
                 if self.src.tor_bytes(s) == 0 {
@@ -373,17 +375,17 @@ impl Negotiator {
                 }
             }
             s0 = s1;
-            self.piggyback_links(g, end);
+            self.piggyback_links(&links, g, end);
         }
+        self.pre_links = links;
     }
 
-    /// The piggybacked packets of a predefined slot on `pre_links`.
+    /// The piggybacked packets of a predefined slot on `links`.
     #[inline]
-    fn piggyback_links(&mut self, g: u64, end: SimTime) {
+    fn piggyback_links(&mut self, links: &[(u32, u32, u32, u32)], g: u64, end: SimTime) {
         let sp = self.l.s;
         let payload = self.l.pre_payload;
-        for k in 0..self.pre_links.len() {
-            let (s, p, d, q) = self.pre_links[k];
+        for &(s, p, d, q) in links {
             let (s, p, d, q) = (s as usize, p as usize, d as usize, q as usize);
             let (i, o) = (s * sp + p, d * sp + q);
             if self.fail.any() && (self.fail.egress_known(i) || self.fail.ingress_known(o)) {
