@@ -12,8 +12,8 @@
 //!    files), [`flow`], [`topology`], [`queue`]
 //!    (event queue, slot clock), [`timer`] (cancellable timers), [`pool`]
 //!    (index-addressed pools and FIFOs), [`delivery`] (in-order delivery),
-//!    [`access`] (slotted host–ToR access links), [`recorder`] (what fabrics
-//!    report);
+//!    [`access`] (slotted host–ToR access links), [`host_edge`] (a ToR's
+//!    queues draining to its hosts), [`recorder`] (what fabrics report);
 //! 2. [`workload`], [`sched`] (pure algorithms), [`model`] (analytical models),
 //!    [`net`] (the packet substrate of buffered fabrics: ports, links,
 //!    routing, transports);
@@ -29,6 +29,7 @@ pub mod delivery;
 pub mod error;
 pub mod files;
 pub mod flow;
+pub mod host_edge;
 pub mod pool;
 pub mod queue;
 pub mod recorder;

@@ -1,5 +1,6 @@
 //! Pure scheduling and allocation algorithms, testable without a simulation.
 
+pub mod awgr;
 pub mod maxmin;
 pub mod negotiator;
 pub mod sharing;

@@ -9,7 +9,7 @@
 //!   ToR, so port `p` of a source reaches port `p` of any destination. A pair
 //!   can be matched on up to S ports at once.
 //! - **Thin-clos**: W-port AWGRs built as Sirius builds its gratings
-//!   ([`crate::sched::sirius::Schedule`], shared): ToRs are padded to S·W and
+//!   ([`crate::sched::awgr::CyclicSchedule`], shared): ToRs are padded to S·W and
 //!   split into S groups of W; port `b` of a source in group `a` reaches every
 //!   ToR of group `b`, on that ToR's port `a`. Each pair has exactly one
 //!   port-to-port path: source port `group(d)` → destination port `group(s)`.
@@ -50,7 +50,7 @@
 //!   weight ([`projector_grant`]); a source port requests one destination, so
 //!   every grant is accepted.
 
-use crate::sched::sirius::Schedule;
+use crate::sched::awgr::CyclicSchedule;
 use rand::Rng;
 
 /// "Nobody": a free port.
@@ -74,7 +74,7 @@ impl Network {
     }
     /// Thin-clos with `w`-port AWGRs; needs S·W ≥ N (W ≥ ⌈N/S⌉).
     pub fn thin_clos(tors: usize, ports: usize, w: usize) -> Result<Network, String> {
-        Schedule::new(tors, ports, w)?;
+        CyclicSchedule::new(tors, ports, w)?;
         if tors < 2 {
             return Err("need ≥ 2 ToRs".into());
         }

@@ -1,33 +1,17 @@
-//! Sirius: the static cyclic AWGR schedule and the request/grant congestion
-//! control of the paper's Fig. 15, as pure algorithms (no simulation state).
+//! Sirius: the uplink sizing and the request/grant congestion control of the
+//! paper's Fig. 15, as pure algorithms (no simulation state).
 //!
-//! # Schedule construction
+//! # Schedule
 //!
-//! N nodes, U uplinks per node, G-port gratings (AWGRs); one epoch is G slots.
-//!
-//! 1. Pad N up to N' = U·G. Padding nodes N..N'-1 are *dark*: they never send or
-//!    receive (their slots stay idle). U·G < N is an error: some node would have
-//!    no grating port.
-//! 2. Split the N' nodes into U groups of G: node `i` is `(a, k) = (i / G, i % G)`.
-//! 3. There are U² gratings. Grating `(a, b)` takes uplink `b` of every node of
-//!    group `a` on its inputs (input `k` = node `(a, k)`) and feeds receive port `a`
-//!    of every node of group `b` (output `j` = node `(b, j)`).
-//! 4. In slot `t` every grating connects input `k` to output `(k + t) mod G` (the
-//!    lasers step through the wavelengths in the same cyclic order).
-//!
-//! So in slot `t`, node `(a, k)` on uplink `b` reaches node `(b, (k + t) mod G)`,
-//! and node `(b, j)` hears on receive port `a` exactly one sender, `(a, (j − t) mod G)`.
-//! Over one epoch every ordered pair `(s, d)` (including `s = d`, which the fabric
-//! leaves idle) is connected exactly once — on uplink `d / G` at slot offset
-//! `(d mod G − s mod G) mod G` — and no receive port ever hears two senders in one
-//! slot. Each node talks to every other node once per epoch, so each pair gets
-//! 1/N' of a node's uplink capacity.
+//! The cyclic AWGR schedule Sirius runs over is [`crate::sched::awgr::CyclicSchedule`]
+//! (shared with NegotiaToR's thin-clos).
 //!
 //! # Uplinks
 //!
 //! Sirius nodes have U' = round(m · U_esn) uplinks, where U_esn is the electrical
 //! baseline's uplink count and m the uplink multiplier (1×, 1.5×, 2× in the paper's
-//! Fig. 12). The default grating size is G = ceil(N / U'), the smallest that gives
+//! Fig. 12). The default grating size ([`crate::sched::awgr::default_ports`]) is
+//! G = ceil(N / U'), the smallest that gives
 //! every node a port. Example (the paper's §7 setup): 128 racks with 8 baseline
 //! uplinks at 1.5× give U' = 12, G = ceil(128 / 12) = 11, N' = 132: 4 dark nodes,
 //! so 4/132 ≈ 3 % of every node's slots are idle.
@@ -41,93 +25,9 @@
 use crate::rng::SimRng;
 use rand::Rng;
 
-/// The static cyclic schedule of a Sirius fabric.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Schedule {
-    n: usize,
-    u: usize,
-    g: usize,
-}
-
-impl Schedule {
-    /// A schedule for `n` nodes with `u` uplinks each and `g`-port gratings.
-    pub fn new(n: usize, u: usize, g: usize) -> Result<Schedule, String> {
-        if n == 0 {
-            return Err("need at least one node".into());
-        }
-        if u == 0 {
-            return Err("need at least one uplink per node".into());
-        }
-        if g == 0 {
-            return Err("gratings need at least one port".into());
-        }
-        let padded = u.checked_mul(g).ok_or("U·G overflows")?;
-        if padded < n {
-            return Err(format!(
-                "U·G = {u}·{g} = {padded} < {n} nodes: not every node gets a grating port"
-            ));
-        }
-        Ok(Schedule { n, u, g })
-    }
-
-    /// Real (non-dark) nodes N.
-    pub fn nodes(&self) -> usize {
-        self.n
-    }
-    /// Uplinks per node U.
-    pub fn uplinks(&self) -> usize {
-        self.u
-    }
-    /// Grating ports G = slots per epoch.
-    pub fn ports(&self) -> usize {
-        self.g
-    }
-    /// N' = U·G, real plus dark nodes.
-    pub fn padded(&self) -> usize {
-        self.u * self.g
-    }
-    /// Padding nodes never send or receive.
-    pub fn is_dark(&self, node: usize) -> bool {
-        node >= self.n
-    }
-
-    /// The node reached by `node` on `uplink` in slot `slot` (taken modulo G).
-    #[inline]
-    pub fn dest(&self, node: usize, uplink: usize, slot: usize) -> usize {
-        debug_assert!(node < self.padded() && uplink < self.u);
-        let k = node % self.g;
-        uplink * self.g + (k + slot % self.g) % self.g
-    }
-
-    /// The receive port on which the node reached by `node`'s uplink hears it:
-    /// the sender's group (grating `(a, b)` feeds receive port `a`).
-    #[inline]
-    pub fn rx_port(&self, node: usize, _uplink: usize) -> usize {
-        node / self.g
-    }
-
-    /// The node heard by `node` on receive port `port` in slot `slot`.
-    pub fn sender(&self, node: usize, port: usize, slot: usize) -> usize {
-        let j = node % self.g;
-        port * self.g + (j + self.g - slot % self.g) % self.g
-    }
-
-    /// `(uplink, slot offset within the epoch)` on which `src` reaches `dst`.
-    #[inline]
-    pub fn link(&self, src: usize, dst: usize) -> (usize, usize) {
-        let (k, j) = (src % self.g, dst % self.g);
-        (dst / self.g, (j + self.g - k) % self.g)
-    }
-}
-
 /// Sirius uplinks per node: U' = round(multiplier · baseline uplinks).
 pub fn scaled_uplinks(baseline_uplinks: u32, multiplier: f64) -> u32 {
     (multiplier * baseline_uplinks as f64).round() as u32
-}
-
-/// The default grating size: the smallest G with U'·G >= N, i.e. ceil(N / U').
-pub fn default_ports(nodes: usize, uplinks: usize) -> usize {
-    nodes.div_ceil(uplinks.max(1)).max(1)
 }
 
 /// A source of uniform choices: `pick(n)` returns a value in `0..n` (n > 0).
@@ -242,6 +142,7 @@ pub fn compute_grants<P: Picker>(
 mod tests {
     use super::*;
     use crate::rng::RngStreams;
+    use crate::sched::awgr::default_ports;
     use proptest::prelude::*;
 
     /// Replays scripted choices (each must be < n).
@@ -261,67 +162,11 @@ mod tests {
         assert_eq!(u, 12);
         let g = default_ports(128, u as usize);
         assert_eq!(g, 11);
-        let s = Schedule::new(128, 12, 11).unwrap();
-        assert_eq!(s.padded(), 132);
-        assert!(s.is_dark(128) && s.is_dark(131) && !s.is_dark(127));
         assert_eq!(scaled_uplinks(8, 1.0), 8);
         assert_eq!(scaled_uplinks(8, 2.0), 16);
-        assert_eq!(default_ports(128, 8), 16);
-        assert!(Schedule::new(128, 12, 10)
-            .unwrap_err()
-            .contains("120 < 128"));
-    }
-
-    #[test]
-    fn the_papers_four_node_example() {
-        // Fig. 5: 4 nodes, 2 uplinks, 2-port gratings, epoch of 2 slots.
-        let s = Schedule::new(4, 2, 2).unwrap();
-        // Node 0 = (0,0): uplink 0 reaches group 0 = {0, 1}, uplink 1 group 1 = {2, 3}.
-        assert_eq!([s.dest(0, 0, 0), s.dest(0, 0, 1)], [0, 1]);
-        assert_eq!([s.dest(0, 1, 0), s.dest(0, 1, 1)], [2, 3]);
-        assert_eq!(s.link(0, 3), (1, 1));
-        assert_eq!(s.sender(3, 0, 1), 0);
-        assert_eq!(s.rx_port(0, 1), 0);
     }
 
     proptest! {
-        #[test]
-        fn schedule_is_contention_free_and_fair(n in 1usize..70, u in 1usize..9, extra in 0usize..3) {
-            let g = default_ports(n, u) + extra;
-            let s = Schedule::new(n, u, g).unwrap();
-            let np = s.padded();
-            let mut pair_seen = vec![0u32; np * np];
-            for t in 0..g {
-                // (receiver, receive port) pairs used in this slot.
-                let mut port_used = vec![false; np * u];
-                for src in 0..np {
-                    for b in 0..u {
-                        let d = s.dest(src, b, t);
-                        prop_assert!(d < np);
-                        let port = s.rx_port(src, b);
-                        prop_assert!(port < u);
-                        prop_assert!(!port_used[d * u + port], "slot {t}: port {port} of {d} hears two senders");
-                        port_used[d * u + port] = true;
-                        prop_assert_eq!(s.sender(d, port, t), src);
-                        prop_assert_eq!(s.link(src, d), (b, t));
-                        pair_seen[src * np + d] += 1;
-                    }
-                }
-                // The schedule repeats every epoch.
-                prop_assert_eq!(s.dest(0, 0, t + g), s.dest(0, 0, t));
-            }
-            prop_assert!(pair_seen.iter().all(|&c| c == 1), "every ordered pair exactly once per epoch");
-        }
-
-        #[test]
-        fn too_few_ports_is_an_error(n in 2usize..200, u in 1usize..16) {
-            let g = default_ports(n, u);
-            prop_assert!(Schedule::new(n, u, g).is_ok());
-            if g > 1 && u * (g - 1) < n {
-                prop_assert!(Schedule::new(n, u, g - 1).is_err());
-            }
-        }
-
         #[test]
         fn requests_respect_cells_and_intermediates(
             cells in prop::collection::vec(1u64..6, 0..12),

@@ -58,399 +58,39 @@
 //! pushed is — delivered, in LOCAL, queued, in flight, at downlinks, stuck at
 //! failed nodes, stuck for failed destinations, given up — and these sum to
 //! `cells_pushed` exactly (`check_invariants` checks it after every slot).
+//!
+//! # Files
+//!
+//! `params.rs` (the `[sirius]` table, the layout, the memory estimate, the
+//! FCT bounds), `stats.rs` (counters, where the cells are, the reported
+//! rows), `flow_reorder.rs` and `local_order.rs` (per-flow reordering and the
+//! order LOCAL serves flows in), `tests.rs`; the slot loop and the node
+//! state are here. The cyclic schedule is `sched::awgr::CyclicSchedule`.
 
 mod flow_reorder;
 mod local_order;
+mod params;
+mod stats;
+
+use params::bad;
+pub use params::{MemoryEstimate, NodeFailure, SiriusLayout, SiriusModule, SiriusParams};
+use stats::{CellPartition, Counters};
 
 use crate::access::{AccessLink, SlotCredit};
 use crate::delivery::Receipt;
 use crate::error::ConfigError;
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::Flow;
 use crate::pool::{List, Pool};
 use crate::queue::SlotClock;
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
-use crate::sched::sirius::{
-    compute_grants, compute_requests, default_ports, scaled_uplinks, FlowCells, Received, Request,
-    Schedule,
-};
+use crate::sched::awgr::{default_ports, CyclicSchedule};
+use crate::sched::sirius::{compute_grants, compute_requests, FlowCells, Received, Request};
 use crate::topology::Topology;
-use crate::units::{ByteSize, Rate, SimTime};
+use crate::units::{Rate, SimTime};
 use flow_reorder::FlowReorder;
 use local_order::{LocalOrder, Moved};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// A node that fails during the run.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NodeFailure {
-    /// Node (rack, or server in a server-based deployment) index.
-    pub node: u32,
-    /// When it fails; the failure takes effect at the next epoch boundary
-    /// (detection and datacenter-wide notification are assumed to take < 1 epoch).
-    pub at: SimTime,
-}
-
-/// Parameters of the Sirius fabric (`fabric = "sirius"` or `"sirius_ideal"`).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct SiriusParams {
-    /// Sirius uplinks per node = round(multiplier × `topology.uplinks`) (the
-    /// electrical baseline's count). The paper uses 1×, 1.5× (default) and 2×.
-    pub uplink_multiplier: f64,
-    /// Grating ports G = slots per epoch; 0 picks the smallest G with U·G ≥ N.
-    pub ports: u32,
-    /// Transmission part of a slot; a cell carries `cell_time × uplink_rate`
-    /// bytes (90 ns at 50 Gbps = 562 B). Give either this or `slot`.
-    pub cell_time: Option<SimTime>,
-    /// Whole slot (cell time + guardband), as an alternative to `cell_time`.
-    pub slot: Option<SimTime>,
-    /// Dead time between cells for laser tuning and clock recovery.
-    pub guardband: SimTime,
-    /// Q: the most cells an intermediate holds (or has granted) per destination.
-    /// 4294967295 (u32::MAX) = no bound: with `sirius_ideal` that is plain
-    /// Valiant relay without congestion control (NegotiaToR's
-    /// traffic-oblivious baseline, §4.1 of that paper).
-    pub queue_bound: u32,
-    /// One-way delay of one optical hop (node → grating → node); rounded up to
-    /// whole slots.
-    pub propagation: SimTime,
-    /// Credit each server has in its ToR's LOCAL buffer (rack-based only).
-    pub server_buffer: ByteSize,
-    /// Nodes that fail during the run.
-    pub failures: Vec<NodeFailure>,
-    /// After a failure, rebuild the schedule over the surviving nodes (epochs
-    /// shrink when fewer ports suffice) instead of leaving the failed node's
-    /// slots idle.
-    pub reschedule_on_failure: bool,
-    /// PIAS-style priority queues at sources (`sirius_ideal` only): a node
-    /// sends LOCAL cells of flows whose next cell starts below the first
-    /// threshold first, then below the second, … (NegotiaToR's baseline uses
-    /// ["1KB", "10KB"]). Empty (default): round-robin over flows.
-    /// (Left out of the completed config when empty, so configs and result
-    /// keys from before this option are unchanged.)
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub source_priorities: Vec<ByteSize>,
-}
-
-impl Default for SiriusParams {
-    fn default() -> Self {
-        SiriusParams {
-            uplink_multiplier: 1.5,
-            ports: 0,
-            cell_time: None,
-            slot: None,
-            guardband: SimTime::ns(10),
-            queue_bound: 4,
-            propagation: SimTime::ns(500),
-            server_buffer: ByteSize(32_000),
-            failures: Vec::new(),
-            reschedule_on_failure: false,
-            source_priorities: Vec::new(),
-        }
-    }
-}
-
-const DEFAULT_CELL_TIME: SimTime = SimTime::ns(90);
-
-fn bad(key: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> ConfigError {
-    ConfigError::new(key, value, reason).under(SiriusParams::TABLE)
-}
-
-impl ParamTable for SiriusParams {
-    const TABLE: &'static str = "sirius";
-}
-
-/// Registration of SIRIUS and SIRIUS (IDEAL).
-pub struct SiriusModule;
-
-impl FabricModule for SiriusModule {
-    type Params = SiriusParams;
-    const VARIANTS: &'static [Variant] = &[
-        Variant {
-            name: "sirius",
-            label: "SIRIUS",
-            description: "SIRIUS (SIGCOMM '20): tunable-laser uplinks into one layer of AWGRs, static cyclic schedule, fixed cells, Valiant two-hop routing, request/grant congestion control (Fig. 15), time-stepped one event per slot",
-        },
-        Variant {
-            name: "sirius_ideal",
-            label: "SIRIUS (IDEAL)",
-            description: "SIRIUS (IDEAL): the same fabric with zero-delay per-destination back-pressure instead of request/grant (the paper's bound)",
-        },
-    ];
-    fn layout(p: &SiriusParams, ctx: &BuildContext) -> Result<(), ConfigError> {
-        p.layout(ctx.topology).map(|_| ())
-    }
-    fn build(
-        p: SiriusParams,
-        v: &Variant,
-        ctx: &BuildContext,
-    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-        let ideal = v.name == "sirius_ideal";
-        let f = Sirius::new(ctx.topology, &p, ideal, ctx.seed, ctx.check_invariants)?;
-        Ok(Box::new(f))
-    }
-    /// A lone flow of c cells between racks in an idle fabric.
-    ///
-    /// At least: its bytes at R over the server link (or, server-based, the
-    /// node's share R of its uplinks), then one slot on a cell's last hop plus
-    /// the propagation (rounded up to slots). Intra-rack: bytes at R.
-    ///
-    /// At most: bytes at R and a slot of server-link granularity; two epochs
-    /// of request/grant pipeline (plus, for each of its two legs, the epochs
-    /// the propagation spans) plus one epoch per cell (at least one of the
-    /// source's requests is granted each epoch — fewer intermediates pace the
-    /// flow, see `one_request_per_intermediate_per_epoch_paces_a_flow`); two
-    /// more epochs for each hop to wait for its link in the cyclic schedule;
-    /// two hops of a slot plus propagation; the last cell down the server link
-    /// at R; one slot of rounding.
-    fn lone_flow_fct(
-        p: &SiriusParams,
-        _: &Variant,
-        ctx: &BuildContext,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
-        let topo = ctx.topology;
-        let l = p.layout(topo)?;
-        let r = topo.host_rate();
-        let at_r = r.tx_time(bytes).saturating_sub(SimTime(1));
-        if topo.rack_of(src) == topo.rack_of(dst) && topo.servers_per_rack > 1 {
-            let max = at_r + r.tx_time(l.cell_bytes) + l.slot * 3;
-            return Ok(FctBounds { min: at_r, max });
-        }
-        let hop = l.slot * (1 + l.prop_slots);
-        let epoch = l.slot * l.ports as u64;
-        let cells = bytes.div_ceil(l.cell_bytes);
-        // Each leg of the handshake waits for its cell's propagation, up to
-        // ceil(propagation / epoch) epochs more than with none.
-        let legs = 2 * l.prop_slots.div_ceil(l.ports as u64);
-        let max =
-            at_r + l.slot + epoch * (cells + 4 + legs) + hop * 2 + r.tx_time(l.cell_bytes) + l.slot;
-        Ok(FctBounds {
-            min: at_r + hop,
-            max,
-        })
-    }
-}
-
-/// The numbers a Sirius fabric is built from, derived and checked.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SiriusLayout {
-    pub nodes: usize,
-    pub uplinks: usize,
-    pub ports: usize,
-    pub cell_time: SimTime,
-    pub slot: SimTime,
-    pub cell_bytes: u64,
-    pub prop_slots: u64,
-}
-
-impl SiriusParams {
-    /// Derives the layout for `topo`, or says which key makes it impossible.
-    pub fn layout(&self, topo: &Topology) -> Result<SiriusLayout, ConfigError> {
-        let m = self.uplink_multiplier;
-        if !(m.is_finite() && m > 0.0) {
-            return Err(bad("uplink_multiplier", m, "must be a finite number > 0"));
-        }
-        let uplinks = scaled_uplinks(topo.uplinks, m) as usize;
-        if uplinks == 0 {
-            return Err(bad(
-                "uplink_multiplier",
-                m,
-                format!("round({m} × {} uplinks) leaves no uplink", topo.uplinks),
-            ));
-        }
-        let nodes = topo.racks as usize;
-        if nodes < 2 {
-            return Err(ConfigError::new(
-                "topology.racks",
-                nodes,
-                "Sirius needs at least two nodes (racks, or servers with servers_per_rack = 1)",
-            ));
-        }
-        let ports = if self.ports == 0 {
-            default_ports(nodes, uplinks)
-        } else {
-            self.ports as usize
-        };
-        if uplinks * ports < nodes {
-            return Err(bad(
-                "ports",
-                self.ports,
-                format!(
-                    "U·G = {uplinks}·{ports} = {} < {nodes} nodes: not every node gets a grating port",
-                    uplinks * ports
-                ),
-            ));
-        }
-        let (cell_time, slot) = match (self.cell_time, self.slot) {
-            (Some(_), Some(_)) => {
-                return Err(bad(
-                    "slot",
-                    format!("\"{}\"", self.slot.unwrap_or_default()),
-                    "give either `cell_time` or `slot`, not both",
-                ))
-            }
-            (Some(c), None) => (c, c + self.guardband),
-            (None, Some(s)) => {
-                if self.guardband >= s {
-                    return Err(bad(
-                        "guardband",
-                        format!("\"{}\"", self.guardband),
-                        format!("must be shorter than the slot ({s}): no time would be left to transmit"),
-                    ));
-                }
-                (s - self.guardband, s)
-            }
-            (None, None) => (DEFAULT_CELL_TIME, DEFAULT_CELL_TIME + self.guardband),
-        };
-        let cell_bytes = topo.uplink_rate.bytes_in(cell_time);
-        if cell_bytes == 0 {
-            return Err(bad(
-                "cell_time",
-                format!("\"{cell_time}\""),
-                format!("carries no whole byte at {}", topo.uplink_rate),
-            ));
-        }
-        if self.queue_bound < 2 {
-            return Err(bad(
-                "queue_bound",
-                self.queue_bound,
-                "Q must be >= 2: a node may receive a new cell for a destination before it can send the previous one (§4.3)",
-            ));
-        }
-        if topo.servers_per_rack > 1 && self.server_buffer.0 < cell_bytes {
-            return Err(bad(
-                "server_buffer",
-                format!("\"{}\"", self.server_buffer),
-                format!("must hold at least one cell ({cell_bytes} B)"),
-            ));
-        }
-        let mut seen = vec![false; nodes];
-        for (i, f) in self.failures.iter().enumerate() {
-            let n = f.node as usize;
-            if n >= nodes {
-                return Err(bad(
-                    &format!("failures[{i}].node"),
-                    f.node,
-                    format!("no such node (nodes are 0..{nodes})"),
-                ));
-            }
-            if seen[n] {
-                return Err(bad(&format!("failures[{i}].node"), f.node, "listed twice"));
-            }
-            seen[n] = true;
-        }
-        let layout = SiriusLayout {
-            nodes,
-            uplinks,
-            ports,
-            cell_time,
-            slot,
-            cell_bytes,
-            prop_slots: self.propagation.0.div_ceil(slot.0),
-        };
-        layout.check_memory(topo, self)?;
-        Ok(layout)
-    }
-}
-
-impl SiriusLayout {
-    /// Bytes the fabric allocates up front: the per-(node, node) queues and
-    /// counters, the receive-port table of the padded schedule, the in-flight
-    /// ring (one slot per slot of propagation) and the per-server links.
-    pub fn memory_estimate(&self, topo: &Topology) -> MemoryEstimate {
-        let n = self.nodes as u128;
-        let pair = (2 * std::mem::size_of::<List>() + 4 + 1) as u128; // fwd, vq, occ, prefer_first_hop
-        let padded = self.uplinks as u128 * self.ports as u128;
-        MemoryEstimate {
-            pairs: n * n * pair,
-            receive_ports: padded * self.uplinks as u128 * 8 + padded * 4,
-            // Cells' ring and the request/grant messages' ring.
-            in_flight_ring: (2 * self.prop_slots as u128 + self.ports as u128 + 4)
-                * std::mem::size_of::<Vec<(u32, u32, bool)>>() as u128,
-            servers: topo.hosts() as u128
-                * (std::mem::size_of::<UpLink>() + std::mem::size_of::<DownLink>()) as u128,
-        }
-    }
-
-    /// Refuses a layout whose up-front allocation exceeds
-    /// [`crate::units::limits::MEMORY_BYTES`], naming the key behind the biggest part.
-    fn check_memory(&self, topo: &Topology, p: &SiriusParams) -> Result<(), ConfigError> {
-        let m = self.memory_estimate(topo);
-        let limit = crate::units::limits::MEMORY_BYTES as u128;
-        if m.total() <= limit {
-            return Ok(());
-        }
-        let gb = |b: u128| b as f64 / (1u64 << 30) as f64;
-        let parts = [
-            (
-                m.pairs,
-                "topology.racks",
-                topo.racks.to_string(),
-                "queues for every pair of nodes",
-            ),
-            if p.ports == 0 {
-                (
-                    m.receive_ports,
-                    "topology.uplinks",
-                    topo.uplinks.to_string(),
-                    "receive-port table of U·G ports × U uplinks (U = uplinks × sirius.uplink_multiplier)",
-                )
-            } else {
-                (
-                    m.receive_ports,
-                    "sirius.ports",
-                    p.ports.to_string(),
-                    "receive-port table of U·G ports × U uplinks",
-                )
-            },
-            (
-                m.in_flight_ring,
-                "sirius.propagation",
-                format!("\"{}\"", p.propagation),
-                "in-flight rings of one entry per slot of propagation",
-            ),
-            (
-                m.servers,
-                "topology.servers_per_rack",
-                topo.servers_per_rack.to_string(),
-                "server links",
-            ),
-        ];
-        let (bytes, key, value, what) = parts.iter().max_by_key(|p| p.0).expect("four parts");
-        Err(ConfigError::new(
-            *key,
-            value,
-            format!(
-                "the Sirius fabric would need about {:.3e} GB up front ({:.3e} GB of it for the {what}); the limit is {} GB",
-                gb(m.total()),
-                gb(*bytes),
-                crate::units::limits::MEMORY_BYTES >> 30
-            ),
-        ))
-    }
-}
-
-/// Up-front allocation of a Sirius fabric, in bytes, by part.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MemoryEstimate {
-    pub pairs: u128,
-    pub receive_ports: u128,
-    pub in_flight_ring: u128,
-    pub servers: u128,
-}
-
-impl MemoryEstimate {
-    pub fn total(&self) -> u128 {
-        self.pairs + self.receive_ports + self.in_flight_ring + self.servers
-    }
-}
 
 const NIL: u32 = u32::MAX;
 
@@ -522,36 +162,6 @@ struct DownLink {
     queued: u32,
 }
 
-/// Counters reported in `stats()`.
-#[derive(Default, Clone)]
-struct Counters {
-    cells_pushed: u64,
-    cells_delivered: u64,
-    cells_out_of_order: u64,
-    cells_sent: u64,
-    cells_forwarded: u64,
-    requests: u64,
-    grants: u64,
-    slots: u64,
-    peak_node_queue_cells: u32,
-    peak_dest_queue_cells: u32,
-    peak_local_cells: u64,
-    peak_reorder_bytes: u64,
-    peak_downlink_cells: usize,
-    /// Cells that reached a node after it failed (gone from every queue).
-    lost_at_failed: u64,
-    for_failed_dest: u64,
-    /// LOCAL cells whose destination failed, given up by their source.
-    discarded_for_failed_dest: u64,
-    contention_violations: u64,
-    /// Cells that reached their server twice (never, in Sirius).
-    duplicate_cells: u64,
-    /// Cells of flows between live nodes lost at a failed node (held there
-    /// when it failed, or arriving after) and sent again by their source, and
-    /// first-hop cells granted via a node that failed before they left.
-    cells_retransmitted: u64,
-}
-
 /// A request/grant message riding on a cell.
 #[derive(Clone, Copy, Debug)]
 enum Message {
@@ -577,7 +187,7 @@ pub struct Sirius {
     prio_cuts: Vec<u64>,
     reschedule: bool,
     clock: SlotClock,
-    schedule: Schedule,
+    schedule: CyclicSchedule,
     /// Absolute slot index where the current schedule's epoch 0 began.
     epoch_origin: u64,
     /// Schedule position of each node and node at each position (NIL = dark).
@@ -681,8 +291,8 @@ impl Sirius {
                 "need increasing sizes > 0",
             ));
         }
-        let schedule =
-            Schedule::new(n, layout.uplinks, layout.ports).map_err(|e| bad("ports", p.ports, e))?;
+        let schedule = CyclicSchedule::new(n, layout.uplinks, layout.ports)
+            .map_err(|e| bad("ports", p.ports, e))?;
         let hosts = topo.hosts();
         let label = if ideal { "SIRIUS (IDEAL)" } else { "SIRIUS" };
         let mut pending: Vec<(SimTime, u32)> = p.failures.iter().map(|f| (f.at, f.node)).collect();
@@ -1429,7 +1039,7 @@ impl Sirius {
             }
             let pos = self.pos_of[s] as usize;
             // Uplink u reaches node (u, (pos mod G + k) mod G): group u, the
-            // same offset in every group (sched::sirius), so one modulo per node.
+            // same offset in every group (sched::awgr), so one modulo per node.
             let (g, offset) = (self.schedule.ports(), self.schedule.dest(pos, 0, k));
             for u in 0..uplinks {
                 let xpos = u * g + offset;
@@ -1572,7 +1182,8 @@ impl Sirius {
                 .collect();
             let u = self.layout.uplinks;
             let g = default_ports(live.len().max(1), u).min(self.layout.ports);
-            self.schedule = Schedule::new(live.len().max(1), u, g).expect("fewer nodes always fit");
+            self.schedule =
+                CyclicSchedule::new(live.len().max(1), u, g).expect("fewer nodes always fit");
             self.node_at = vec![NIL; self.schedule.padded()];
             self.rx_seen = vec![u64::MAX; self.schedule.padded() * u];
             for (p, &node) in live.iter().enumerate() {
@@ -1648,40 +1259,6 @@ impl Sirius {
             }
         }
         false
-    }
-}
-
-/// Where the cells are ([`Sirius::cell_partition`]); the fields sum to the
-/// cells pushed.
-#[derive(Default, Debug, Clone, Copy, PartialEq)]
-struct CellPartition {
-    delivered: u64,
-    /// In LOCAL at live nodes.
-    in_local: u64,
-    /// Queued at live nodes for live destinations.
-    queued: u64,
-    in_flight: u64,
-    /// At live ToRs, waiting for a server downlink.
-    at_downlinks: u64,
-    /// Held at a failed node (queues, LOCAL, downlinks) or lost arriving at
-    /// one (cells of flows with a failed end, which nobody sends again).
-    stuck_at_failed_nodes: u64,
-    /// Queued at live nodes for failed destinations.
-    stuck_for_failed_destinations: u64,
-    /// Given up in LOCAL by their source when the destination failed.
-    given_up: u64,
-}
-
-impl CellPartition {
-    fn total(&self) -> u64 {
-        self.delivered
-            + self.in_local
-            + self.queued
-            + self.in_flight
-            + self.at_downlinks
-            + self.stuck_at_failed_nodes
-            + self.stuck_for_failed_destinations
-            + self.given_up
     }
 }
 
@@ -1783,58 +1360,7 @@ impl Fabric for Sirius {
     fn finish(&mut self, _end: SimTime, _sink: &mut Recorder) {}
 
     fn stats(&self) -> FabricStats {
-        let (l, c) = (&self.layout, &self.c);
-        let cb = l.cell_bytes as f64;
-        let failed = self.failed.iter().filter(|&&f| f).count();
-        let at = self.cell_partition();
-        let mut rows: Vec<(&str, f64)> = vec![
-            ("uplinks", l.uplinks as f64),
-            ("ports", l.ports as f64),
-            ("dark_nodes", (l.uplinks * l.ports - l.nodes) as f64),
-            ("cell_bytes", cb),
-            ("slot_ns", l.slot.0 as f64 / 1e3),
-            ("epoch_ns", (l.slot.0 * l.ports as u64) as f64 / 1e3),
-            ("slots_simulated", c.slots as f64),
-            ("cells_pushed", c.cells_pushed as f64),
-            ("cells_sent", c.cells_sent as f64),
-            ("cells_forwarded", c.cells_forwarded as f64),
-            ("cells_delivered", c.cells_delivered as f64),
-            ("cells_out_of_order", c.cells_out_of_order as f64),
-            ("peak_reorder_bytes", c.peak_reorder_bytes as f64),
-            ("peak_node_queue_bytes", c.peak_node_queue_cells as f64 * cb),
-            ("peak_dest_queue_cells", c.peak_dest_queue_cells as f64),
-            ("peak_local_bytes", c.peak_local_cells as f64 * cb),
-            (
-                "peak_downlink_queue_bytes",
-                c.peak_downlink_cells as f64 * cb,
-            ),
-            // Where the pushed cells are at the end: these eight sum to
-            // cells_pushed exactly (cells_delivered above is the first).
-            ("cells_in_local", at.in_local as f64),
-            ("cells_queued", at.queued as f64),
-            ("cells_in_flight", at.in_flight as f64),
-            ("cells_at_downlinks", at.at_downlinks as f64),
-            (
-                "cells_stuck_at_failed_nodes",
-                at.stuck_at_failed_nodes as f64,
-            ),
-            (
-                "cells_stuck_for_failed_destinations",
-                at.stuck_for_failed_destinations as f64,
-            ),
-            ("cells_given_up_for_failed_destinations", at.given_up as f64),
-            ("failed_nodes", failed as f64),
-            ("cells_for_failed_destinations", c.for_failed_dest as f64),
-            ("cells_retransmitted", c.cells_retransmitted as f64),
-        ];
-        if !self.ideal {
-            rows.push(("requests", c.requests as f64));
-            rows.push(("grants", c.grants as f64));
-        }
-        if self.check {
-            rows.push(("contention_violations", c.contention_violations as f64));
-        }
-        rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+        stats::stats(self)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
@@ -1955,178 +1481,4 @@ impl Fabric for Sirius {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// 4 racks × 2 servers, one inter-rack flow of 40 cells at t = 0.
-    fn small() -> (Sirius, Recorder) {
-        let topo = Topology {
-            racks: 4,
-            servers_per_rack: 2,
-            uplinks: 1,
-            ..Topology::default()
-        };
-        let p = SiriusParams {
-            uplink_multiplier: 1.0,
-            ..SiriusParams::default()
-        };
-        let mut f = Sirius::new(&topo, &p, false, 1, true).unwrap();
-        let mut rec = Recorder::new(None);
-        let flow = Flow {
-            id: 0,
-            src: 0,
-            dst: 7,
-            bytes: 40 * f.layout.cell_bytes,
-            start: SimTime::ZERO,
-        };
-        rec.register(&flow);
-        f.add_flow(SimTime::ZERO, &flow, &mut rec);
-        (f, rec)
-    }
-
-    /// NegotiaToR's baseline in small (source priorities, no bound),
-    /// overloaded: `n` flows of mixed sizes, driven to `horizon`; returns
-    /// each flow's finish time, the fabric's stats and the most flows any
-    /// node had on its LOCAL order.
-    fn overloaded_baseline(
-        ordered: bool,
-        n: u32,
-        horizon: SimTime,
-    ) -> (Vec<Option<SimTime>>, FabricStats, usize) {
-        let topo = Topology {
-            racks: 16,
-            servers_per_rack: 1,
-            uplinks: 2,
-            ..Topology::default()
-        };
-        let p = SiriusParams {
-            uplink_multiplier: 1.0,
-            ports: 8,
-            queue_bound: u32::MAX,
-            propagation: SimTime::ns(300),
-            source_priorities: vec![ByteSize(1000), ByteSize(10_000)],
-            ..SiriusParams::default()
-        };
-        let mut f = Sirius::new(&topo, &p, true, 3, true).unwrap();
-        assert!(!f.local_order.is_empty(), "the ordered pick applies");
-        if !ordered {
-            f.local_order.clear(); // the plain scan
-        }
-        // Offered 100 Gbps per node (twice what Valiant relay carries).
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut rand = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
-        let mut t = 0u64;
-        let flows: Vec<Flow> = (0..n)
-            .map(|id| {
-                let bytes = match rand(10) {
-                    0..=4 => 300 + rand(1700),
-                    5..=7 => 2_000 + rand(18_000),
-                    _ => 20_000 + rand(180_000),
-                };
-                t += rand(260);
-                let src = rand(16) as u32;
-                let dst = (src + 1 + rand(15) as u32) % 16;
-                Flow {
-                    id,
-                    src,
-                    dst,
-                    bytes,
-                    start: SimTime::ns(t),
-                }
-            })
-            .collect();
-        let mut rec = Recorder::new(None);
-        let mut next = 0;
-        let mut peak = 0;
-        loop {
-            let fab = f.next_event().filter(|&e| e <= horizon);
-            let arr = flows.get(next).map(|fl| fl.start);
-            let fabric_first = match (fab, arr) {
-                (Some(e), Some(a)) => e <= a,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            if let (true, Some(e)) = (fabric_first, fab) {
-                f.advance(e, &mut rec);
-                f.check_invariants().unwrap();
-                let most = f.local_order.iter().map(|o| o.len()).max();
-                peak = peak.max(most.unwrap_or(0));
-            } else {
-                let fl = &flows[next];
-                rec.register(fl);
-                f.add_flow(fl.start, fl, &mut rec);
-                next += 1;
-            }
-        }
-        let finish = (0..n).map(|id| rec.finish(id)).collect();
-        (finish, f.stats(), peak)
-    }
-
-    #[test]
-    fn the_ordered_pick_changes_nothing_over_capacity() {
-        let horizon = SimTime::us(300);
-        let (fast, fast_stats, peak) = overloaded_baseline(true, 2_000, horizon);
-        let (plain, plain_stats, _) = overloaded_baseline(false, 2_000, horizon);
-        let done = fast.iter().filter(|d| d.is_some()).count();
-        assert!(done > 500, "{done} flows finished");
-        assert!(done < 2_000, "overloaded: some flows are still in LOCAL");
-        assert!(peak >= 30, "a deep LOCAL backlog ({peak} flows at most)");
-        assert_eq!(fast, plain);
-        assert_eq!(fast_stats, plain_stats);
-    }
-
-    #[test]
-    fn the_checker_catches_one_cell_lost_without_a_trace() {
-        let (mut f, mut rec) = small();
-        let mut leaked = false;
-        while let Some(t) = f.next_event() {
-            f.advance(t, &mut rec);
-            f.check_invariants().unwrap();
-            if f.queued_total > 0 && f.fwd.iter().any(|l| !l.is_empty()) {
-                leaked = f.leak_a_queued_cell();
-                break;
-            }
-        }
-        assert!(leaked, "some cell waited at an intermediate");
-        let e = f.check_invariants().unwrap_err();
-        assert!(e.contains("accounted for"), "{e}");
-    }
-
-    #[test]
-    fn the_partition_sums_to_the_cells_pushed_at_every_slot() {
-        let (mut f, mut rec) = small();
-        let mut slots = 0;
-        let mut armed = false;
-        while let Some(t) = f.next_event() {
-            f.advance(t, &mut rec);
-            // Rack 2 fails at the next slot, an epoch start, while it holds
-            // cells of the flow as intermediate or has some on the way.
-            let slot = f.clock.slot_of(t);
-            let held = (0..4).any(|d| !f.fwd[2 * 4 + d].is_empty())
-                || f.in_flight.iter().flatten().any(|c| c.0 == 2);
-            if !armed && held && f.slot_in_epoch(slot + 1) == 0 {
-                f.pending_failures = vec![(t, 2)];
-                armed = true;
-            }
-            let p = f.cell_partition();
-            assert_eq!(p.total(), f.c.cells_pushed, "slot {slots}: {p:?}");
-            f.check_invariants().unwrap();
-            slots += 1;
-        }
-        // Rack 2 failed with cells of the flow (rack 0 -> rack 3) at it or on the way;
-        // they were sent again and the flow completed.
-        assert!(f.failed[2]);
-        assert!(
-            f.c.cells_retransmitted > 0,
-            "the failure hit cells of the flow"
-        );
-        assert_eq!(rec.completed(), 1);
-        assert_eq!(f.cell_partition().delivered, 40);
-    }
-}
+mod tests;
