@@ -39,7 +39,7 @@
 //!   `local_link_delay + switch_latency`, global links `link_delay +
 //!   switch_latency`.
 
-use crate::error::ConfigError;
+use crate::error::{bad, ConfigError};
 use crate::fabric::fat_tree::NetFabric;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::Fabric;
@@ -163,10 +163,6 @@ impl ParamTable for HpcParams {
     const TABLE: &'static str = "hpc";
 }
 
-fn err(key: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> ConfigError {
-    ConfigError::new(format!("hpc.{key}"), value, reason)
-}
-
 /// The `multibutterfly` variant.
 pub const MULTIBUTTERFLY: Variant = Variant {
     name: "multibutterfly",
@@ -206,7 +202,8 @@ impl Shape {
                 )));
             }
             if p.multiplicity == 0 || p.multiplicity > MAX_MULTIPLICITY {
-                return Err(err(
+                return Err(bad(
+                    HpcParams::TABLE,
                     "multiplicity",
                     p.multiplicity,
                     format!("ports per direction of a switch must be 1..{MAX_MULTIPLICITY}"),
@@ -223,7 +220,7 @@ impl Shape {
             let hosts = u32::try_from(n).map_err(|_| topo_err(format!("{n} hosts")))?;
             let d = if p.dragonfly_p == 0 {
                 if p.dragonfly_a != 0 || p.dragonfly_h != 0 {
-                    return Err(err(
+                    return Err(bad(HpcParams::TABLE, 
                         "dragonfly_p",
                         0,
                         "set dragonfly_p when setting dragonfly_a or dragonfly_h (0 = the balanced shape)",
@@ -247,7 +244,8 @@ impl Shape {
                     p.dragonfly_h
                 };
                 Dragonfly::new(hosts, pp, a, h).map_err(|e| {
-                    err(
+                    bad(
+                        HpcParams::TABLE,
                         "dragonfly_p",
                         format!("{pp} (a = {a}, h = {h}, {hosts} hosts)"),
                         e.to_string(),
@@ -320,7 +318,7 @@ fn pfc(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<PfcConfig, ConfigErro
     let frame = p.packet.0 + p.header.0;
     let headroom = rate.bytes_in(prop * 2) + 1 + 2 * frame;
     if p.buffer.0 < headroom + frame {
-        return Err(err(
+        return Err(bad(HpcParams::TABLE, 
             "buffer",
             format!("\"{}\"", p.buffer),
             format!(
@@ -344,11 +342,16 @@ fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl,
         HpcFlowControl::Pfc => Ok(FlowControl::Pfc(pfc(p, rate, prop)?)),
         HpcFlowControl::Credit => {
             if p.vcs == 0 || p.vcs > MAX_VCS as u32 {
-                return Err(err("vcs", p.vcs, format!("must be 1..{MAX_VCS}")));
+                return Err(bad(
+                    HpcParams::TABLE,
+                    "vcs",
+                    p.vcs,
+                    format!("must be 1..{MAX_VCS}"),
+                ));
             }
             let per_vc = p.buffer.0 / p.vcs as u64;
             if per_vc < frame {
-                return Err(err(
+                return Err(bad(HpcParams::TABLE, 
                     "buffer",
                     format!("\"{}\"", p.buffer),
                     format!("buffer / vcs = {per_vc} B of credit per VC is less than one packet ({frame} B)"),
@@ -365,7 +368,8 @@ fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl,
 
 fn check(p: &HpcParams) -> Result<(), ConfigError> {
     if p.packet.0 == 0 || p.packet.0 + p.header.0 > 9_216 {
-        return Err(err(
+        return Err(bad(
+            HpcParams::TABLE,
             "packet",
             format!("\"{}\"", p.packet),
             format!(

@@ -75,7 +75,7 @@
 // Matrix code reads best with explicit (i, j) indices.
 #![allow(clippy::needless_range_loop)]
 
-use crate::error::ConfigError;
+use crate::error::{bad, ConfigError};
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
@@ -223,10 +223,6 @@ const VARIANTS: &[Variant] = &[
     },
 ];
 
-fn err(key: &str, v: impl std::fmt::Display, why: impl Into<String>) -> ConfigError {
-    ConfigError::new(format!("mordia.{key}"), format!("\"{v}\""), why)
-}
-
 impl MordiaParams {
     /// The TMS week for `n` racks.
     pub fn week_len(&self, n: u64) -> SimTime {
@@ -242,10 +238,15 @@ impl MordiaParams {
         let t = ctx.topology;
         let link = t.rack_uplink_rate();
         if self.packet.0 == 0 {
-            return Err(err("packet", "0B", "a packet must carry at least one byte"));
+            return Err(bad(
+                MordiaParams::TABLE,
+                "packet",
+                "0B",
+                "a packet must carry at least one byte",
+            ));
         }
         if self.latency > self.night {
-            return Err(err(
+            return Err(bad(MordiaParams::TABLE, 
                 "latency",
                 self.latency,
                 format!("must not exceed the night ({}): a day's packets are delivered by the end of its night", self.night),
@@ -259,7 +260,8 @@ impl MordiaParams {
             ));
         }
         if self.packet_rate > link {
-            return Err(err(
+            return Err(bad(
+                MordiaParams::TABLE,
                 "packet_rate",
                 self.packet_rate,
                 format!(
@@ -272,7 +274,8 @@ impl MordiaParams {
         if v.name == "mordia_rr" {
             if self.day <= self.nic_delay || self.day - self.nic_delay < link.tx_time(self.packet.0)
             {
-                return Err(err(
+                return Err(bad(
+                    MordiaParams::TABLE,
                     "day",
                     self.day,
                     format!(
@@ -285,14 +288,16 @@ impl MordiaParams {
             }
         } else {
             if self.control_delay == 0 && self.demand == Demand::Measured {
-                return Err(err(
+                return Err(bad(
+                    MordiaParams::TABLE,
                     "control_delay",
                     0,
                     "measured demand is at least one week old",
                 ));
             }
             if self.control_delay > 1000 {
-                return Err(err(
+                return Err(bad(
+                    MordiaParams::TABLE,
                     "control_delay",
                     self.control_delay,
                     "at most 1000 weeks",
@@ -301,7 +306,8 @@ impl MordiaParams {
             if self.min_day <= self.nic_delay
                 || self.min_day - self.nic_delay < link.tx_time(self.packet.0)
             {
-                return Err(err(
+                return Err(bad(
+                    MordiaParams::TABLE,
                     "min_day",
                     self.min_day,
                     "the shortest day must hold the NIC delay plus one packet",
@@ -311,7 +317,7 @@ impl MordiaParams {
             let rr_day = week.0 / (t.racks as u64 - 1).max(1);
             let need = (self.night + self.nic_delay + link.tx_time(self.packet.0)).0;
             if self.min_day + self.night > week || rr_day < need {
-                return Err(err(
+                return Err(bad(MordiaParams::TABLE, 
                     "week",
                     self.week,
                     format!(

@@ -81,7 +81,7 @@
 // Matrix code reads best with explicit (i, j) indices.
 #![allow(clippy::needless_range_loop)]
 
-use crate::error::ConfigError;
+use crate::error::{bad, ConfigError};
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
@@ -181,10 +181,6 @@ const VARIANTS: &[Variant] = &[
     },
 ];
 
-fn err(key: &str, v: impl std::fmt::Display, why: impl Into<String>) -> ConfigError {
-    ConfigError::new(format!("reactor.{key}"), format!("\"{v}\""), why)
-}
-
 /// Numbers derived once from the parameters and the topology.
 #[derive(Clone, Copy, Debug)]
 struct Derived {
@@ -214,10 +210,16 @@ impl ReactorParams {
             ));
         }
         if self.tick == SimTime::ZERO {
-            return Err(err("tick", self.tick, "must be positive"));
+            return Err(bad(
+                ReactorParams::TABLE,
+                "tick",
+                self.tick,
+                "must be positive",
+            ));
         }
         if self.reconfiguration >= self.min_config {
-            return Err(err(
+            return Err(bad(
+                ReactorParams::TABLE,
                 "reconfiguration",
                 self.reconfiguration,
                 format!(
@@ -227,49 +229,56 @@ impl ReactorParams {
             ));
         }
         if self.min_config > self.period {
-            return Err(err(
+            return Err(bad(
+                ReactorParams::TABLE,
                 "min_config",
                 self.min_config,
                 format!("longer than the period {}", self.period),
             ));
         }
         if !self.period.0.is_multiple_of(self.tick.0) {
-            return Err(err(
+            return Err(bad(
+                ReactorParams::TABLE,
                 "period",
                 self.period,
                 format!("must be a whole number of ticks ({})", self.tick),
             ));
         }
         if self.tick > self.min_config - self.reconfiguration {
-            return Err(err(
+            return Err(bad(
+                ReactorParams::TABLE,
                 "tick",
                 self.tick,
                 "must not exceed the shortest configuration's circuit time (min_config − δ)",
             ));
         }
         if self.pfc_off_min > self.pfc_off_max {
-            return Err(err(
+            return Err(bad(
+                ReactorParams::TABLE,
                 "pfc_off_min",
                 self.pfc_off_min,
                 "must not exceed pfc_off_max",
             ));
         }
         if self.pfc_on_min > self.pfc_on_max {
-            return Err(err(
+            return Err(bad(
+                ReactorParams::TABLE,
                 "pfc_on_min",
                 self.pfc_on_min,
                 "must not exceed pfc_on_max",
             ));
         }
         if self.pfc_on_max + self.pfc_off_max >= self.min_config - self.reconfiguration {
-            return Err(err(
+            return Err(bad(
+                ReactorParams::TABLE,
                 "min_config",
                 self.min_config,
                 "a configuration must outlast δ plus the PFC on and off delays",
             ));
         }
         if self.circuit_rate > r {
-            return Err(err(
+            return Err(bad(
+                ReactorParams::TABLE,
                 "circuit_rate",
                 self.circuit_rate,
                 format!("a rate limit above the line rate R = {} b/s", r.0),
@@ -282,7 +291,8 @@ impl ReactorParams {
         };
         if hybrid {
             if self.eps_rate.0 == 0 || self.eps_rate >= r {
-                return Err(err(
+                return Err(bad(
+                    ReactorParams::TABLE,
                     "eps_rate",
                     self.eps_rate,
                     format!(
@@ -292,7 +302,12 @@ impl ReactorParams {
                 ));
             }
             if self.pfc_xon > self.pfc_xoff {
-                return Err(err("pfc_xon", self.pfc_xon, "must not exceed pfc_xoff"));
+                return Err(bad(
+                    ReactorParams::TABLE,
+                    "pfc_xon",
+                    self.pfc_xon,
+                    "must not exceed pfc_xoff",
+                ));
             }
             // After a link crosses xoff: what arrives until the PAUSE takes
             // effect, the packet then on the wire and the one that crossed.
@@ -301,7 +316,7 @@ impl ReactorParams {
                 .bytes_in(self.pfc_off_max + self.tick + self.tick)
                 .max(self.eps_rate.bytes_in(self.pfc_off_max) + 2 * EPS_PACKET);
             if self.pfc_xoff.0 >= self.eps_buffer.0 || self.eps_buffer.0 - self.pfc_xoff.0 < need {
-                return Err(err(
+                return Err(bad(ReactorParams::TABLE, 
                     "pfc_xoff",
                     self.pfc_xoff,
                     format!(
