@@ -220,7 +220,7 @@ impl Shape {
             let hosts = u32::try_from(n).map_err(|_| topo_err(format!("{n} hosts")))?;
             let d = if p.dragonfly_p == 0 {
                 if p.dragonfly_a != 0 || p.dragonfly_h != 0 {
-                    return Err(bad(HpcParams::TABLE, 
+                    return Err(bad(HpcParams::TABLE,
                         "dragonfly_p",
                         0,
                         "set dragonfly_p when setting dragonfly_a or dragonfly_h (0 = the balanced shape)",
@@ -318,7 +318,7 @@ fn pfc(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<PfcConfig, ConfigErro
     let frame = p.packet.0 + p.header.0;
     let headroom = rate.bytes_in(prop * 2) + 1 + 2 * frame;
     if p.buffer.0 < headroom + frame {
-        return Err(bad(HpcParams::TABLE, 
+        return Err(bad(HpcParams::TABLE,
             "buffer",
             format!("\"{}\"", p.buffer),
             format!(
@@ -351,7 +351,7 @@ fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl,
             }
             let per_vc = p.buffer.0 / p.vcs as u64;
             if per_vc < frame {
-                return Err(bad(HpcParams::TABLE, 
+                return Err(bad(HpcParams::TABLE,
                     "buffer",
                     format!("\"{}\"", p.buffer),
                     format!("buffer / vcs = {per_vc} B of credit per VC is less than one packet ({frame} B)"),

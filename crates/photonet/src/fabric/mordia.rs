@@ -246,7 +246,7 @@ impl MordiaParams {
             ));
         }
         if self.latency > self.night {
-            return Err(bad(MordiaParams::TABLE, 
+            return Err(bad(MordiaParams::TABLE,
                 "latency",
                 self.latency,
                 format!("must not exceed the night ({}): a day's packets are delivered by the end of its night", self.night),
@@ -317,7 +317,7 @@ impl MordiaParams {
             let rr_day = week.0 / (t.racks as u64 - 1).max(1);
             let need = (self.night + self.nic_delay + link.tx_time(self.packet.0)).0;
             if self.min_day + self.night > week || rr_day < need {
-                return Err(bad(MordiaParams::TABLE, 
+                return Err(bad(MordiaParams::TABLE,
                     "week",
                     self.week,
                     format!(

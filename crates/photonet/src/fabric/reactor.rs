@@ -316,7 +316,7 @@ impl ReactorParams {
                 .bytes_in(self.pfc_off_max + self.tick + self.tick)
                 .max(self.eps_rate.bytes_in(self.pfc_off_max) + 2 * EPS_PACKET);
             if self.pfc_xoff.0 >= self.eps_buffer.0 || self.eps_buffer.0 - self.pfc_xoff.0 < need {
-                return Err(bad(ReactorParams::TABLE, 
+                return Err(bad(ReactorParams::TABLE,
                     "pfc_xoff",
                     self.pfc_xoff,
                     format!(
