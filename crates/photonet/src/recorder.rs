@@ -299,6 +299,18 @@ impl Recorder {
         self.deliver_span(id, t, t, bytes);
     }
 
+    /// `bytes` of flow `id` arrived at `t` and, if they were its last (the
+    /// recorder now holds all its bytes), the flow completes at `done`. A
+    /// fabric whose bytes of one flow arrive out of order (by circuit and by
+    /// packet switch) passes the latest arrival so far; others pass `t`.
+    pub fn deliver_and_complete(&mut self, id: FlowId, t: SimTime, bytes: u64, done: SimTime) {
+        self.deliver(id, t, bytes);
+        let i = id as usize;
+        if self.flows.delivered[i] == self.flows.bytes[i] {
+            self.complete(id, done);
+        }
+    }
+
     /// `bytes` of flow `id` arrived evenly over [t0, t1] (fluid models).
     pub fn deliver_span(&mut self, id: FlowId, t0: SimTime, t1: SimTime, bytes: u64) {
         self.tally_delivery(id, bytes);

@@ -459,7 +459,6 @@ struct FlowSt {
     bytes: u64,
     /// Bytes sent on a circuit or handed to the packet switch.
     sent: u64,
-    delivered: u64,
     /// When its last delivered byte so far arrived.
     last: SimTime,
     /// When the flow's first byte starts crossing the host NIC.
@@ -851,12 +850,8 @@ impl Mordia {
     /// last byte (circuit and packet-switch bytes arrive out of order).
     fn deliver(&mut self, f: FlowId, t: SimTime, b: u64, rec: &mut Recorder) {
         let st = &mut self.flows[f as usize];
-        st.delivered += b;
         st.last = st.last.max(t);
-        rec.deliver(f, t, b);
-        if st.delivered == st.bytes {
-            rec.complete(f, st.last);
-        }
+        rec.deliver_and_complete(f, t, b, st.last);
     }
 
     /// Starts the clock at the day that contains `now` (or the next one).
@@ -1002,7 +997,6 @@ impl Fabric for Mordia {
             dst_rack: dr,
             bytes: flow.bytes,
             sent: 0,
-            delivered: 0,
             last: SimTime::ZERO,
             nic_start,
         });

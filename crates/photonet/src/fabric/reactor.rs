@@ -386,7 +386,6 @@ struct FlowSt {
     bytes: u64,
     /// Bytes that left the host (on a circuit or into the EPS).
     left_host: u64,
-    delivered: u64,
 }
 
 struct Cfg {
@@ -627,15 +626,6 @@ impl Reactor {
         self.pos[q] = u32::MAX;
     }
 
-    fn deliver(&mut self, f: FlowId, b: u64, t: SimTime, rec: &mut Recorder) {
-        let st = &mut self.flows[f as usize];
-        st.delivered += b;
-        rec.deliver(f, t, b);
-        if st.delivered == st.bytes {
-            rec.complete(f, t);
-        }
-    }
-
     /// The circuit schedule of the period starting at `start`.
     fn make_schedule(&mut self, start: SimTime) {
         let n = self.d.n;
@@ -797,7 +787,7 @@ impl Reactor {
                 self.circuit_bytes += took;
                 for ci in 0..self.chunks.len() {
                     let (f, b) = self.chunks[ci];
-                    self.deliver(f, b, at, rec);
+                    rec.deliver_and_complete(f, at, b, at);
                 }
             }
             k += 1;
@@ -875,7 +865,7 @@ impl Reactor {
         rec.count_internal_events(events);
         for &(f, t, b) in &e.deliveries {
             self.eps_delivered += b;
-            self.deliver(f, b, t, rec);
+            rec.deliver_and_complete(f, t, b, t);
         }
         self.eps = Some(eps);
     }
@@ -906,7 +896,6 @@ impl Fabric for Reactor {
         self.flows.push(FlowSt {
             bytes: flow.bytes,
             left_host: 0,
-            delivered: 0,
         });
         if flow.bytes == 0 {
             return;
