@@ -421,6 +421,22 @@ impl Fabric for Checked<'_> {
     }
 }
 
+/// Ping-pong is the closed-loop workload: completions release its flows.
+impl Arrivals for PingPong {
+    fn peek(&mut self) -> Option<SimTime> {
+        PingPong::peek(self)
+    }
+    fn pop(&mut self) -> Option<Flow> {
+        PingPong::pop(self)
+    }
+    fn closed_loop(&self) -> bool {
+        true
+    }
+    fn completed(&mut self, flow: &Flow, t: SimTime) {
+        PingPong::completed(self, flow, t)
+    }
+}
+
 /// Parses, prepares and runs a TOML config in one call (no progress reporting).
 pub fn run_toml(text: &str, paths: &Paths) -> Result<RunResult, ConfigError> {
     let cfg = Config::from_toml(text)?;
