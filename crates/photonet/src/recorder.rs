@@ -471,13 +471,18 @@ impl Recorder {
     }
 }
 
+/// The 1-based nearest rank of the `p`-th percentile of `n` values (p in
+/// (0, 100]): the one percentile rule of photonet.
+pub fn nearest_rank(n: usize, p: f64) -> usize {
+    (((p / 100.0) * n as f64).ceil() as usize).clamp(1, n)
+}
+
 /// The `p`-th percentile by nearest rank of sorted values (p in (0, 100]).
 /// Here, below the fabrics, so a fabric's own statistics use the same rule
 /// as the run's summary.
-pub fn percentile_sorted(sorted: &[u64], p: f64) -> u64 {
+pub fn percentile_sorted<T: Copy>(sorted: &[T], p: f64) -> T {
     assert!(!sorted.is_empty());
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
+    sorted[nearest_rank(sorted.len(), p) - 1]
 }
 
 #[cfg(test)]

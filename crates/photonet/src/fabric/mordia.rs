@@ -77,12 +77,10 @@
 
 use crate::error::{bad, ConfigError};
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::star::PacketStar;
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
-use crate::net::{
-    ClassFlows, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec, Routing, StarRouter,
-    Transport,
-};
+use crate::net::{ClassFlows, PfcConfig, StarRouter};
 use crate::queue::EventQueue;
 use crate::recorder::Recorder;
 use crate::sched::tms;
@@ -398,59 +396,30 @@ impl FabricModule for MordiaModule {
 /// `packet_rate` of flow bytes).
 const PS_PACKET: u32 = 1_500;
 
-/// The packet switch on `net/`: a star of the n racks' uplinks at
-/// `packet_rate` into one output-queued switch whose port per rack, at
-/// `packet_rate`, reaches the rack `latency` after a packet's last bit;
-/// paced transport, one net flow per rack pair, and buffers large enough
-/// that the per-day release never overflows them (lossless; PFC never
-/// pauses).
+/// The packet switch: a star of the n racks' uplinks at `packet_rate`
+/// into one switch whose port per rack, at `packet_rate`, reaches the rack
+/// `latency` after a packet's last bit; buffers large enough that the
+/// per-day release never overflows them (lossless; PFC never pauses, but
+/// paced sending needs queued ports).
 fn packet_switch(p: &MordiaParams, n: usize, seed: u64) -> ClassFlows<StarRouter> {
-    let n32 = n as u32;
-    let mut ports = Vec::with_capacity(2 * n);
-    let mut delays = Vec::with_capacity(2 * n);
-    for _ in 0..n32 {
-        ports.push(PortSpec {
-            to: n32,
-            rate: p.packet_rate,
-            tier: 0,
-        });
-        delays.push(SimTime::ZERO);
-    }
-    for j in 0..n32 {
-        ports.push(PortSpec {
-            to: j,
-            rate: p.packet_rate,
-            tier: 1,
-        });
-        delays.push(p.latency);
-    }
-    let reverse = (0..2 * n32).map(|k| (k + n32) % (2 * n32)).collect();
-    let graph = Graph {
-        hosts: n32,
-        ports,
-        reverse,
-        tiers: vec!["ps_up", "ps_port"],
-        delays,
-    };
-    let cfg = NetConfig {
+    PacketStar {
+        n: n as u32,
+        uplink: p.packet_rate,
+        port: p.packet_rate,
+        downlink: None,
+        latency: p.latency,
+        tiers: &["ps_up", "ps_port"],
         payload: PS_PACKET,
-        header: 0,
-        propagation: SimTime::ZERO,
         buffer: 1 << 50,
-        ecn_k: None,
-        // Paced sending needs queued ports: PFC thresholds it never reaches.
-        flow_control: FlowControl::Pfc(PfcConfig {
+        pfc: PfcConfig {
             xoff: 1 << 49,
             xon: 1 << 48,
             pause_delay: SimTime::ZERO,
             resume_delay: SimTime::ZERO,
-        }),
-        transport: Transport::Paced,
-        routing: Routing::Ecmp,
+        },
         seed,
-        ..NetConfig::default()
-    };
-    ClassFlows::new(Network::new(cfg, graph, StarRouter(n32)), n * n)
+    }
+    .build()
 }
 
 struct FlowSt {

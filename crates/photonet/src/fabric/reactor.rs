@@ -83,12 +83,10 @@
 
 use crate::error::{bad, ConfigError};
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::star::PacketStar;
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
-use crate::net::{
-    ClassFlows, FlowControl, Graph, NetConfig, Network, PfcConfig, PortSpec, Routing, StarRouter,
-    Transport,
-};
+use crate::net::{ClassFlows, PfcConfig, StarRouter};
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
 use crate::sched::solstice;
@@ -416,71 +414,28 @@ struct Eps {
 
 impl Eps {
     fn new(p: &ReactorParams, d: &Derived, seed: u64) -> Self {
-        let n = d.n as u32;
-        let mut ports = Vec::with_capacity(3 * d.n);
-        let mut delays = Vec::with_capacity(3 * d.n);
-        for _ in 0..n {
-            ports.push(PortSpec {
-                to: n,
-                rate: p.eps_rate,
-                tier: 0,
-            });
-            delays.push(SimTime::ZERO);
-        }
-        for j in 0..n {
-            ports.push(PortSpec {
-                to: n + 1 + j,
-                rate: p.eps_rate,
-                tier: 1,
-            });
-            delays.push(SimTime::ZERO);
-        }
-        for j in 0..n {
-            ports.push(PortSpec {
-                to: j,
-                rate: d.r,
-                tier: 2,
-            });
-            delays.push(p.latency);
-        }
-        // PFC frames travel back over a port's own link delay; `reverse`
-        // names the port back where there is one (switch port j ↔ the
-        // downlink, NIC i ↔ host i's downlink).
-        let reverse = (0..3 * n)
-            .map(|k| match k / n {
-                0 => 2 * n + k,
-                1 => 2 * n + k % n,
-                _ => k % n,
-            })
-            .collect();
-        let graph = Graph {
-            hosts: n,
-            ports,
-            reverse,
-            tiers: vec!["eps_up", "eps_port", "downlink"],
-            delays,
-        };
-        let cfg = NetConfig {
+        let mut cf = PacketStar {
+            n: d.n as u32,
+            uplink: p.eps_rate,
+            port: p.eps_rate,
+            downlink: Some(d.r),
+            latency: p.latency,
+            tiers: &["eps_up", "eps_port", "downlink"],
             payload: EPS_PACKET as u32,
-            header: 0,
-            propagation: SimTime::ZERO,
             buffer: p.eps_buffer.0,
-            ecn_k: None,
-            flow_control: FlowControl::Pfc(PfcConfig {
+            pfc: PfcConfig {
                 xoff: p.pfc_xoff.0,
                 xon: p.pfc_xon.0,
                 pause_delay: p.pfc_off_min,
                 resume_delay: p.pfc_on_min,
-            }),
-            transport: Transport::Paced,
-            routing: Routing::Ecmp,
+            },
             seed,
-            ..NetConfig::default()
-        };
-        let mut net = Network::new(cfg, graph, StarRouter(n));
-        net.set_pfc_jitter(p.pfc_off_max - p.pfc_off_min, p.pfc_on_max - p.pfc_on_min);
+        }
+        .build();
+        cf.net
+            .set_pfc_jitter(p.pfc_off_max - p.pfc_off_min, p.pfc_on_max - p.pfc_on_min);
         Eps {
-            cf: ClassFlows::new(net, d.n * d.n),
+            cf,
             rr: vec![0; d.n],
             deliveries: Vec::new(),
         }
