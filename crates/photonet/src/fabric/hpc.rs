@@ -523,19 +523,13 @@ mod tests {
         }
     }
 
-    fn ctx(t: &Topology) -> BuildContext<'_> {
-        BuildContext {
-            topology: t,
-            seed: 1,
-            check_invariants: true,
-        }
-    }
-
     #[test]
     fn bad_input_names_key_value_and_reason() {
         let t = topo(1024);
         let bad = |p: HpcParams, v: &Variant, t: &Topology, key: &str, why: &str| {
-            let e = HpcModule::build(p, v, &ctx(t)).err().expect("refused");
+            let e = HpcModule::build(p, v, &BuildContext::test(t))
+                .err()
+                .expect("refused");
             assert!(e.key == key && e.reason.contains(why), "{e}");
             assert!(!e.value.is_empty(), "{e}");
         };
@@ -617,7 +611,7 @@ mod tests {
     /// Runs one flow of `bytes` from `src` to `dst` alone; its FCT.
     fn lone_fct(p: &HpcParams, v: &Variant, n: u32, src: u32, dst: u32, bytes: u64) -> SimTime {
         let t = topo(n);
-        let mut fab = HpcModule::build(p.clone(), v, &ctx(&t)).unwrap();
+        let mut fab = HpcModule::build(p.clone(), v, &BuildContext::test(&t)).unwrap();
         let f = Flow {
             id: 0,
             src,
@@ -673,7 +667,7 @@ mod tests {
         assert_eq!(lone_fct(&sf, df, 72, 0, 1, 512), SimTime(437_680));
         assert_eq!(lone_fct(&ct, df, 72, 0, 1, 512), SimTime(273_840));
         let t = topo(72);
-        let Shape::Df(d) = Shape::new(&ct, df, &ctx(&t)).unwrap() else {
+        let Shape::Df(d) = Shape::new(&ct, df, &BuildContext::test(&t)).unwrap() else {
             unreachable!()
         };
         let links = d.minimal_links(0, 71) as u64;
@@ -689,12 +683,12 @@ mod tests {
         // Table VI: 10 switches x 90 ns + 11 links x 100 ns = 2,000 ns.
         let t = topo(1024);
         let p = HpcParams::default();
-        let s = Shape::new(&p, &MULTIBUTTERFLY, &ctx(&t)).unwrap();
+        let s = Shape::new(&p, &MULTIBUTTERFLY, &BuildContext::test(&t)).unwrap();
         assert_eq!(s.path_delay(&p, 0, 1), SimTime::ns(2_000));
         // Dragonfly, longest minimal path: NIC 10, local 10 + 90, global
         // 100 + 90, local 10 + 90, down 10 + 90 = 500 ns; within one router:
         // NIC 10, down 10 + 90 = 110 ns.
-        let s = Shape::new(&p, &DRAGONFLY, &ctx(&t)).unwrap();
+        let s = Shape::new(&p, &DRAGONFLY, &BuildContext::test(&t)).unwrap();
         let Shape::Df(d) = &s else { unreachable!() };
         let (mut longest, mut shortest) = (SimTime::ZERO, SimTime::MAX);
         for dst in 1..1024 {
@@ -743,7 +737,8 @@ mod tests {
                 })
                 .collect();
             for stop in &stop_rules(SimTime(at / 2), u64::from(n) * 20, SimTime::us(2)) {
-                let build = || HpcModule::build(HpcParams::default(), v, &ctx(&t)).unwrap();
+                let build =
+                    || HpcModule::build(HpcParams::default(), v, &BuildContext::test(&t)).unwrap();
                 let mut many = build();
                 let mut one = OneStep(build());
                 let a = outcome(many.as_mut(), &flows, stop);

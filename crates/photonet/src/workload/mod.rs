@@ -265,13 +265,7 @@ impl Generator {
     fn emit(&mut self, src: HostId, dst: HostId, bytes: u64, start: SimTime) -> Flow {
         let id = self.next_id;
         self.next_id += 1;
-        Flow {
-            id,
-            src,
-            dst,
-            bytes,
-            start,
-        }
+        Flow::new(id, src, dst, bytes, start)
     }
 }
 

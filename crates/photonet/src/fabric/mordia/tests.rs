@@ -7,24 +7,6 @@ use crate::fabric::registry::FabricModule;
 use crate::topology::Topology;
 use crate::units::ByteSize;
 
-fn ctx(t: &Topology) -> BuildContext<'_> {
-    BuildContext {
-        topology: t,
-        seed: 1,
-        check_invariants: true,
-    }
-}
-
-fn flow(id: u32, src: u32, dst: u32, bytes: u64, start: SimTime) -> Flow {
-    Flow {
-        id,
-        src,
-        dst,
-        bytes,
-        start,
-    }
-}
-
 /// Fig. 4: 8 ToRs, uniform all-to-all (each ToR sends to every ToR,
 /// itself included through the loopback day, at 1/8 of the link), uniform
 /// slots without nights. VOQ occupancies of ToR 0 at each slot boundary,
@@ -45,14 +27,14 @@ fn figure_4_voq_occupancy_from_cold_start() {
         loopback: true,
         ..MordiaParams::default()
     };
-    let c = ctx(&topo);
+    let c = BuildContext::test(&topo);
     let mut m = Mordia::new(&p, false, &c);
     let mut rec = Recorder::new(None);
     // Host k of rack i sends to rack k, at 10 Gbps, for longer than the test.
     let mut id = 0;
     for i in 0..8u32 {
         for k in 0..8u32 {
-            let f = flow(id, i * 8 + k, k * 8 + (i + 1) % 8, 1 << 30, SimTime::ZERO);
+            let f = Flow::new(id, i * 8 + k, k * 8 + (i + 1) % 8, 1 << 30, SimTime::ZERO);
             rec.register(&f);
             m.add_flow(SimTime::ZERO, &f, &mut rec);
             id += 1;
@@ -86,11 +68,10 @@ fn figure_4_voq_occupancy_from_cold_start() {
     assert_eq!(m.stats.sent_in_night, 0);
 }
 
-#[test]
-fn a_packet_that_would_straddle_the_night_is_held() {
-    // 2 racks, 1 server each, 8 Gbps: a 1,000 B packet takes 1 µs. Days of
-    // 2.5 µs: two packets fit, the third would straddle and waits for the
-    // next day (after a 1 µs night, the week is one day of 3.5 µs).
+/// 2 racks, 1 server each, 8 Gbps: a 1,000 B packet takes 1 µs. Days of
+/// 2.5 µs: two packets fit, the third would straddle the night (1 µs; the
+/// week is one day of 3.5 µs). One flow of 3,000 B from t = 0, run dry.
+fn straddle_case(straddle: Straddle) -> (Mordia, Recorder) {
     let topo = Topology {
         racks: 2,
         servers_per_rack: 1,
@@ -103,18 +84,24 @@ fn a_packet_that_would_straddle_the_night_is_held() {
         latency: SimTime::ZERO,
         day: SimTime::ns(2_500),
         packet: ByteSize(1000),
+        straddle,
         ..MordiaParams::default()
     };
-    let c = ctx(&topo);
-    let mut m = Mordia::new(&p, false, &c);
+    let mut m = Mordia::new(&p, false, &BuildContext::test(&topo));
     let mut rec = Recorder::new(None);
-    let f = flow(0, 0, 1, 3000, SimTime::ZERO);
+    let f = Flow::new(0, 0, 1, 3000, SimTime::ZERO);
     rec.register(&f);
     m.add_flow(SimTime::ZERO, &f, &mut rec);
     while let Some(t) = m.next_event() {
         m.advance(t, &mut rec);
         m.check_invariants().unwrap();
     }
+    (m, rec)
+}
+
+#[test]
+fn a_packet_that_would_straddle_the_night_is_held() {
+    let (m, rec) = straddle_case(Straddle::Hold);
     // Host NIC at 8 Gbps = link, and the ToR stores a whole packet before
     // sending it: packet k (k = 1, 2, 3) is at the ToR at k µs. Day 0
     // sends packet 1 (1-2 µs); packet 2 (2-3 µs) would straddle the night
@@ -129,31 +116,7 @@ fn a_straddling_packet_can_be_lost_instead() {
     // The held-packet case above with straddle = "lose": packet 2 starts
     // at 2 µs and is cut by the night at 2.5 µs (500 B on the wire,
     // lost); it is sent again on day 1, so the flow still ends at 5.5 µs.
-    let topo = Topology {
-        racks: 2,
-        servers_per_rack: 1,
-        uplinks: 1,
-        uplink_rate: Rate::gbps(8),
-        server_rate: None,
-    };
-    let p = MordiaParams {
-        night: SimTime::us(1),
-        latency: SimTime::ZERO,
-        day: SimTime::ns(2_500),
-        packet: ByteSize(1000),
-        straddle: Straddle::Lose,
-        ..MordiaParams::default()
-    };
-    let c = ctx(&topo);
-    let mut m = Mordia::new(&p, false, &c);
-    let mut rec = Recorder::new(None);
-    let f = flow(0, 0, 1, 3000, SimTime::ZERO);
-    rec.register(&f);
-    m.add_flow(SimTime::ZERO, &f, &mut rec);
-    while let Some(t) = m.next_event() {
-        m.advance(t, &mut rec);
-        m.check_invariants().unwrap();
-    }
+    let (m, rec) = straddle_case(Straddle::Lose);
     assert_eq!(rec.finish(0), Some(SimTime::ns(5_500)));
     assert_eq!(
         (m.stats.held, m.stats.lost, m.stats.lost_bytes),
@@ -172,12 +135,12 @@ fn per_week_0_to_1(p: &MordiaParams, weeks: u64) -> Vec<u64> {
         uplink_rate: Rate::gbps(10),
         server_rate: None,
     };
-    let c = ctx(&topo);
+    let c = BuildContext::test(&topo);
     let mut m = Mordia::new(p, true, &c);
     let mut rec = Recorder::new(None);
     for f in [
-        flow(0, 0, 1, 1 << 30, SimTime::ZERO),
-        flow(1, 2, 3, 1 << 30, SimTime::ZERO),
+        Flow::new(0, 0, 1, 1 << 30, SimTime::ZERO),
+        Flow::new(1, 2, 3, 1 << 30, SimTime::ZERO),
     ] {
         rec.register(&f);
         m.add_flow(SimTime::ZERO, &f, &mut rec);
@@ -254,13 +217,13 @@ fn small_flow_beside_a_hotspot(packet_rate: Rate) -> (Option<SimTime>, u64) {
         packet_rate,
         ..MordiaParams::default()
     };
-    let c = ctx(&topo);
+    let c = BuildContext::test(&topo);
     let mut m = Mordia::new(&p, true, &c);
     let mut rec = Recorder::new(None);
     let week = m.week_len;
     let flows = [
-        flow(0, 0, 1, 1 << 30, SimTime::ZERO),
-        flow(1, 0, 2, 10_000, SimTime(week.0 * 3 / 2)),
+        Flow::new(0, 0, 1, 1 << 30, SimTime::ZERO),
+        Flow::new(1, 0, 2, 10_000, SimTime(week.0 * 3 / 2)),
     ];
     crate::fabric::drive(&mut m, &flows, &mut rec, week * 6, |_| true);
     assert_eq!(rec.violation_count(), 0);
@@ -336,7 +299,7 @@ proptest::proptest! {
             packet_rate: Rate::gbps(10),
             ..MordiaParams::default()
         };
-        let c = ctx(&topo);
+        let c = BuildContext::test(&topo);
         let mut m = Mordia::new(&p, true, &c);
         m.log = Some((Vec::new(), Vec::new()));
         let mut fl = Vec::new();
@@ -344,7 +307,7 @@ proptest::proptest! {
             for j in 0..4u32 {
                 if i != j {
                     let id = fl.len() as u32;
-                    fl.push(flow(id, i, j, rates[id as usize] * 10_000_000, SimTime::ZERO));
+                    fl.push(Flow::new(id, i, j, rates[id as usize] * 10_000_000, SimTime::ZERO));
                 }
             }
         }
@@ -385,10 +348,10 @@ proptest::proptest! {
             server_rate: None,
         };
         let p = MordiaParams { day: SimTime::us(30), min_day: SimTime::us(20), ..MordiaParams::default() };
-        let c = ctx(&topo);
+        let c = BuildContext::test(&topo);
         let mut m = Mordia::new(&p, tms, &c);
         m.log = Some((Vec::new(), Vec::new()));
-        let mut fl: Vec<Flow> = flows.iter().map(|&(s, o, b, st)| flow(0, s, (s + o) % 4, b, SimTime::us(st))).collect();
+        let mut fl: Vec<Flow> = flows.iter().map(|&(s, o, b, st)| Flow::new(0, s, (s + o) % 4, b, SimTime::us(st))).collect();
         fl.sort_by_key(|f| f.start);
         for (k, f) in fl.iter_mut().enumerate() { f.id = k as u32; }
         let mut rec = Recorder::new(None);
@@ -423,7 +386,7 @@ fn nic_delay_and_bad_parameters() {
         uplink_rate: Rate::gbps(10),
         server_rate: None,
     };
-    let c = ctx(&topo);
+    let c = BuildContext::test(&topo);
     let p = MordiaParams {
         nic_delay: SimTime::us(100),
         ..MordiaParams::default()
@@ -459,14 +422,14 @@ fn tms_serves_a_skewed_demand_and_never_uses_a_night() {
         uplink_rate: Rate::gbps(10),
         server_rate: None,
     };
-    let c = ctx(&topo);
+    let c = BuildContext::test(&topo);
     let p = MordiaParams::default();
     let mut m = Mordia::new(&p, true, &c);
     let mut rec = Recorder::new(None);
     let flows = [
-        flow(0, 0, 1, 2_000_000, SimTime::ZERO),
-        flow(1, 0, 2, 100_000, SimTime::ZERO),
-        flow(2, 3, 2, 500_000, SimTime::ZERO),
+        Flow::new(0, 0, 1, 2_000_000, SimTime::ZERO),
+        Flow::new(1, 0, 2, 100_000, SimTime::ZERO),
+        Flow::new(2, 3, 2, 500_000, SimTime::ZERO),
     ];
     for f in &flows {
         rec.register(f);

@@ -19,23 +19,8 @@ fn topo(hosts: u32) -> Topology {
 }
 
 fn build(p: ReactorParams, hybrid: bool, t: &Topology) -> Reactor {
-    let ctx = BuildContext {
-        topology: t,
-        seed: 1,
-        check_invariants: true,
-    };
-    let d = p.derive(hybrid, &ctx).unwrap();
+    let d = p.derive(hybrid, &BuildContext::test(t)).unwrap();
     Reactor::new(p, d, 1)
-}
-
-fn flow(id: u32, src: u32, dst: u32, bytes: u64, start: SimTime) -> Flow {
-    Flow {
-        id,
-        src,
-        dst,
-        bytes,
-        start,
-    }
 }
 
 /// Runs `flows` (sorted by start) to completion, checking invariants.
@@ -55,7 +40,7 @@ fn a_lone_flow_on_a_circuit_hand_worked() {
     // during the tick [121, 122) µs and arrives at 122 µs + 0.5 µs.
     let t = topo(2);
     let mut m = build(ReactorParams::default(), false, &t);
-    let rec = run(&mut m, &[flow(0, 0, 1, 1_250_000, SimTime::ZERO)]);
+    let rec = run(&mut m, &[Flow::new(0, 0, 1, 1_250_000, SimTime::ZERO)]);
     assert_eq!(rec.finish(0), Some(SimTime::ns(122_500)));
     assert_eq!(m.stats.configs_total, 1);
     assert_eq!(m.stats.circuit_bytes, 1_250_000);
@@ -72,7 +57,7 @@ fn a_small_flow_goes_to_the_eps_at_its_rate() {
     // 80 ns (100 Gbps), then 0.5 µs of latency: 85.78 µs.
     let t = topo(4);
     let mut m = build(ReactorParams::default(), true, &t);
-    let rec = run(&mut m, &[flow(0, 2, 1, 100_000, SimTime::us(3))]);
+    let rec = run(&mut m, &[Flow::new(0, 2, 1, 100_000, SimTime::us(3))]);
     assert_eq!(rec.finish(0), Some(SimTime::ns(85_780)));
     assert_eq!(m.stats.circuit_bytes, 0);
     assert_eq!(m.stats.eps_delivered, 100_000);
@@ -92,7 +77,7 @@ fn pfc_pauses_an_incast_into_the_eps_without_loss() {
     let t = topo(8);
     let mut m = build(ReactorParams::default(), true, &t);
     let flows: Vec<Flow> = (1..8)
-        .map(|i| flow(i - 1, i, 0, 100_000, SimTime::ZERO))
+        .map(|i| Flow::new(i - 1, i, 0, 100_000, SimTime::ZERO))
         .collect();
     let rec = run(&mut m, &flows);
     let last = (0..7).map(|f| rec.finish(f).unwrap()).max().unwrap();
@@ -113,9 +98,9 @@ fn circuit_traffic_is_rate_limited_to_leave_room_for_the_eps() {
     let t = topo(4);
     let mut m = build(ReactorParams::default(), true, &t);
     let flows = [
-        flow(0, 0, 1, 30_000_000, SimTime::ZERO),
-        flow(1, 2, 1, 1_500_000, SimTime::ZERO),
-        flow(2, 3, 1, 1_500_000, SimTime::ZERO),
+        Flow::new(0, 0, 1, 30_000_000, SimTime::ZERO),
+        Flow::new(1, 2, 1, 1_500_000, SimTime::ZERO),
+        Flow::new(2, 3, 1, 1_500_000, SimTime::ZERO),
     ];
     let rec = run(&mut m, &flows);
     assert_eq!(m.lim[1], Rate::gbps(92));
@@ -206,7 +191,7 @@ proptest! {
         m.log = Some(TestLog::default());
         let mut fl: Vec<Flow> = flows.iter().map(|&(s, o, b, st)| {
             let s = s % hosts;
-            flow(0, s, (s + 1 + o % (hosts - 1)) % hosts, b, SimTime::us(st))
+            Flow::new(0, s, (s + 1 + o % (hosts - 1)) % hosts, b, SimTime::us(st))
         }).collect();
         fl.sort_by_key(|f| f.start);
         for (k, f) in fl.iter_mut().enumerate() { f.id = k as u32; }
