@@ -690,7 +690,7 @@ impl Config {
         for (i, c) in self.metrics.size_classes.iter().enumerate() {
             if c.0 == 0 {
                 return Err(ConfigError::new(
-                    &format!("metrics.size_classes[{i}]"),
+                    format!("metrics.size_classes[{i}]"),
                     "\"0B\"",
                     "a cut-off must be > 0",
                 ));

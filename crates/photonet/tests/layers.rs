@@ -69,9 +69,9 @@ fn named(text: &str) -> Vec<(String, usize)> {
         let mut rest = line;
         while let Some(i) = rest.find("crate::") {
             let after = &rest[i + "crate::".len()..];
-            if after.starts_with('{') {
+            if let Some(inner) = after.strip_prefix('{') {
                 group = Some(0);
-                rest = &after[1..];
+                rest = inner;
                 break;
             }
             let name: String = after
