@@ -17,11 +17,6 @@ pub use crate::workload::LoadBasis;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
-
-fn err(key: &str, value: impl fmt::Display, reason: impl Into<String>) -> ConfigError {
-    ConfigError::new(key, value, reason)
-}
 
 /// Size distribution families.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
@@ -176,14 +171,14 @@ fn keys_for(
     for (k, present) in given {
         let key = format!("{table}.{k}");
         if needed.contains(k) && !present {
-            return Err(err(
+            return Err(ConfigError::new(
                 &key,
                 "",
                 format!("required when the family is `{family}`"),
             ));
         }
         if *present && !needed.contains(k) && !optional.contains(k) {
-            return Err(err(
+            return Err(ConfigError::new(
                 &key,
                 "",
                 format!(
@@ -350,7 +345,7 @@ impl Config {
         for spec in registry::REGISTRY {
             if let Some(v) = all.remove(spec.table) {
                 let toml::Value::Table(t) = v else {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         spec.table,
                         v,
                         "must be a table of the fabric's parameters",
@@ -410,7 +405,7 @@ impl Config {
     /// The registry entry and variant of `fabric`.
     pub fn selected(&self) -> Result<(&'static FabricSpec, &'static Variant), ConfigError> {
         registry::find(&self.fabric).ok_or_else(|| {
-            err(
+            ConfigError::new(
                 "fabric",
                 format!("{:?}", self.fabric),
                 format!(
@@ -465,14 +460,14 @@ impl Config {
         self.topology.validate()?;
         let w = &self.workload;
         if !(w.load > 0.0 && w.load.is_finite()) {
-            return Err(err(
+            return Err(ConfigError::new(
                 "workload.load",
                 w.load,
                 "load must be a finite number > 0",
             ));
         }
         if w.load > MAX_LOAD {
-            return Err(err(
+            return Err(ConfigError::new(
                 "workload.load",
                 w.load,
                 format!("above {MAX_LOAD} (that many times the hosts' capacity): every flow would arrive at once"),
@@ -497,14 +492,14 @@ impl Config {
                 )?;
                 let (shape, mean) = (z.shape.unwrap_or_default(), z.mean.unwrap_or_default());
                 if !(shape > 1.0 && shape.is_finite()) {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         "workload.sizes.shape",
                         shape,
                         "a Pareto shape must be > 1 for the mean to exist",
                     ));
                 }
                 if mean.0 == 0 {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         "workload.sizes.mean",
                         "\"0B\"",
                         "a mean size must be > 0",
@@ -512,7 +507,7 @@ impl Config {
                 }
                 if let Some(m) = z.max {
                     if m.0 <= mean.0 {
-                        return Err(err(
+                        return Err(ConfigError::new(
                             "workload.sizes.max",
                             format!("\"{m}\""),
                             format!("must be larger than the mean ({mean})"),
@@ -523,7 +518,7 @@ impl Config {
             SizeDistKind::Fixed => {
                 keys_for("workload.sizes", "fixed", &given, &["size"], &[])?;
                 if z.size.unwrap_or_default().0 == 0 {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         "workload.sizes.size",
                         "\"0B\"",
                         "a flow must carry at least one byte",
@@ -533,7 +528,7 @@ impl Config {
             SizeDistKind::Cdf => {
                 keys_for("workload.sizes", "cdf", &given, &["file"], &[])?;
                 if z.file.as_deref().unwrap_or_default().is_empty() {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         "workload.sizes.file",
                         "\"\"",
                         "give the path of a CDF file",
@@ -566,7 +561,7 @@ impl Config {
                 )?;
                 let degree = pt.degree.unwrap_or_default();
                 if degree == 0 || degree as u64 >= n {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         "workload.pattern.degree",
                         degree,
                         format!("must be between 1 and hosts - 1 = {}", n - 1),
@@ -579,7 +574,7 @@ impl Config {
             PatternKind::Transpose => {
                 keys_for("workload.pattern", "transpose", &given, &[], &[])?;
                 if n < 4 || !n.is_power_of_two() {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         "workload.pattern.kind",
                         "\"transpose\"",
                         format!("transpose swaps address bits: hosts must be a power of two, at least 4 (got {n})"),
@@ -589,7 +584,7 @@ impl Config {
             PatternKind::Bisection => {
                 keys_for("workload.pattern", "bisection", &given, &[], &[])?;
                 if n % 2 == 1 {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         "workload.pattern.kind",
                         "\"bisection\"",
                         format!("bisection pairs half the hosts with the other half: hosts must be even (got {n})"),
@@ -606,7 +601,7 @@ impl Config {
                 )?;
                 let g = pt.group.unwrap_or_default() as u64;
                 if g == 0 || !n.is_multiple_of(g) || n / g < 2 {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         "workload.pattern.group",
                         g,
                         format!("must divide the {n} hosts into at least 2 groups"),
@@ -616,7 +611,7 @@ impl Config {
             PatternKind::PingPong => {
                 keys_for("workload.pattern", "ping_pong", &given, &[], &["group"])?;
                 if n % 2 == 1 {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         "workload.pattern.kind",
                         "\"ping_pong\"",
                         format!("ping-pong pairs the hosts: hosts must be even (got {n})"),
@@ -625,7 +620,7 @@ impl Config {
                 if let Some(g) = pt.group {
                     let g = g as u64;
                     if g == 0 || !n.is_multiple_of(g) || (n / g) % 2 == 1 {
-                        return Err(err(
+                        return Err(ConfigError::new(
                             "workload.pattern.group",
                             g,
                             format!("ping-pong pairs whole groups: the group size must divide the {n} hosts into an even number of groups"),
@@ -637,7 +632,7 @@ impl Config {
                 keys_for("workload.pattern", "hotspot", &given, &[], &["node"])?;
                 let v = pt.node.unwrap_or(0) as u64;
                 if v >= n {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         "workload.pattern.node",
                         v,
                         format!("no such host: hosts are 0..{}", n - 1),
@@ -646,7 +641,7 @@ impl Config {
             }
         }
         if pt.size == Some(ByteSize(0)) {
-            return Err(err(
+            return Err(ConfigError::new(
                 "workload.pattern.size",
                 "\"0B\"",
                 "a flow must carry at least one byte",
@@ -657,41 +652,45 @@ impl Config {
             && s.duration.is_none()
             && !matches!(w.pattern.kind, PatternKind::AllToAll | PatternKind::Trace)
         {
-            return Err(err(
+            return Err(ConfigError::new(
                 "stop",
                 "",
                 "give `flows` or `duration`, or the workload never ends",
             ));
         }
         if s.flows == Some(0) {
-            return Err(err("stop.flows", 0, "must be > 0"));
+            return Err(ConfigError::new("stop.flows", 0, "must be > 0"));
         }
         if let Some(n) = s.flows.filter(|&n| n > MAX_FLOWS) {
-            return Err(err(
+            return Err(ConfigError::new(
                 "stop.flows",
                 n,
                 format!("above {MAX_FLOWS} (flows are numbered with 32 bits)"),
             ));
         }
         if s.duration == Some(SimTime::ZERO) {
-            return Err(err("stop.duration", "\"0ps\"", "must be > 0"));
+            return Err(ConfigError::new("stop.duration", "\"0ps\"", "must be > 0"));
         }
         if let Some(d) = s.drain_limit {
             if !s.drain {
-                return Err(err(
+                return Err(ConfigError::new(
                     "stop.drain_limit",
                     format!("\"{d}\""),
                     "has no effect without `drain = true`",
                 ));
             }
             if d == SimTime::ZERO {
-                return Err(err("stop.drain_limit", "\"0ps\"", "must be > 0"));
+                return Err(ConfigError::new(
+                    "stop.drain_limit",
+                    "\"0ps\"",
+                    "must be > 0",
+                ));
             }
         }
         for (i, c) in self.metrics.size_classes.iter().enumerate() {
             if c.0 == 0 {
-                return Err(err(
-                    &format!("metrics.size_classes[{i}]"),
+                return Err(ConfigError::new(
+                    format!("metrics.size_classes[{i}]"),
                     "\"0B\"",
                     "a cut-off must be > 0",
                 ));
@@ -699,14 +698,14 @@ impl Config {
         }
         let [f0, f1] = self.metrics.steady_state;
         if !((0.0..1.0).contains(&f0) && f0 < f1 && f1 <= 1.0) {
-            return Err(err(
+            return Err(ConfigError::new(
                 "metrics.steady_state",
                 format!("[{f0}, {f1}]"),
                 "need 0 <= start < end <= 1 (fractions of the arrival period)",
             ));
         }
         if self.metrics.time_series == Some(SimTime::ZERO) {
-            return Err(err(
+            return Err(ConfigError::new(
                 "metrics.time_series",
                 "\"0ps\"",
                 "a bin width must be > 0",

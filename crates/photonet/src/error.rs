@@ -40,6 +40,18 @@ impl ConfigError {
     }
 }
 
+/// A bad value of `key` in the parameter table `table` (`table.key`; `""` for
+/// a top-level key): the one constructor every parameter check uses, so each
+/// error names the key, the value as written and why it cannot be used.
+pub fn bad(
+    table: &str,
+    key: &str,
+    value: impl fmt::Display,
+    reason: impl Into<String>,
+) -> ConfigError {
+    ConfigError::new(key, value, reason).under(table)
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.value.is_empty() {

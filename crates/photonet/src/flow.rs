@@ -16,3 +16,15 @@ pub struct Flow {
     pub bytes: u64,
     pub start: SimTime,
 }
+
+impl Flow {
+    pub fn new(id: FlowId, src: HostId, dst: HostId, bytes: u64, start: SimTime) -> Flow {
+        Flow {
+            id,
+            src,
+            dst,
+            bytes,
+            start,
+        }
+    }
+}

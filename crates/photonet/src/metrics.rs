@@ -36,7 +36,7 @@ pub struct FctStats {
     pub censored_p999_us: f64,
 }
 
-pub use crate::recorder::percentile_sorted;
+pub use crate::recorder::{nearest_rank, percentile_sorted};
 
 #[derive(Clone, Copy)]
 struct Dist {
@@ -93,12 +93,6 @@ fn dist_us<T: Ps>(v: &mut [T]) -> Dist {
         p999: us(p[3]),
         max: us(max),
     }
-}
-
-/// The 1-based nearest rank of the `p`-th percentile of `n` values (the rule
-/// of [`percentile_sorted`]).
-fn nearest_rank(n: usize, p: f64) -> usize {
-    (((p / 100.0) * n as f64).ceil() as usize).clamp(1, n)
 }
 
 /// The values of non-decreasing 1-based `ranks` of `v`, as a sort would put
@@ -362,8 +356,7 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
             if large_tput.is_empty() {
                 f64::NAN
             } else {
-                let rank = ((p / 100.0) * large_tput.len() as f64).ceil() as usize;
-                large_tput[rank.clamp(1, large_tput.len()) - 1]
+                percentile_sorted(&large_tput, p)
             }
         };
         let mean = if large_tput.is_empty() {

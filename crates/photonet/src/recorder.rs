@@ -299,6 +299,18 @@ impl Recorder {
         self.deliver_span(id, t, t, bytes);
     }
 
+    /// `bytes` of flow `id` arrived at `t` and, if they were its last (the
+    /// recorder now holds all its bytes), the flow completes at `done`. A
+    /// fabric whose bytes of one flow arrive out of order (by circuit and by
+    /// packet switch) passes the latest arrival so far; others pass `t`.
+    pub fn deliver_and_complete(&mut self, id: FlowId, t: SimTime, bytes: u64, done: SimTime) {
+        self.deliver(id, t, bytes);
+        let i = id as usize;
+        if self.flows.delivered[i] == self.flows.bytes[i] {
+            self.complete(id, done);
+        }
+    }
+
     /// `bytes` of flow `id` arrived evenly over [t0, t1] (fluid models).
     pub fn deliver_span(&mut self, id: FlowId, t0: SimTime, t1: SimTime, bytes: u64) {
         self.tally_delivery(id, bytes);
@@ -459,13 +471,18 @@ impl Recorder {
     }
 }
 
+/// The 1-based nearest rank of the `p`-th percentile of `n` values (p in
+/// (0, 100]): the one percentile rule of photonet.
+pub fn nearest_rank(n: usize, p: f64) -> usize {
+    (((p / 100.0) * n as f64).ceil() as usize).clamp(1, n)
+}
+
 /// The `p`-th percentile by nearest rank of sorted values (p in (0, 100]).
 /// Here, below the fabrics, so a fabric's own statistics use the same rule
 /// as the run's summary.
-pub fn percentile_sorted(sorted: &[u64], p: f64) -> u64 {
+pub fn percentile_sorted<T: Copy>(sorted: &[T], p: f64) -> T {
     assert!(!sorted.is_empty());
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
+    sorted[nearest_rank(sorted.len(), p) - 1]
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@
 //!   `local_link_delay + switch_latency`, global links `link_delay +
 //!   switch_latency`.
 
-use crate::error::ConfigError;
+use crate::error::{bad, ConfigError};
 use crate::fabric::fat_tree::NetFabric;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::Fabric;
@@ -163,10 +163,6 @@ impl ParamTable for HpcParams {
     const TABLE: &'static str = "hpc";
 }
 
-fn err(key: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> ConfigError {
-    ConfigError::new(format!("hpc.{key}"), value, reason)
-}
-
 /// The `multibutterfly` variant.
 pub const MULTIBUTTERFLY: Variant = Variant {
     name: "multibutterfly",
@@ -206,7 +202,8 @@ impl Shape {
                 )));
             }
             if p.multiplicity == 0 || p.multiplicity > MAX_MULTIPLICITY {
-                return Err(err(
+                return Err(bad(
+                    HpcParams::TABLE,
                     "multiplicity",
                     p.multiplicity,
                     format!("ports per direction of a switch must be 1..{MAX_MULTIPLICITY}"),
@@ -223,7 +220,7 @@ impl Shape {
             let hosts = u32::try_from(n).map_err(|_| topo_err(format!("{n} hosts")))?;
             let d = if p.dragonfly_p == 0 {
                 if p.dragonfly_a != 0 || p.dragonfly_h != 0 {
-                    return Err(err(
+                    return Err(bad(HpcParams::TABLE,
                         "dragonfly_p",
                         0,
                         "set dragonfly_p when setting dragonfly_a or dragonfly_h (0 = the balanced shape)",
@@ -247,7 +244,8 @@ impl Shape {
                     p.dragonfly_h
                 };
                 Dragonfly::new(hosts, pp, a, h).map_err(|e| {
-                    err(
+                    bad(
+                        HpcParams::TABLE,
                         "dragonfly_p",
                         format!("{pp} (a = {a}, h = {h}, {hosts} hosts)"),
                         e.to_string(),
@@ -320,7 +318,7 @@ fn pfc(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<PfcConfig, ConfigErro
     let frame = p.packet.0 + p.header.0;
     let headroom = rate.bytes_in(prop * 2) + 1 + 2 * frame;
     if p.buffer.0 < headroom + frame {
-        return Err(err(
+        return Err(bad(HpcParams::TABLE,
             "buffer",
             format!("\"{}\"", p.buffer),
             format!(
@@ -344,11 +342,16 @@ fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl,
         HpcFlowControl::Pfc => Ok(FlowControl::Pfc(pfc(p, rate, prop)?)),
         HpcFlowControl::Credit => {
             if p.vcs == 0 || p.vcs > MAX_VCS as u32 {
-                return Err(err("vcs", p.vcs, format!("must be 1..{MAX_VCS}")));
+                return Err(bad(
+                    HpcParams::TABLE,
+                    "vcs",
+                    p.vcs,
+                    format!("must be 1..{MAX_VCS}"),
+                ));
             }
             let per_vc = p.buffer.0 / p.vcs as u64;
             if per_vc < frame {
-                return Err(err(
+                return Err(bad(HpcParams::TABLE,
                     "buffer",
                     format!("\"{}\"", p.buffer),
                     format!("buffer / vcs = {per_vc} B of credit per VC is less than one packet ({frame} B)"),
@@ -365,7 +368,8 @@ fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl,
 
 fn check(p: &HpcParams) -> Result<(), ConfigError> {
     if p.packet.0 == 0 || p.packet.0 + p.header.0 > 9_216 {
-        return Err(err(
+        return Err(bad(
+            HpcParams::TABLE,
             "packet",
             format!("\"{}\"", p.packet),
             format!(
@@ -519,19 +523,13 @@ mod tests {
         }
     }
 
-    fn ctx(t: &Topology) -> BuildContext<'_> {
-        BuildContext {
-            topology: t,
-            seed: 1,
-            check_invariants: true,
-        }
-    }
-
     #[test]
     fn bad_input_names_key_value_and_reason() {
         let t = topo(1024);
         let bad = |p: HpcParams, v: &Variant, t: &Topology, key: &str, why: &str| {
-            let e = HpcModule::build(p, v, &ctx(t)).err().expect("refused");
+            let e = HpcModule::build(p, v, &BuildContext::test(t))
+                .err()
+                .expect("refused");
             assert!(e.key == key && e.reason.contains(why), "{e}");
             assert!(!e.value.is_empty(), "{e}");
         };
@@ -613,7 +611,7 @@ mod tests {
     /// Runs one flow of `bytes` from `src` to `dst` alone; its FCT.
     fn lone_fct(p: &HpcParams, v: &Variant, n: u32, src: u32, dst: u32, bytes: u64) -> SimTime {
         let t = topo(n);
-        let mut fab = HpcModule::build(p.clone(), v, &ctx(&t)).unwrap();
+        let mut fab = HpcModule::build(p.clone(), v, &BuildContext::test(&t)).unwrap();
         let f = Flow {
             id: 0,
             src,
@@ -669,7 +667,7 @@ mod tests {
         assert_eq!(lone_fct(&sf, df, 72, 0, 1, 512), SimTime(437_680));
         assert_eq!(lone_fct(&ct, df, 72, 0, 1, 512), SimTime(273_840));
         let t = topo(72);
-        let Shape::Df(d) = Shape::new(&ct, df, &ctx(&t)).unwrap() else {
+        let Shape::Df(d) = Shape::new(&ct, df, &BuildContext::test(&t)).unwrap() else {
             unreachable!()
         };
         let links = d.minimal_links(0, 71) as u64;
@@ -685,12 +683,12 @@ mod tests {
         // Table VI: 10 switches x 90 ns + 11 links x 100 ns = 2,000 ns.
         let t = topo(1024);
         let p = HpcParams::default();
-        let s = Shape::new(&p, &MULTIBUTTERFLY, &ctx(&t)).unwrap();
+        let s = Shape::new(&p, &MULTIBUTTERFLY, &BuildContext::test(&t)).unwrap();
         assert_eq!(s.path_delay(&p, 0, 1), SimTime::ns(2_000));
         // Dragonfly, longest minimal path: NIC 10, local 10 + 90, global
         // 100 + 90, local 10 + 90, down 10 + 90 = 500 ns; within one router:
         // NIC 10, down 10 + 90 = 110 ns.
-        let s = Shape::new(&p, &DRAGONFLY, &ctx(&t)).unwrap();
+        let s = Shape::new(&p, &DRAGONFLY, &BuildContext::test(&t)).unwrap();
         let Shape::Df(d) = &s else { unreachable!() };
         let (mut longest, mut shortest) = (SimTime::ZERO, SimTime::MAX);
         for dst in 1..1024 {
@@ -739,7 +737,8 @@ mod tests {
                 })
                 .collect();
             for stop in &stop_rules(SimTime(at / 2), u64::from(n) * 20, SimTime::us(2)) {
-                let build = || HpcModule::build(HpcParams::default(), v, &ctx(&t)).unwrap();
+                let build =
+                    || HpcModule::build(HpcParams::default(), v, &BuildContext::test(&t)).unwrap();
                 let mut many = build();
                 let mut one = OneStep(build());
                 let a = outcome(many.as_mut(), &flows, stop);

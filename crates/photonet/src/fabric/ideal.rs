@@ -299,13 +299,7 @@ mod tests {
     use super::*;
 
     fn flow(id: u32, src: u32, dst: u32, bytes: u64, start_ns: u64) -> Flow {
-        Flow {
-            id,
-            src,
-            dst,
-            bytes,
-            start: SimTime::ns(start_ns),
-        }
+        Flow::new(id, src, dst, bytes, SimTime::ns(start_ns))
     }
 
     fn drain(net: &mut IdealNetwork, flows: &[Flow]) -> Recorder {

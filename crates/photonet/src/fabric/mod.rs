@@ -18,6 +18,7 @@ pub mod negotiator;
 pub mod reactor;
 pub mod registry;
 pub mod sirius;
+pub(crate) mod star;
 
 use crate::flow::Flow;
 use crate::recorder::Recorder;

@@ -103,6 +103,18 @@ pub struct BuildContext<'a> {
     pub check_invariants: bool,
 }
 
+#[cfg(test)]
+impl<'a> BuildContext<'a> {
+    /// Unit tests: `topology`, seed 1, invariants checked.
+    pub(crate) fn test(topology: &'a Topology) -> Self {
+        BuildContext {
+            topology,
+            seed: 1,
+            check_invariants: true,
+        }
+    }
+}
+
 /// The FCT a lone flow may take in an idle fabric: at least `min`, at most `max`.
 /// `min` is bytes/R plus the fabric's fixed latency; `max` is the module's
 /// documented bound.

@@ -148,7 +148,6 @@
 use crate::error::{from_toml_text, ConfigError};
 use crate::units::Rate;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Parameters of the power and cost model. Defaults are the paper's §5 numbers
 /// plus the documented assumptions in the module docs.
@@ -246,15 +245,11 @@ impl Default for ModelParams {
 /// integers and u64).
 const MAX_COUNT: f64 = 1e15;
 
-fn err(key: &str, value: impl fmt::Display, reason: impl Into<String>) -> ConfigError {
-    ConfigError::new(key, value, reason)
-}
-
 fn check_positive(key: &str, v: f64, unit: &str) -> Result<(), ConfigError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
-        Err(err(
+        Err(ConfigError::new(
             key,
             v,
             format!("must be a finite number of {unit} > 0"),
@@ -266,7 +261,7 @@ fn check_fraction(key: &str, v: f64) -> Result<(), ConfigError> {
     if (0.0..=1.0).contains(&v) {
         Ok(())
     } else {
-        Err(err(key, v, "must be a fraction in [0, 1]"))
+        Err(ConfigError::new(key, v, "must be a fraction in [0, 1]"))
     }
 }
 
@@ -274,13 +269,13 @@ fn check_multiplier(key: &str, v: f64, what: &str) -> Result<(), ConfigError> {
     if v.is_finite() && v >= 1.0 {
         Ok(())
     } else {
-        Err(err(key, v, format!("must be >= 1 ({what})")))
+        Err(ConfigError::new(key, v, format!("must be >= 1 ({what})")))
     }
 }
 
 fn check_rate(key: &str, r: Rate) -> Result<(), ConfigError> {
     if r.0 == 0 {
-        Err(err(key, "\"0bps\"", "a rate must be > 0"))
+        Err(ConfigError::new(key, "\"0bps\"", "a rate must be > 0"))
     } else {
         Ok(())
     }
@@ -306,13 +301,17 @@ impl ModelParams {
     /// tier) are checked when an architecture is built.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.racks < 2 {
-            return Err(err("racks", self.racks, "need at least two racks"));
+            return Err(ConfigError::new(
+                "racks",
+                self.racks,
+                "need at least two racks",
+            ));
         }
         check_rate("rack_server_rate", self.rack_server_rate)?;
         check_rate("switch_capacity", self.switch_capacity)?;
         check_rate("transceiver_rate", self.transceiver_rate)?;
         if self.switch_ports() < 2 {
-            return Err(err(
+            return Err(ConfigError::new(
                 "transceiver_rate",
                 self.transceiver_rate,
                 format!(
@@ -331,7 +330,7 @@ impl ModelParams {
             "dollars per Gbps",
         )?;
         if self.lanes_per_transceiver == 0 {
-            return Err(err(
+            return Err(ConfigError::new(
                 "lanes_per_transceiver",
                 0,
                 "a transceiver needs at least one lane",
@@ -351,7 +350,7 @@ impl ModelParams {
         )?;
         check_fraction("grating_cost_fraction", self.grating_cost_fraction)?;
         if self.max_grating_ports < 2 {
-            return Err(err(
+            return Err(ConfigError::new(
                 "max_grating_ports",
                 self.max_grating_ports,
                 "a grating needs at least 2 ports",
@@ -373,7 +372,7 @@ impl ModelParams {
             * self.sirius_uplink_factor.ceil()
             * self.lanes_per_transceiver as f64;
         if lanes > MAX_COUNT {
-            return Err(err(
+            return Err(ConfigError::new(
                 "racks",
                 self.racks,
                 format!(
@@ -531,7 +530,7 @@ fn folded_clos(p: &ModelParams, ratio: f64, tier: u32) -> Result<Clos, ConfigErr
         let (down, up) = (links_at(levels_n - 1), links_at(levels_n));
         let d = (k as u128 * down as u128 / (down as u128 + up as u128)) as u64;
         if d < 2 {
-            return Err(err(
+            return Err(ConfigError::new(
                 "switch_capacity",
                 p.switch_capacity,
                 format!("{k}-port switches cannot build a Clos for {n} racks"),
@@ -541,7 +540,7 @@ fn folded_clos(p: &ModelParams, ratio: f64, tier: u32) -> Result<Clos, ConfigErr
         levels_n += 1;
     }
     if oversubscribed && tier >= levels_n {
-        return Err(err(
+        return Err(ConfigError::new(
             "oversubscription_tier",
             tier,
             format!(
@@ -628,7 +627,7 @@ fn sirius_topology(p: &ModelParams) -> Result<(u64, u64, u64), ConfigError> {
     let lanes = u * p.lanes_per_transceiver as u64;
     let g = n.div_ceil(lanes).max(2);
     if g > p.max_grating_ports as u64 {
-        return Err(err(
+        return Err(ConfigError::new(
             "racks",
             n,
             format!(
@@ -976,7 +975,7 @@ pub fn scale_tax(p: &ModelParams, switch_layers: u32) -> Result<ScaleTax, Config
         let nodes = match nodes {
             Some(n) if n <= u32::MAX as u64 && (n as f64) <= MAX_COUNT => n,
             _ => {
-                return Err(err(
+                return Err(ConfigError::new(
                     "switch_layers",
                     switch_layers,
                     format!(
@@ -1087,7 +1086,7 @@ pub fn report(
     error_multiplier: f64,
 ) -> Result<Report, ConfigError> {
     if power_multipliers.is_empty() {
-        return Err(err(
+        return Err(ConfigError::new(
             "power_multipliers",
             "[]",
             "give at least one tunable-laser power multiplier",

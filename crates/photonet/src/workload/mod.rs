@@ -265,13 +265,7 @@ impl Generator {
     fn emit(&mut self, src: HostId, dst: HostId, bytes: u64, start: SimTime) -> Flow {
         let id = self.next_id;
         self.next_id += 1;
-        Flow {
-            id,
-            src,
-            dst,
-            bytes,
-            start,
-        }
+        Flow::new(id, src, dst, bytes, start)
     }
 }
 
@@ -348,11 +342,15 @@ impl PingPong {
     }
 }
 
-impl crate::engine::Arrivals for PingPong {
-    fn peek(&mut self) -> Option<SimTime> {
+/// The closed loop's side of the run loop's `Arrivals` (implemented in
+/// `run`, above the engine: workloads sit below it).
+impl PingPong {
+    /// The start time of the next flow released so far.
+    pub fn peek(&mut self) -> Option<SimTime> {
         self.ready.front().map(|r| r.0)
     }
-    fn pop(&mut self) -> Option<Flow> {
+    /// Takes the next released flow (ids dense, in the order taken).
+    pub fn pop(&mut self) -> Option<Flow> {
         let (start, src) = self.ready.pop_front()?;
         let id = self.next_id;
         self.next_id += 1;
@@ -364,11 +362,8 @@ impl crate::engine::Arrivals for PingPong {
             start,
         })
     }
-    fn closed_loop(&self) -> bool {
-        true
-    }
-    fn completed(&mut self, flow: &Flow, t: SimTime) {
-        // The receiver answers at once.
+    /// `flow` completed at `t`: its receiver answers at once.
+    pub fn completed(&mut self, flow: &Flow, t: SimTime) {
         let h = flow.dst;
         if self.released[h as usize] < self.per_node {
             self.released[h as usize] += 1;
