@@ -683,7 +683,7 @@ mod tests {
     fn input_files_are_the_files_prepare_reads() {
         let dir = std::env::temp_dir().join(format!("pn-inputs-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("t.csv"), "src,dst,bytes,start\n0,1,1000,0us\n").unwrap();
+        std::fs::write(dir.join("t.csv"), "src,dst,bytes,start\n0,1,1000,1us\n").unwrap();
         let paths = Paths {
             base_dir: Some(dir.clone()),
             search: crate::scenarios::workload_paths().search,
