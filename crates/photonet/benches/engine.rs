@@ -48,7 +48,9 @@ fn workload_paths() -> Paths {
     let mut search: Vec<std::path::PathBuf> = std::env::var_os("PHOTONET_WORKLOADS")
         .map(|v| std::env::split_paths(&v).collect())
         .unwrap_or_default();
-    search.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/photonet/workloads"));
+    search.push(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/photonet/workloads"),
+    );
     Paths {
         base_dir: None,
         search,
