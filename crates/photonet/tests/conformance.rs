@@ -338,11 +338,10 @@ fn every_fabric_runs_every_collective_as_a_dependent_workload() {
             assert_eq!(s.unfinished_flows, 0, "{what}");
             let j = &s.jobs[0];
             assert_eq!(j.completed_iterations, 2, "{what}");
-            // (The reference is the ideal network as a fluid: on the
-            // packet-level ideal network itself it is within a few percent.)
-            eprintln!("{what}: slowdown {:.3}", j.slowdown);
+            // The reference is the ideal network (200 ns) as a fluid: a
+            // fabric with less latency (Baldur) can beat it at small sizes.
             assert!(
-                j.slowdown >= 0.9 && j.slowdown.is_finite(),
+                j.slowdown > 0.5 && j.slowdown.is_finite(),
                 "{what}: {}",
                 j.slowdown
             );
