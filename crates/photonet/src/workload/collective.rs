@@ -837,7 +837,7 @@ pub struct CollectiveSummary {
     pub jobs: Vec<JobSummary>,
     /// Flows of the workload that did not complete (the run ended first).
     pub unfinished_flows: u64,
-    /// First start to last finish over every job.
+    /// First start to last finish over every flow.
     pub makespan_us: f64,
     pub slowdown_max: f64,
 }
@@ -857,8 +857,10 @@ pub fn summarise(
     let mut ideal_last = vec![0u64; ni];
     let mut open = vec![0u64; ni];
     let mut unfinished = 0;
+    let (mut lo, mut hi) = (u64::MAX, 0);
     for (i, nd) in plan.dag.nodes.iter().enumerate() {
         let k = nd.instance as usize;
+        lo = lo.min(start_ps[i]);
         first[k] = first[k].min(start_ps[i]);
         ideal_last[k] = ideal_last[k].max(ideal[i].0);
         if finish_ps[i] == u64::MAX {
@@ -866,11 +868,11 @@ pub fn summarise(
             unfinished += 1;
         } else {
             last[k] = last[k].max(finish_ps[i]);
+            hi = hi.max(finish_ps[i]);
         }
     }
     let us = |ps: u64| ps as f64 / SimTime::US as f64;
     let mut jobs = Vec::new();
-    let (mut lo, mut hi) = (u64::MAX, 0);
     for (j, job) in plan.jobs.iter().enumerate() {
         let range = job.first_instance as usize..(job.first_instance + job.iterations) as usize;
         let done: Vec<usize> = range.clone().filter(|&k| open[k] == 0).collect();
@@ -879,8 +881,6 @@ pub fn summarise(
         let all_done = done.len() == range.len();
         let end = range.clone().map(|k| last[k]).max().unwrap_or(0);
         let ideal_end = range.clone().map(|k| ideal_last[k]).max().unwrap_or(0);
-        lo = lo.min(range.clone().map(|k| first[k]).min().unwrap_or(u64::MAX));
-        hi = hi.max(end);
         let it = |e: u64| us(e.saturating_sub(job.start.0)) / job.iterations as f64;
         let (iteration, ideal_it) = (it(end), it(ideal_end));
         let algbw = if done.is_empty() {
