@@ -303,7 +303,13 @@ pub fn double_binary_trees(n: u32) -> [Vec<Option<u32>>; 2] {
     let t1 = inorder_tree_parents(n);
     // Tree 2 holds rank m(r) where tree 1 holds r: shifted by one (even n)
     // or mirrored (odd n), so that tree 1's interior ranks are leaves in it.
-    let m = |r: u32| if n % 2 == 0 { (r + 1) % n } else { n - 1 - r };
+    let m = |r: u32| {
+        if n.is_multiple_of(2) {
+            (r + 1) % n
+        } else {
+            n - 1 - r
+        }
+    };
     let mut t2 = vec![None; n as usize];
     for r in 0..n {
         t2[m(r) as usize] = t1[r as usize].map(m);
@@ -745,9 +751,9 @@ pub fn ideal_finish(plan: &Plan, rate: Rate, latency: SimTime) -> Vec<SimTime> {
     let bpp = rate.as_f64() / 8.0 / SimTime::S as f64;
     // Events: (time ps, kind 0 = release node / 1 = server check, id, version).
     let mut ev: BinaryHeap<Reverse<(u64, u8, usize, u64)>> = BinaryHeap::new();
-    for i in 0..n {
+    for (i, nd) in dag.nodes.iter().enumerate() {
         if left[i] == 0 {
-            ev.push(Reverse((dag.nodes[i].earliest.0, 0, i, 0)));
+            ev.push(Reverse((nd.earliest.0, 0, i, 0)));
         }
     }
     fn next_time(s: &Srv, bpp: f64) -> Option<f64> {
@@ -969,7 +975,7 @@ mod tests {
     fn double_binary_trees_are_complementary() {
         for n in 2..40u32 {
             let [a, b] = double_binary_trees(n);
-            let interior = |p: &Vec<Option<u32>>, r: u32| p.iter().any(|&x| x == Some(r));
+            let interior = |p: &[Option<u32>], r: u32| p.contains(&Some(r));
             for p in [&a, &b] {
                 assert_eq!(p.iter().filter(|x| x.is_none()).count(), 1, "one root");
                 assert!(p.iter().all(|x| x.is_none_or(|q| q < n)));
