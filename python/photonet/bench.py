@@ -150,6 +150,26 @@ PAPER_SCENARIOS: dict[str, dict] = {
         },
         "needs": "negotiator",
     },
+    # Issue 29: a ring all-reduce of 1 GB over 1,024 endpoints (2(n - 1) = 2,046
+    # dependent steps of ~1 MB per endpoint, 2.1 M flows), drained.
+    "collective-ring-1gb-fat-tree": {
+        "about": "packet fat-tree k=16 (1,024 hosts, ECMP, DCTCP, 100 Gbps), ring all-reduce of 1 GB over every host",
+        "config": {
+            "fabric": "fat_tree",
+            "topology": {"uplink_rate": "100Gbps"},
+            "fat_tree": {"k": 16},
+            "workload": {"pattern": {"kind": "collective", "jobs": [{"collective": "all_reduce", "algorithm": "ring", "message": "1GB"}]}},
+        },
+    },
+    "collective-ring-1gb-negotiator": {
+        "about": "NegotiaToR, parallel network, 1,024 ToRs x 8 x 100 Gbps, 400 Gbps per ToR, ring all-reduce of 1 GB over every ToR",
+        "config": {
+            "fabric": "negotiator",
+            "topology": {"racks": 1024, "servers_per_rack": 1, "uplinks": 8, "uplink_rate": "100Gbps", "server_rate": "400Gbps"},
+            "workload": {"pattern": {"kind": "collective", "jobs": [{"collective": "all_reduce", "algorithm": "ring", "message": "1GB"}]}},
+        },
+        "needs": "negotiator",
+    },
     # Issue 11: whole paper-scale reproductions (every point of the figure,
     # one after another in one process; the figure's own files, traces
     # included, from experiments/<paper>/). The target is under a minute of

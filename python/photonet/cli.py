@@ -290,6 +290,12 @@ def cmd_compare(a) -> int:
     from .compare import scenario
 
     _, settings, _ = scenario(a.scenario)
+    if "cases" in settings:  # collectives: its own table (compare_collectives)
+        from .compare_collectives import markdown
+
+        out_console.print(markdown(table))
+        console.print(f"wrote {a.out}/table.csv, table.md, slowdown.png")
+        return 0
     cls = settings.get("fct_class", "<10KB")
     from .compare import annotate
 

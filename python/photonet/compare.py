@@ -18,9 +18,12 @@ DEFAULT_SCENARIO = Path(__file__).resolve().parent / "scenarios" / "compare.toml
 def scenario(path: str | Path | None = None) -> tuple[dict, dict, Optional[Path]]:
     """Returns (run config, compare settings, base dir) of a compare scenario."""
     p = Path(path) if path else DEFAULT_SCENARIO
+    named = DEFAULT_SCENARIO.parent / f"{path}.toml"
+    if path and not p.exists() and named.exists():
+        p = named  # a scenario shipped with photonet, by name (e.g. "collectives")
     cfg = tomllib.loads(read_config_text(p))
     settings = cfg.pop("compare", {})
-    unknown = set(settings) - {"loads", "fabrics", "fct_class"}
+    unknown = set(settings) - {"loads", "fabrics", "fct_class", "cases"}
     if unknown:
         raise ConfigError(f"{p}: [compare] has unknown key(s) {sorted(unknown)}; expected loads, fabrics, fct_class")
     return cfg, settings, p.resolve().parent
@@ -49,6 +52,10 @@ def compare(
     for f in fab:
         if f not in known:
             raise ConfigError(f"fabric {f!r} is not known; expected one of {', '.join(known)}")
+    if "cases" in settings:
+        from .compare_collectives import run_cases
+
+        return run_cases(out, cfg, settings, base, fab, jobs=jobs, force=force, on_point=on_point)
     for x in loads:
         if not (isinstance(x, (int, float)) and x > 0):
             raise ConfigError(f"compare load {x!r}: a load must be a number > 0")

@@ -123,3 +123,21 @@ def test_compare_table_fits_100_columns_without_cutting_numbers():
         assert cell in text, cell
     assert "123,457" in text and "67.8" in text and "⚑" in text
     assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_compare_collectives_scenario_by_name(tmp_path):
+    out = tmp_path / "coll"
+    p = photonet_cli("compare", "--scenario", "collectives", "--out", out, "--fabrics", "ideal,esn", "--set", "topology.racks=4",
+                     "--jobs", "1")
+    assert p.returncode == 0, p.stderr
+    t = pd.read_csv(out / "table.csv")
+    # 5 cases, the mix with two jobs: 6 rows per fabric.
+    assert len(t) == 12 and set(t["fabric"]) == {"ideal", "esn"}
+    assert (t["unfinished_flows"] == 0).all()
+    ideal = t[t["fabric"] == "ideal"]
+    assert ((ideal["slowdown"] - 1).abs() < 0.05).all(), ideal
+    # ESN's 1 us of latency against the reference's 200 ns: latency-bound cases lose.
+    esn = t[t["fabric"] == "esn"].set_index("case")
+    assert esn.loc["ring all-reduce 64KB", "slowdown"] > esn.loc["ring all-reduce 4MB", "slowdown"]
+    assert "slowdown vs ideal" in (out / "table.md").read_text()
+    assert (out / "slowdown.png").read_bytes()[:4] == b"\x89PNG"

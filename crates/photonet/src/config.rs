@@ -130,6 +130,13 @@ pub enum PatternKind {
     /// size paired with hosts of a partner group (`ping_pong2`). Each host
     /// sends ⌈stop.flows / hosts⌉ flows; `workload.load` does not apply.
     PingPong,
+    /// Collectives (`jobs`: all-reduce, all-to-all, …): flows released when
+    /// the steps they depend on complete (see `docs/collectives.md`). The
+    /// run drains; `stop.flows` and `workload.load` do not apply.
+    Collective,
+    /// A dependency graph of flows from the CSV `file` (header
+    /// `id,src,dst,bytes,start,delay,deps`). The run drains.
+    Dependent,
 }
 
 /// Who sends to whom: `kind` picks the pattern; the other keys are its parameters.
@@ -157,6 +164,9 @@ pub struct PatternConfig {
     /// Hotspot: the destination host (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<u32>,
+    /// Collective: the jobs, each a collective on its participants.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<Vec<crate::workload::collective::JobConfig>>,
 }
 
 /// Requires exactly the keys a family needs: missing ones and ones that belong
@@ -543,6 +553,7 @@ impl Config {
             ("file", pt.file.is_some()),
             ("group", pt.group.is_some()),
             ("node", pt.node.is_some()),
+            ("jobs", pt.jobs.is_some()),
         ];
         let n = self.topology.hosts() as u64;
         match pt.kind {
@@ -628,6 +639,12 @@ impl Config {
                     }
                 }
             }
+            PatternKind::Collective => {
+                keys_for("workload.pattern", "collective", &given, &["jobs"], &[])?
+            }
+            PatternKind::Dependent => {
+                keys_for("workload.pattern", "dependent", &given, &["file"], &[])?
+            }
             PatternKind::Hotspot => {
                 keys_for("workload.pattern", "hotspot", &given, &[], &["node"])?;
                 let v = pt.node.unwrap_or(0) as u64;
@@ -650,7 +667,13 @@ impl Config {
         let s = &self.stop;
         if s.flows.is_none()
             && s.duration.is_none()
-            && !matches!(w.pattern.kind, PatternKind::AllToAll | PatternKind::Trace)
+            && !matches!(
+                w.pattern.kind,
+                PatternKind::AllToAll
+                    | PatternKind::Trace
+                    | PatternKind::Collective
+                    | PatternKind::Dependent
+            )
         {
             return Err(ConfigError::new(
                 "stop",

@@ -29,6 +29,11 @@ pub trait Arrivals {
     /// `flow` completed at `t` (called in completion order, only when
     /// `closed_loop`). Flows it releases start at `t` or later.
     fn completed(&mut self, _flow: &Flow, _t: SimTime) {}
+    /// A dependent workload's node behind each flow id taken so far (for
+    /// its metrics); None for other workloads.
+    fn origins(&self) -> Option<&[u32]> {
+        None
+    }
 }
 
 /// An iterator of flows sorted by start time, as [`Arrivals`].

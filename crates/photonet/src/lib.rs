@@ -18,7 +18,8 @@
 //!    [`net`] (the packet substrate of buffered fabrics: ports, links,
 //!    routing, transports);
 //! 3. [`fabric`]: the trait, the architectures, the registry;
-//! 4. [`engine`]: the run loop;
+//! 4. [`engine`]: the run loop, and [`dependent`] (flows released by
+//!    completions of others: collectives);
 //! 5. [`config`] and [`metrics`], then [`run`]: config → registry → fabric +
 //!    workload → results.
 #![forbid(unsafe_code)]
@@ -45,6 +46,7 @@ pub mod workload;
 // 3. fabrics
 pub mod fabric;
 // 4. the run loop
+pub mod dependent;
 pub mod engine;
 // 5. configs, metrics, runs
 pub mod config;

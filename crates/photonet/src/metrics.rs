@@ -285,6 +285,10 @@ pub struct Summary {
     pub events: u64,
     pub fabric_stats: BTreeMap<String, f64>,
     pub invariant_violations: Vec<String>,
+    /// Collective and dependent workloads: per job completion, algbw,
+    /// busbw, iteration time and slowdown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collectives: Option<crate::workload::collective::CollectiveSummary>,
 }
 
 /// Size-class label for flows smaller than `cut`.
@@ -447,6 +451,7 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         events: out.events,
         fabric_stats: input.fabric_stats,
         invariant_violations: violations,
+        collectives: None,
     }
 }
 

@@ -9,8 +9,10 @@ use crate::metrics::{summarise, Summary, SummaryInput};
 use crate::recorder::{FlowRecords, Recorder, TimeSeries};
 use crate::rng::RngStreams;
 use crate::units::{limits, SimTime};
+use crate::workload::collective::{self, Plan};
 use crate::workload::{trace, Cdf, FixedMap, Generator, LoadInfo, Pattern, PingPong, SizeDist};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where relative file names in a config are looked up: next to the config
 /// first, then in each search directory in order.
@@ -62,6 +64,8 @@ pub struct Prepared {
     pub stop: StopRule,
     /// How the arrival rate was set (none for trace replay).
     pub load: Option<LoadInfo>,
+    /// A dependent workload's graph and jobs (collectives), for its metrics.
+    pub dependent: Option<Arc<Plan>>,
 }
 
 impl Prepared {
@@ -77,6 +81,7 @@ impl Prepared {
             arrivals,
             stop: stop_rule(config),
             load: None,
+            dependent: None,
         }
     }
 }
@@ -170,6 +175,9 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
                 Box::new(PingPong::new(hosts, pt.group, sizes, per_node, &streams));
             return Ok(Prepared::without_load(config, fabric, arrivals));
         }
+        PatternKind::Collective | PatternKind::Dependent => {
+            return prepare_dependent(config, paths, fabric, &streams);
+        }
         PatternKind::Trace => {
             let file = pt.file.clone().unwrap_or_default();
             let path = paths.resolve("workload.pattern.file", &file)?;
@@ -227,6 +235,69 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
         arrivals,
         stop: stop_rule(config),
         load: load_info,
+        dependent: None,
+    })
+}
+
+/// A collective or dependency-graph workload: built and checked (cycles,
+/// missing flows, endpoints) before the run; the run drains.
+fn prepare_dependent(
+    config: &Config,
+    paths: &Paths,
+    fabric: Box<dyn Fabric + Send>,
+    streams: &RngStreams,
+) -> Result<Prepared, ConfigError> {
+    let hosts = fabric.hosts() as u32;
+    let pt = &config.workload.pattern;
+    let (plan, key, value, labels) = if pt.kind == PatternKind::Collective {
+        let jobs = pt.jobs.clone().unwrap_or_default();
+        let plan = collective::build(&jobs, hosts, &mut streams.stream("collective"))?;
+        (plan, "workload.pattern.jobs", "…".to_string(), None)
+    } else {
+        let file = pt.file.clone().unwrap_or_default();
+        let path = paths.resolve("workload.pattern.file", &file)?;
+        let bad = |reason| ConfigError::new("workload.pattern.file", format!("{file:?}"), reason);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+        let (dag, labels) = crate::workload::dag::parse_dag(&text).map_err(bad)?;
+        let plan = collective::Plan {
+            instances: (0..dag.len() as u32).map(|i| (0, i)).collect(),
+            dag,
+            jobs: Vec::new(),
+        };
+        (
+            plan,
+            "workload.pattern.file",
+            format!("{file:?}"),
+            Some(labels),
+        )
+    };
+    let label = |i: u32| match &labels {
+        Some(l) => l
+            .get(i as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("flow {i}")),
+        None => format!("flow {i}"),
+    };
+    plan.dag
+        .check(hosts, &label)
+        .map_err(|why| ConfigError::new(key, value, why))?;
+    check_run_size(config, 0.0, plan.dag.len() as u64)?;
+    let plan = Arc::new(plan);
+    let arrivals: Box<dyn Arrivals + Send> =
+        Box::new(crate::dependent::Dependent::new(Arc::new(plan.dag.clone())));
+    Ok(Prepared {
+        config: config.clone(),
+        fabric,
+        arrivals,
+        stop: StopRule {
+            max_flows: None,
+            duration: config.stop.duration,
+            drain: true,
+            drain_limit: config.stop.drain_limit,
+        },
+        load: None,
+        dependent: Some(plan),
     })
 }
 
@@ -399,6 +470,10 @@ pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> 
             fabric_stats,
         },
     );
+    let mut summary = summary;
+    if let (Some(plan), Some(origins)) = (&p.dependent, p.arrivals.origins()) {
+        summary.collectives = Some(dependent_summary(plan, origins, &out, rate));
+    }
     let mut recorder = out.recorder;
     let series = recorder.take_series();
     RunResult {
@@ -407,6 +482,26 @@ pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> 
         series,
         cancelled: out.cancelled,
     }
+}
+
+/// Per job of a dependent workload: completion, algbw/busbw and slowdown
+/// against the ideal flat network (the `ideal` fabric's default latency).
+fn dependent_summary(
+    plan: &Plan,
+    origins: &[u32],
+    out: &engine::RunOutput,
+    rate: u64,
+) -> collective::CollectiveSummary {
+    let r = out.recorder.records();
+    let n = plan.dag.len();
+    let (mut start, mut finish) = (vec![u64::MAX; n], vec![u64::MAX; n]);
+    for (id, &node) in origins.iter().enumerate() {
+        start[node as usize] = r.start_ps[id];
+        finish[node as usize] = r.finish_ps[id];
+    }
+    let latency = crate::fabric::ideal::IdealParams::default().latency;
+    let ideal = collective::ideal_finish(plan, crate::units::Rate(rate), latency);
+    collective::summarise(plan, &start, &finish, &ideal)
 }
 
 /// Wraps a fabric and checks its invariants after every call, recording

@@ -291,3 +291,61 @@ fn a_complete_config_holds_only_the_selected_fabrics_table() {
         }
     }
 }
+
+#[test]
+fn every_fabric_runs_every_collective_as_a_dependent_workload() {
+    use photonet::workload::collective::{Algorithm, CollectiveKind, JobConfig};
+    use Algorithm::*;
+    use CollectiveKind::*;
+    let all = [
+        (AllReduce, Ring),
+        (AllReduce, HalvingDoubling),
+        (AllReduce, DoubleBinaryTree),
+        (ReduceScatter, Ring),
+        (ReduceScatter, HalvingDoubling),
+        (AllGather, Ring),
+        (AllGather, HalvingDoubling),
+        (AllToAll, Direct),
+        (AllToAll, Pairwise),
+        (Broadcast, Ring),
+        (Broadcast, BinomialTree),
+        (Pipeline, Gpipe),
+    ];
+    for (_, v) in registry::variants() {
+        for (kind, alg) in all {
+            let what = format!("{}: {} {}", v.name, kind.name(), alg.name());
+            let mut c = small(v.name);
+            c.stop.flows = None;
+            c.workload.pattern.kind = PatternKind::Collective;
+            // Every endpoint (4 on rack-level fabrics, 8 otherwise: both
+            // powers of two), two chunks, two iterations with a compute gap.
+            c.workload.pattern.jobs = Some(vec![JobConfig {
+                collective: kind,
+                algorithm: Some(alg),
+                message: ByteSize(16_000),
+                hosts: None,
+                first: None,
+                count: None,
+                random: false,
+                chunks: 2,
+                iterations: 2,
+                compute: SimTime::us(1),
+                start: SimTime::ZERO,
+            }]);
+            let r = run(&c, &Paths::default());
+            no_violations(&r, &what);
+            let s = r.summary.collectives.as_ref().expect(&what);
+            assert_eq!(s.unfinished_flows, 0, "{what}");
+            let j = &s.jobs[0];
+            assert_eq!(j.completed_iterations, 2, "{what}");
+            // The reference is the ideal network (200 ns) as a fluid: a
+            // fabric with less latency (Baldur) can beat it at small sizes.
+            assert!(
+                j.slowdown > 0.5 && j.slowdown.is_finite(),
+                "{what}: {}",
+                j.slowdown
+            );
+            assert!(j.busbw_gbps > 0.0, "{what}");
+        }
+    }
+}

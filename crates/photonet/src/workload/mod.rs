@@ -4,6 +4,8 @@
 //! Load is `L = F / (R · N · τ)`: F the mean flow size, R the per-host bandwidth,
 //! N the number of hosts and τ the mean inter-arrival time of the whole workload.
 
+pub mod collective;
+pub mod dag;
 pub mod sizes;
 pub mod trace;
 
