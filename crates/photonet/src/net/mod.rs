@@ -47,13 +47,15 @@
 pub mod calendar;
 pub mod dctcp;
 pub mod dragonfly;
+pub mod external;
 pub mod multibutterfly;
 pub mod radix;
 pub mod route;
 pub mod sim;
 
+pub use external::{ClassFlows, StarRouter};
 pub use route::{hop_count_vc, Candidates, Hop, Router, Routing};
 pub use sim::{
-    ClassFlows, CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues,
-    PfcConfig, PortSpec, Priority, StarRouter, Transport, MAX_CLASSES, MAX_VCS,
+    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues, PfcConfig,
+    PortSpec, Priority, Transport, MAX_CLASSES, MAX_VCS,
 };

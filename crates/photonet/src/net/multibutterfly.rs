@@ -5,7 +5,7 @@
 //! N = 2^k hosts, k stages of N/2 radix-2 switches with m ports per direction
 //! (path multiplicity m); stage s routes on bit k−1−s of the destination. The
 //! outputs of a sorting group are wired onto the inputs of the next stage's
-//! group by [`wire_stage`] — the same function, and the same draws, as the
+//! group by [`crate::topology::wire_stage`] — the same function, and the same draws, as the
 //! all-optical fabric (`fabric::baldur`), so a seed gives both networks one
 //! wiring. Host i sends into switch i/2 of stage 0; the m outputs of
 //! direction b of last-stage switch j are m links to host 2j+b.
@@ -22,50 +22,8 @@
 use crate::net::route::{Candidates, Hop, Router};
 use crate::net::sim::{Graph, PortSpec};
 use crate::rng::SimRng;
+use crate::topology::wire_stage;
 use crate::units::Rate;
-use rand::Rng;
-
-/// Wires the outputs of stage `s` (< k−1) of a 2^k-node multi-butterfly of
-/// multiplicity m: `next[port]` becomes the switch of stage s+1 that output
-/// `port` = (switch·2 + direction)·m + j feeds. Within each sorting group and
-/// direction the outputs are mapped onto the inputs of the group's child by a
-/// random permutation drawn from `rng` (None: in order). `perm` is scratch.
-pub fn wire_stage(
-    k: u32,
-    m: u32,
-    s: u32,
-    mut rng: Option<&mut SimRng>,
-    perm: &mut Vec<u32>,
-    next: &mut [u32],
-) {
-    let n = 1usize << k;
-    let mu = m as usize;
-    let s = s as usize;
-    let g_size = n >> (s + 1); // switches per group at stage s
-    let g_next = g_size / 2; // per group at stage s+1
-    for g in 0..(1usize << s) {
-        for b in 0..2usize {
-            // g_size·m outputs onto g_next·2m inputs.
-            let count = g_size * mu;
-            perm.clear();
-            perm.extend(0..count as u32);
-            if let Some(r) = rng.as_deref_mut() {
-                for i in (1..count).rev() {
-                    let j = r.random_range(0..=i);
-                    perm.swap(i, j);
-                }
-            }
-            let base_next = (2 * g + b) * g_next;
-            for i in 0..g_size {
-                let sw = g * g_size + i;
-                for j in 0..mu {
-                    next[(sw * 2 + b) * mu + j] =
-                        (base_next + perm[i * mu + j] as usize / (2 * mu)) as u32;
-                }
-            }
-        }
-    }
-}
 
 /// A 2^k-host multi-butterfly of multiplicity m as a packet network.
 #[derive(Clone, Debug)]
@@ -193,6 +151,7 @@ impl Router for MultiButterfly {
 mod tests {
     use super::*;
     use crate::rng::RngStreams;
+    use rand::Rng;
 
     /// Following any candidate at every switch reaches the destination in
     /// k + 1 links, and the stage-s switch reached agrees with the
