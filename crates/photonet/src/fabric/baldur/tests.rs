@@ -609,3 +609,23 @@ fn the_models_one_shot_equals_the_switches_on_the_same_wiring() {
         }
     }
 }
+
+/// The electrical baseline (`net::multibutterfly`) and Baldur wire the same
+/// network for a seed.
+#[test]
+fn same_wiring_as_baldur_for_a_seed() {
+    let streams = RngStreams::new(5);
+    let mut a = streams.stream("baldur.wiring");
+    let mut b = streams.stream("baldur.wiring");
+    let mb = crate::net::multibutterfly::MultiButterfly::new(5, 3, Some(&mut a));
+    let bf = Butterfly::new(5, 3, Some(&mut b));
+    for s in 0..4u32 {
+        for port in 0..(32 * 3) as usize {
+            assert_eq!(
+                mb.next_switch(s, port),
+                bf.next_switch(s, port),
+                "stage {s} port {port}"
+            );
+        }
+    }
+}
