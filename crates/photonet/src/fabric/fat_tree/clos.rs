@@ -7,6 +7,7 @@ use crate::fabric::registry::BuildContext;
 use crate::net::{Candidates, Graph, PortSpec, Router};
 use crate::units::Rate;
 
+/// The checked shape of a 3-tier Clos (a leaf-spine has `pods = 1`, `c = 0`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clos {
     pub pods: u32,

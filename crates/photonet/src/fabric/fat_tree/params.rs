@@ -214,8 +214,7 @@ impl ParamTable for FatTreeParams {
 /// The largest frame (MTU + header) a switch forwards: the jumbo-frame limit.
 pub const MAX_FRAME: u64 = 9_216;
 
-/// The checked shape of a 3-tier Clos (a leaf-spine has `pods = 1`, `c = 0`).
-
+/// A `[fat_tree]` parameter error: the key, the value and why.
 pub(super) fn err(
     key: &str,
     value: impl std::fmt::Display,
