@@ -45,12 +45,15 @@ pub(super) const TIMED_OUT: u32 = 1 << 29;
 pub(super) const MULTI: u32 = 1 << 30;
 
 impl Outstanding {
+    #[inline]
     pub(super) fn bytes(&self) -> u32 {
         self.bits & BYTES_MASK
     }
+    #[inline]
     pub(super) fn has(&self, flag: u32) -> bool {
         self.bits & flag != 0
     }
+    #[inline]
     pub(super) fn set(&mut self, flag: u32, on: bool) {
         if on {
             self.bits |= flag;

@@ -78,10 +78,12 @@ impl Wakes {
         }
     }
 
+    #[inline]
     pub(super) fn len(&self) -> usize {
         self.len
     }
 
+    #[inline]
     fn slot(&self, abs: u64) -> usize {
         (abs as usize) & (self.count.len() - 1)
     }
@@ -121,6 +123,7 @@ impl Wakes {
     }
 
     /// The first non-empty bucket and the position of its least entry.
+    #[inline]
     fn first(&self) -> Option<(usize, usize)> {
         if self.len == 0 {
             return None;
@@ -165,11 +168,13 @@ impl Wakes {
     }
 
     /// The earliest wake-up's (time, seq).
+    #[inline]
     pub(super) fn peek(&self) -> Option<(SimTime, u64)> {
         self.head.map(|(t, q, _, _)| (t, q))
     }
 
     /// Removes the earliest wake-up (due at or before `now`): its node.
+    #[inline]
     pub(super) fn pop(&mut self, now: SimTime) -> u32 {
         let (_, _, i, j) = self.head.expect("a wake-up");
         debug_assert_eq!(Some((i, j)), self.first());

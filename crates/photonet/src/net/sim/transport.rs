@@ -65,6 +65,7 @@ pub(super) fn is_sacked(sacked: &[u64], seq: u32) -> bool {
 
 /// SACK recovery: the next packet below the highest SACKed one that is
 /// neither SACKed nor already retransmitted in this recovery.
+#[inline]
 pub(super) fn next_hole(fl: &FlowState, w: &mut WinState) -> Option<u32> {
     let mut h = w.rtx_next.max(w.snd_una);
     while h < w.high_sack && is_sacked(&w.sacked, h) {
