@@ -4,8 +4,8 @@
 //! - `queue/*`: the event queue candidates on a hold model shaped like the
 //!   fat-tree's events (50,000 pending, each pop schedules one event 1-13 us
 //!   ahead at picosecond resolution): the binary heap of the core
-//!   (`queue::EventQueue`), a radix heap (`net::radix`) and the calendar
-//!   wheel (`net::calendar`, the one `net::sim` uses).
+//!   (`queue::EventQueue`) and the calendar wheel (`net::calendar`, the one
+//!   `net::sim` uses).
 //! - `fat_tree/*`: the issue-7 benchmark, k = 16 (1,024 hosts), 100 Gbps,
 //!   1 us propagation, 4,096 + 64 B packets, 34-packet queues, every host
 //!   sending one 2 MiB flow to a derangement partner at t = 0, until done;
@@ -18,7 +18,6 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use photonet::net::calendar::CalendarQueue;
-use photonet::net::radix::RadixQueue;
 use photonet::net::Routing;
 use photonet::queue::EventQueue;
 use photonet::rng::RngStreams;
@@ -53,25 +52,6 @@ fn queues(c: &mut Criterion) {
                 for &x in &d[PENDING..] {
                     let (t, e) = q.pop().unwrap();
                     q.push(SimTime(t.0 + x), e);
-                }
-                black_box(q.len())
-            },
-            BatchSize::LargeInput,
-        )
-    });
-    g.bench_function("radix_heap_hold_200k", |b| {
-        b.iter_batched(
-            || {
-                let mut q = RadixQueue::new();
-                for (i, &x) in d[..PENDING].iter().enumerate() {
-                    q.push(x, i as u32);
-                }
-                q
-            },
-            |mut q| {
-                for &x in &d[PENDING..] {
-                    let (t, e) = q.pop().unwrap();
-                    q.push(t + x, e);
                 }
                 black_box(q.len())
             },

@@ -33,6 +33,14 @@ impl<E> Ord for Entry<E> {
 }
 
 /// A min-queue of timed events; equal times pop in insertion order.
+///
+/// The general-purpose queue, for fabrics whose events are few (the ideal
+/// network's flow events, Mordia's intra-rack deliveries, NegotiaToR's
+/// retransmissions): a binary heap, the simplest exact order. Fabrics with
+/// millions of events per simulated millisecond use a queue shaped by what
+/// they hold, each measured against this one: the packet substrate's
+/// calendar wheel (`net::calendar`) and Baldur's ring and FIFOs
+/// (`fabric::baldur`'s `queues.rs`).
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     seq: u64,

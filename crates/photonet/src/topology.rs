@@ -3,7 +3,9 @@
 //! (servers, or racks when `servers_per_rack = 1`).
 
 use crate::error::ConfigError;
+use crate::rng::SimRng;
 use crate::units::{limits, Rate};
+use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -146,6 +148,52 @@ impl Topology {
             ));
         }
         Ok(())
+    }
+}
+
+/// The multi-butterfly's inter-stage wiring, shared by the all-optical fabric
+/// (`fabric::baldur`), its electrical baseline (`net::multibutterfly`) and the
+/// scale model (`model::baldur`): one seed gives all three one wiring.
+///
+/// Wires the outputs of stage `s` (< k−1) of a 2^k-node multi-butterfly of
+/// multiplicity m: `next[port]` becomes the switch of stage s+1 that output
+/// `port` = (switch·2 + direction)·m + j feeds. Within each sorting group and
+/// direction the outputs are mapped onto the inputs of the group's child by a
+/// random permutation drawn from `rng` (None: in order). `perm` is scratch.
+pub fn wire_stage(
+    k: u32,
+    m: u32,
+    s: u32,
+    mut rng: Option<&mut SimRng>,
+    perm: &mut Vec<u32>,
+    next: &mut [u32],
+) {
+    let n = 1usize << k;
+    let mu = m as usize;
+    let s = s as usize;
+    let g_size = n >> (s + 1); // switches per group at stage s
+    let g_next = g_size / 2; // per group at stage s+1
+    for g in 0..(1usize << s) {
+        for b in 0..2usize {
+            // g_size·m outputs onto g_next·2m inputs.
+            let count = g_size * mu;
+            perm.clear();
+            perm.extend(0..count as u32);
+            if let Some(r) = rng.as_deref_mut() {
+                for i in (1..count).rev() {
+                    let j = r.random_range(0..=i);
+                    perm.swap(i, j);
+                }
+            }
+            let base_next = (2 * g + b) * g_next;
+            for i in 0..g_size {
+                let sw = g * g_size + i;
+                for j in 0..mu {
+                    next[(sw * 2 + b) * mu + j] =
+                        (base_next + perm[i * mu + j] as usize / (2 * mu)) as u32;
+                }
+            }
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! End-to-end tests of the packet-level fat-tree and leaf-spine (`net/` +
-//! `fabric/fat_tree.rs`): hand-worked store-and-forward timings, DCTCP
+//! `fabric/fat_tree/`): hand-worked store-and-forward timings, DCTCP
 //! fairness and queue control, buffer bounds, lossless PFC incast,
 //! exactly-once delivery under random loss, determinism, and the
 //! cross-check against ESN (Ideal), the max-min fluid model.

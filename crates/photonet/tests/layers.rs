@@ -10,12 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Upward imports known and being removed, as (file under `src/`, module it
 /// names). Each entry is a debt with an owner, not a permission.
-const ALLOWED: &[(&str, &str)] = &[
-    // Issue 23: `model/baldur.rs` imports `fabric::baldur::{wire_stage,
-    // TABLE_V_GATES}`; another branch moves them down. Remove this entry
-    // when that branch is merged.
-    ("model/baldur.rs", "fabric"),
-];
+const ALLOWED: &[(&str, &str)] = &[];
 
 /// Top-level module → layer number, from `lib.rs`.
 fn layers(lib: &str) -> BTreeMap<String, u32> {

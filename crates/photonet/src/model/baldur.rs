@@ -9,7 +9,7 @@
 //! then reach every stage together, so a stage is resolved at once: at each
 //! switch direction the first m packets (in node order) take its m outputs and
 //! the rest are dropped. The wiring is the fabric's
-//! ([`crate::fabric::baldur::wire_stage`], the same draws in the same order),
+//! ([`crate::topology::wire_stage`], the same draws in the same order),
 //! generated one stage at a time so that 2^20 nodes need O(N·m) memory; the
 //! result equals the `baldur` fabric's with the same wiring (tested). The
 //! chosen multiplicity of a scale is the smallest m whose drop rate is below
@@ -43,12 +43,18 @@
 //! N, and `cost_multipliers` scales every price (the 0.5x/2x sensitivity).
 
 use crate::error::{from_toml_text, ConfigError};
-use crate::fabric::baldur::{wire_stage, TABLE_V_GATES};
 use crate::flow::HostId;
 use crate::rng::RngStreams;
+use crate::topology::wire_stage;
 use crate::workload::{derangement, fixed_destinations, FixedMap};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+
+/// Switch latency by multiplicity m = 1…5 (Table V), in picoseconds (the
+/// `baldur` fabric's default `switch_latency`).
+pub const TABLE_V_SWITCH_LATENCY_PS: [u64; 5] = [140, 490, 940, 1_500, 2_250];
+/// TL gates per 2×2 switch by multiplicity m = 1…5 (Table V).
+pub const TABLE_V_GATES: [u64; 5] = [64, 300, 642, 1_112, 1_710];
 
 /// Parameters of the Baldur model (TOML; missing keys take the paper's values).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -288,7 +294,7 @@ impl BaldurModelParams {
 }
 
 /// Destinations of one one-shot sample (`u32::MAX`: the node does not send).
-fn destinations(pattern: &str, n: u32, rng: &mut crate::rng::SimRng) -> Vec<HostId> {
+pub(crate) fn destinations(pattern: &str, n: u32, rng: &mut crate::rng::SimRng) -> Vec<HostId> {
     let d: Vec<Option<HostId>> = match pattern {
         "random_permutation" => derangement(n, rng).into_iter().map(Some).collect(),
         "transpose" => fixed_destinations(n, &FixedMap::Transpose, rng),
@@ -501,37 +507,6 @@ pub const MODEL: super::Model = super::Model {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fabric::baldur::{Butterfly, Fate};
-    use crate::units::SimTime;
-
-    #[test]
-    fn one_shot_equals_the_fabrics_switches_on_the_same_wiring() {
-        for (k, m) in [(4, 1), (6, 2), (7, 3), (8, 4)] {
-            let n = 1u32 << k;
-            let mut rng = RngStreams::new(3).stream("t");
-            let batches: Vec<Vec<HostId>> = (0..5)
-                .map(|_| destinations("random_permutation", n, &mut rng))
-                .collect();
-            let fast = one_shot(k, m, 77, &batches);
-            for (bi, d) in batches.iter().enumerate() {
-                let mut w = RngStreams::new(77).stream("baldur.wiring");
-                let mut bf = Butterfly::new(k, m, Some(&mut w));
-                let slow = (0..n)
-                    .filter(|&i| {
-                        bf.traverse(
-                            i,
-                            d[i as usize],
-                            SimTime(0),
-                            SimTime(1),
-                            SimTime(5),
-                            |_, _, _, _| {},
-                        ) != Fate::Delivered
-                    })
-                    .count() as u64;
-                assert_eq!(fast[bi], slow, "k={k} m={m} batch {bi}");
-            }
-        }
-    }
 
     #[test]
     fn small_scales_choose_a_multiplicity_and_report_power() {

@@ -13,10 +13,12 @@
 //! slab with a free list: no allocation per bucket) and sets a bit in an
 //! occupancy bitmap;
 //! when the wheel reaches a bucket it is sorted (a handful of entries) and
-//! drained from its end. Measured against the binary heap (`queue::
-//! EventQueue`) and a radix heap (`net::radix`) in `benches/net.rs`: with
-//! picosecond keys over a ~10 µs horizon the radix heap moves each entry
-//! ~20 times, the calendar once.
+//! drained from its end. Why a wheel and not the core's binary heap
+//! (`queue::EventQueue`): ~25,000 pending packet events at k = 16 make a
+//! heap's sift a dozen dependent cache misses per push and pop, where the
+//! wheel touches one bucket (`benches/net.rs`, `queue/*`; a radix heap,
+//! measured too and removed, moved each picosecond key ~20 times over a
+//! ~10 µs horizon, the wheel once).
 //!
 //! Memory: the pending events of a loaded k = 16 fat-tree (~25,000) do not
 //! fit in a core's L2, so draining a bucket misses once per entry. A slab
@@ -29,116 +31,9 @@
 //! next one and the entries' misses overlap (with the links inside the
 //! entries, ~45 % of the run was that one dependent load; apart: 0.71× the
 //! CPU time). The slab's free list is last-in first-out, so a push writes
-//! where a pop has just read. (Tried and dropped, not faster in CPU time
-//! and with more simulated misses: per-bucket vectors of entries, and
-//! per-bucket vectors of slab indices.) A summary bitmap (a bit per
+//! where a pop has just read. A summary bitmap (a bit per
 //! occupancy word) bounds the search for the next occupied bucket, and the
 //! rewind's scan, to 64 words (a queue of sparse timers scanned 4,096).
-//!
-//! Tried in issue 7's second speed session and dropped (farm-bench -n 5,
-//! CPU, k = 16 spraying): a 24-byte compact packet event in a 32-byte slot
-//! (two to a line; send time in 48 bits, `node` looked up from `port`, the
-//! full 64-byte queue taken over on the first event that does not fit;
-//! outputs identical): 1.08x to 1.15x the CPU time of the 64-byte slots —
-//! the slab's misses did not go away, and packing, unpacking and the
-//! field-wise comparison added instructions; and buckets of 2^12 ps
-//! (2^15 of them): 1.08x.
-//!
-//! Tried in issue 7's third speed session and dropped: taking the packets
-//! in flight out of the wheel into per-link FIFOs. The packets on one link
-//! arrive in the order sent at strictly increasing times, so the wheel need
-//! only hold each link's head (by value, with its full tie-break payload,
-//! so the order is the old one: the minimum over all entries is always a
-//! link's head; `tests/net_exact.rs` passed unchanged, and a proptest of
-//! the rings against a binary heap; the code is commit f86ba94 of branch
-//! `netspeed3`, reverted after it), re-armed from the link's ring when it
-//! is popped;
-//! the wheel then held at most one entry per link (~6,000 at k = 16)
-//! instead of ~25,000. Slower, because the in-flight packets still have to
-//! live somewhere and the read of the next one from the ring missed as the
-//! read from the slab did (perf annotate: ~80 % of the re-arm on that one
-//! load), now with a second copy per hop (ring → wheel → handler): with a
-//! `VecDeque` of 64-byte slots per link, 2.5x the CPU time of one run
-//! (each ring cycles through its whole capacity: ~10 MB touched, peak RSS
-//! 16 → 26 MB); with two-entry blocks from one last-in-first-out pool (a
-//! compact working set, the second entry of a block on the adjacent line),
-//! farm-bench -n 5 CPU median 1.64x (paired, on a loaded machine; single
-//! runs 1.06 s against 0.78 s). What bounds a hop is the packet's
-//! round trip through memory between its enqueue and its arrival (~5,000
-//! to ~20,000 other events in between, each touching 3–4 lines: more than
-//! L2), whichever structure holds it, plus the port's line (the second
-//! miss, in `enqueue`). Also dropped: touching, one event ahead, the line
-//! of the port the next event of the current bucket will be sent on when it
-//! is known before routing (a host's NIC, a switch's one minimal port
-//! down): `enqueue` fell from 19 % to 8 % of the profile, but the touching
-//! load's stall appeared in `advance` (12 % → 19 %) and the extra routing
-//! call cost 5 %; farm-bench -n 7 CPU paired median 0.975x (range 0.73x to
-//! 1.20x: noise). A demand load can hide only a reorder buffer's worth of
-//! work behind a miss; a prefetch instruction would not block retirement.
-//!
-//! Tried in issue 7's fourth speed session and dropped: that prefetch
-//! instruction (`_mm_prefetch::<_MM_HINT_T0>` behind one audited `unsafe`
-//! function, `prefetch::prefetch_read`; the code is commit a0fe68e of
-//! branch `netspeed3`, reverted after it; outputs identical, compared line
-//! by line, and `tests/net_exact.rs` passed). A bucket is drained into
-//! `cur` all at once (`unlink_all`), so "prefetch entry i+d of the bucket"
-//! becomes "prefetch the slab slots of the d-th occupied bucket ahead" at
-//! each `advance` (a popcount walk over the occupancy words), and, in the
-//! packet network's dispatch loop, the line the next event (`peek`) will
-//! touch first: a host's flow state, or a switch's first candidate output
-//! port (exact when there is one candidate). farm-bench CPU, paired medians
-//! against the unchanged build, k = 16 spraying: wheel prefetch d = 2, 4, 8
-//! 0.960x, 0.964x, 0.987x (-n 5; d = 2 against d = 0 of the same binary,
-//! -n 9: 0.972x); the dispatch-loop prefetch on top of d = 4 (against
-//! itself off, -n 7): single-candidate port only 0.976x, flow state only
-//! 0.990x, first candidate port 0.940x, port + flow 0.885x–0.966x, all
-//! candidate ports + flow 0.955x. Both together (d = 4, port + flow)
-//! against the unchanged build, -n 7: k = 16 spraying 0.971x, k = 20
-//! spraying 0.930x, but k = 8 spraying 1.151x, k = 16 ECMP 1.055x,
-//! web-search 1.087x; the wheel prefetch alone against itself off, -n 5:
-//! k = 8 1.083x, web-search 1.073x, ECMP 1.031x. Gating both on at least
-//! 8,192 pending events (512 KiB of slots, a core's L2) did not remove the
-//! losses (-n 5: k = 8 1.078x, web-search 1.089x, ECMP 1.047x; k = 16
-//! spraying 0.984x, k = 20 0.917x), nor did keeping the gated prefetch code
-//! out of line (`#[inline(never)]`; k = 8 1.092x, web-search 1.082x, ECMP
-//! 1.047x, k = 16 spraying 0.981x). A gain of 3–8 % on the two largest spraying runs against a loss
-//! of 5–15 % elsewhere does not pay for the crate's only `unsafe`; the miss
-//! per hop stays (see above).
-//!
-//! Measured in issue 7's fifth speed session: the floor of this design and
-//! of the one design that could break it, in a minimal kernel
-//! (`examples/net_floor.rs`: `net_bench`'s fat-tree, rates, delays, packet
-//! sizes and permutation, nothing but the hops: FIFO ports without limits,
-//! a fixed window of W = 25 packets per host, one 64 B ACK per data packet,
-//! spraying by a per-source counter; ~24,600 pending events at k = 16 as
-//! `net_bench`'s ~25,000, 11.4–11.8 hop events per delivered data packet as
-//! its 11.7). CPU ns per hop event, medians of 3, k = 8 / 16 / 20, on the
-//! shared machine (load average ~10 on 2 cores; `net_bench` k = 16 spraying
-//! measured 1.28–1.48 µs per packet in the same hour, 1.14 idle):
-//! - one global time order on this calendar (64-byte slots): 48.0 / 56.1 /
-//!   66.1 ns (0.55 / 0.66 / 0.78 µs per delivered data packet), growing with
-//!   the pending events (3,000 / 24,600 / 47,900) — twice the 24 ns a hop
-//!   that 0.28 µs per packet allows, with nothing else in the loop;
-//! - windowed and grouped by output port (an event's effect on another
-//!   port or host lands at least one propagation delay, 1 µs, later, so the
-//!   events of `[t, t + 1 µs)` cannot cause one another; a window's events
-//!   are counting-sorted by the port they leave on, each port's sorted by
-//!   (time, payload) and processed; the checksum over every event's
-//!   (packet, node, time), the hop count and the last completion equal the
-//!   calendar's): 26.7 / 29.0 / 30.5 ns (0.31 / 0.34 / 0.36 µs per packet),
-//!   paired ratio to the calendar 0.55 / 0.52 / 0.46, flat in hosts;
-//!   profile (k = 20): 39 % sending (port update, routing, the append to a
-//!   window's buffer), 39 % the window loop (a quarter of it the counting
-//!   sort's scattered store), 15 % the per-port sorts;
-//! - windowed and grouped by node (routing when processed: what adaptive
-//!   routing or per-switch random streams need): 42.7 / 42.0 / 44.1 ns,
-//!   0.86 / 0.75 / 0.69 of the calendar (a switch has ~40 events in a
-//!   window to sort, a port ~3).
-//!
-//! So one global order costs about twice the target before any work is
-//! done, and windowed processing reaches about the target only with no
-//! transport, statistics or timers at all. The README's packet-engine
-//! speed section says what moving the engine to windows would take.
 //!
 //! Order: exact by time; entries at the same time come out by ascending
 //! payload, so the order depends only on what was pushed, never on how.

@@ -27,160 +27,18 @@
 //!   bytes each carries kept in order, and the deliveries mapped back to
 //!   them (REACToR's EPS, Mordia's packet switch).
 //!
-//! A module of `net::sim` (it reads the network's private state); the file
-//! lives beside it.
+//! The hooks are `Network` methods; this module holds the glue built on
+//! them ([`ClassFlows`], [`StarRouter`]) and uses the network's public API
+//! only.
 
-use super::{FlowControl, Network, Transport};
 use crate::flow::{Flow, FlowId};
 use crate::net::route::{Candidates, Router};
+use crate::net::sim::Network;
 use crate::recorder::Recorder;
-use crate::rng::{RngStreams, SimRng};
+
 use crate::units::SimTime;
-use rand::Rng;
+
 use std::collections::VecDeque;
-
-/// The hooks' state inside a [`Network`].
-#[derive(Default)]
-pub(super) struct Ext {
-    /// PFC jitter: largest extra pause and resume delays, ps, and the
-    /// stream they are drawn from (set by `set_pfc_jitter`).
-    pause_extra: u64,
-    resume_extra: u64,
-    rng: Option<SimRng>,
-    /// Delivery log (net flow, time, bytes), when on.
-    pub(super) log: Option<Vec<(u32, SimTime, u64)>>,
-}
-
-impl Ext {
-    /// The extra delay of one PFC frame (0 without jitter).
-    #[inline]
-    pub(super) fn pfc_extra(&mut self, pause: bool) -> u64 {
-        let Some(rng) = &mut self.rng else {
-            return 0;
-        };
-        let max = if pause {
-            self.pause_extra
-        } else {
-            self.resume_extra
-        };
-        rng.random_range(0..=max)
-    }
-}
-
-impl<R: super::Router> Network<R> {
-    /// Paced transport: `bytes` more of flow `f` at `now`. The flow's
-    /// packets keep their numbering (full packets, the last one possibly
-    /// short); a flow whose short last packet has already left cannot grow
-    /// (`false`; add a new flow instead). A flow whose bytes were all
-    /// delivered is reopened: its next completion is reported again.
-    pub fn extend_flow(&mut self, now: SimTime, f: u32, bytes: u64) -> bool {
-        assert!(
-            matches!(self.cfg.transport, Transport::Paced),
-            "net: extend_flow needs the paced transport"
-        );
-        assert!(!self.retire, "net: extend_flow with finished flows retired");
-        if bytes == 0 {
-            return true;
-        }
-        let payload = self.cfg.payload as u64;
-        let fl = &mut self.flows[f as usize];
-        if !fl.bytes.is_multiple_of(payload) && fl.snd_nxt >= fl.npkts {
-            return false;
-        }
-        let total = fl
-            .bytes
-            .checked_add(bytes)
-            .expect("net: flow size overflow");
-        let npkts = u32::try_from(total.div_ceil(payload)).expect("net: more than 2^32 packets");
-        fl.bytes = total;
-        fl.npkts = npkts;
-        let src = fl.src;
-        if fl.receiver_done {
-            fl.receiver_done = false;
-            self.active += 1;
-        }
-        self.last_advance = now.0;
-        self.bound = (now.0, super::AFTER_ALL);
-        if fl.sender_done {
-            fl.sender_done = false;
-            self.paced[src as usize].push_back(f);
-            if self.lazy_pf {
-                self.settle_port(src);
-            }
-            if !self.qports[src as usize].busy && !self.all_paused(src) && !self.has_queue(src) {
-                self.pace(src, now.0);
-            }
-        }
-        true
-    }
-
-    /// Whether PFC has paused every class of `host`'s NIC (false without
-    /// queued ports).
-    pub fn host_paused(&self, host: u32) -> bool {
-        self.queued() && self.all_paused(host)
-    }
-
-    /// Paced transport: bytes of `host`'s flows not yet handed to its NIC.
-    pub fn host_unsent(&self, host: u32) -> u64 {
-        let p = self.cfg.payload as u64;
-        self.paced[host as usize]
-            .iter()
-            .map(|&f| {
-                let fl = &self.flows[f as usize];
-                fl.bytes - (fl.snd_nxt as u64 * p).min(fl.bytes)
-            })
-            .sum()
-    }
-
-    /// PFC: every PAUSE takes `pause_delay + U[0, pause_extra]` and every
-    /// RESUME `resume_delay + U[0, resume_extra]` (besides propagation),
-    /// drawn per frame from the stream `net.pfc` of the network's seed.
-    pub fn set_pfc_jitter(&mut self, pause_extra: SimTime, resume_extra: SimTime) {
-        assert!(
-            matches!(self.cfg.flow_control, FlowControl::Pfc(_)),
-            "net: PFC jitter without PFC"
-        );
-        self.ext.pause_extra = pause_extra.0;
-        self.ext.resume_extra = resume_extra.0;
-        self.ext.rng = Some(RngStreams::new(self.cfg.seed).stream("net.pfc"));
-    }
-
-    /// Queued ports: `bytes` of outside traffic on port `p` from `now` (or
-    /// from when the port is next free), with priority over every packet
-    /// not yet started; returns when the port is free again.
-    pub fn occupy_port(&mut self, now: SimTime, p: u32, bytes: u64) -> SimTime {
-        assert!(self.queued(), "net: occupy_port needs queued ports");
-        let rate = || self.graph.ports[p as usize].rate;
-        let port = &mut self.ports[p as usize];
-        let end = port.busy_until.max(now.0) + port.ser(bytes, rate);
-        port.busy_until = end;
-        SimTime(end)
-    }
-
-    /// Keeps a log of deliveries for [`Network::take_deliveries`].
-    pub fn log_deliveries(&mut self, on: bool) {
-        self.ext.log = on.then(Vec::new);
-    }
-
-    /// Moves the deliveries (net flow, time, bytes) logged since the last
-    /// call into `out` (cleared first), in the order they happened.
-    pub fn take_deliveries(&mut self, out: &mut Vec<(u32, SimTime, u64)>) {
-        out.clear();
-        if let Some(log) = &mut self.ext.log {
-            std::mem::swap(log, out);
-        }
-    }
-
-    /// Processes every event due at or before `t`.
-    pub fn run_until(&mut self, t: SimTime, rec: &mut Recorder) {
-        while let Some(e) = self.next_event() {
-            if e > t {
-                break;
-            }
-            self.advance(e, rec);
-        }
-    }
-}
 
 /// Routing in a star of `n` hosts around one switch (node n): the switch
 /// sends a packet for host j out of its port n + j. That port may lead to
@@ -201,7 +59,8 @@ impl Router for StarRouter {
 /// it bytes of its own flows; deliveries map back to those flows in the
 /// order they were handed over.
 pub struct ClassFlows<R: Router> {
-    pub net: Network<R>,
+    /// The network, reached only through the narrow methods below.
+    net: Network<R>,
     /// The network's own recorder: its flows are per class.
     inner: Recorder,
     /// Per class, the net flow it extends (u32::MAX: none yet).
@@ -297,6 +156,42 @@ impl<R: Router> ClassFlows<R> {
         self.in_net
     }
 
+    /// Whether PFC holds every class of `host`'s NIC (the outside releases
+    /// bytes only while the NIC can send them).
+    pub fn host_paused(&self, host: u32) -> bool {
+        self.net.host_paused(host)
+    }
+
+    /// Bytes of `host`'s classes not yet handed to its NIC.
+    pub fn host_unsent(&self, host: u32) -> u64 {
+        self.net.host_unsent(host)
+    }
+
+    /// Outside traffic occupying port `p` (see [`Network::occupy_port`]).
+    pub fn occupy_port(&mut self, now: SimTime, p: u32, bytes: u64) -> SimTime {
+        self.net.occupy_port(now, p, bytes)
+    }
+
+    /// PFC's per-frame jitter (see [`Network::set_pfc_jitter`]).
+    pub fn set_pfc_jitter(&mut self, pause_extra: SimTime, resume_extra: SimTime) {
+        self.net.set_pfc_jitter(pause_extra, resume_extra)
+    }
+
+    /// The network's next event.
+    pub fn next_event(&self) -> Option<SimTime> {
+        self.net.next_event()
+    }
+
+    /// The network's statistics.
+    pub fn stats(&self) -> Vec<(String, f64)> {
+        self.net.stats()
+    }
+
+    /// Packets the network dropped (none, when it is lossless as it should be).
+    pub fn drops(&self) -> u64 {
+        self.net.drops()
+    }
+
     /// The network's invariants, and that the bytes it holds for outside
     /// flows add up to what was handed and not delivered.
     pub fn check_invariants(&self) -> Result<(), String> {
@@ -322,16 +217,16 @@ impl<R: Router> ClassFlows<R> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Graph, NetConfig, PfcConfig, PortSpec};
     use super::*;
     use crate::flow::Flow;
     use crate::net::route::{Candidates, Routing};
+    use crate::net::sim::{FlowControl, Graph, NetConfig, PfcConfig, PortSpec, Transport};
     use crate::units::Rate;
 
     /// A star: hosts 0..h, one switch (node h); NIC port i → switch, switch
     /// port h + j → host j.
     struct Star(u32);
-    impl super::super::Router for Star {
+    impl Router for Star {
         fn candidates(&self, _node: u32, dst: u32) -> Candidates {
             Candidates {
                 first: self.0 + dst,
@@ -580,23 +475,6 @@ mod tests {
             last >= SimTime::ns(320_800) && last <= SimTime::ns(322_000),
             "{last}"
         );
-    }
-
-    #[test]
-    fn pfc_jitter_draws_stay_in_range_and_vary() {
-        let mut n = star(2, Rate::gbps(10), 8_000, 4_000);
-        n.set_pfc_jitter(SimTime::ns(1_174), SimTime::ns(100));
-        let d: Vec<u64> = (0..200).map(|_| n.ext.pfc_extra(true)).collect();
-        // Picoseconds.
-        assert!(d.iter().all(|&x| x <= 1_174_000));
-        assert!(d.iter().any(|&x| x < 300_000) && d.iter().any(|&x| x > 900_000));
-        let e: Vec<u64> = (0..200).map(|_| n.ext.pfc_extra(false)).collect();
-        assert!(e.iter().all(|&x| x <= 100_000));
-        // Same seed, same draws.
-        let mut m = star(2, Rate::gbps(10), 8_000, 4_000);
-        m.set_pfc_jitter(SimTime::ns(1_174), SimTime::ns(100));
-        let d2: Vec<u64> = (0..200).map(|_| m.ext.pfc_extra(true)).collect();
-        assert_eq!(d, d2);
     }
 
     #[test]

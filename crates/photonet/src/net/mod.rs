@@ -9,16 +9,20 @@
 //! delivery, recorder); fabrics (`fabric::fat_tree`) build a [`sim::Graph`]
 //! and a [`route::Router`] and drive a [`sim::Network`].
 //!
-//! - [`calendar`]: the event queue (a timing wheel; measured against
-//!   [`radix`], a monotone radix heap, and the core binary heap);
+//! - [`calendar`]: the event queue (a timing wheel; why not the core's
+//!   binary heap: see its doc);
 //! - [`route`]: ECMP hashing, spraying, adaptive choice, the `Router` hook;
 //! - [`dctcp`]: DCTCP window arithmetic;
-//! - [`sim`]: the network itself (ports, hosts, transports, PFC, credits).
-//! - `external` (in `sim`): hooks for a fabric that drives a network from
-//!   outside and shares its links — growable paced flows
-//!   ([`Network::extend_flow`]), host pause / backlog queries, PFC reaction
-//!   delays drawn from a range, strict-priority outside load on a port, a
-//!   delivery log, `run_until` (used by `fabric::reactor`'s EPS).
+//! - [`sim`]: the network itself (ports, hosts, transports, PFC, credits),
+//!   a folder: `config` (what a topology hands it), `ports`, `transport`,
+//!   `stats`, and in `mod.rs` the [`Network`] and its event loop, including
+//!   the hooks for a fabric that drives a network from outside and shares
+//!   its links — growable paced flows ([`Network::extend_flow`]), host
+//!   pause / backlog queries, PFC reaction delays drawn from a range,
+//!   strict-priority outside load on a port, a delivery log, `run_until`;
+//! - [`external`]: built on those hooks through the network's public API,
+//!   [`ClassFlows`] (an outside fabric's traffic classes as growing net
+//!   flows; REACToR's EPS, Mordia's packet switch) and [`StarRouter`].
 //!
 //! # Building a topology on it (API)
 //! 1. Number nodes: hosts `0..hosts` first (host `h`'s NIC is port `h`),
@@ -47,13 +51,14 @@
 pub mod calendar;
 pub mod dctcp;
 pub mod dragonfly;
+pub mod external;
 pub mod multibutterfly;
-pub mod radix;
 pub mod route;
 pub mod sim;
 
+pub use external::{ClassFlows, StarRouter};
 pub use route::{hop_count_vc, Candidates, Hop, Router, Routing};
 pub use sim::{
-    ClassFlows, CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues,
-    PfcConfig, PortSpec, Priority, StarRouter, Transport, MAX_CLASSES, MAX_VCS,
+    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues, PfcConfig,
+    PortSpec, Priority, Transport, MAX_CLASSES, MAX_VCS,
 };

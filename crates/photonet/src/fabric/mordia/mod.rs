@@ -422,7 +422,7 @@ impl Mordia {
         let cap = self.p.packet_rate.bytes_in(self.next_boundary() - now);
         let mut down = vec![cap; n];
         for i in 0..n {
-            let mut up = cap.saturating_sub(ps.net.host_unsent(i as u32));
+            let mut up = cap.saturating_sub(ps.host_unsent(i as u32));
             let pairs: Vec<usize> = (0..n)
                 .filter(|&j| {
                     let q = i * n + j;
@@ -659,7 +659,7 @@ impl Fabric for Mordia {
 
     fn next_event(&self) -> Option<SimTime> {
         let b = self.active.then(|| self.next_boundary());
-        let ps = self.ps.as_ref().and_then(|p| p.net.next_event());
+        let ps = self.ps.as_ref().and_then(|p| p.next_event());
         let wake = self.ps_wake.peek_time();
         [b, self.intra.peek_time(), ps, wake]
             .into_iter()
@@ -745,10 +745,10 @@ impl Fabric for Mordia {
             ));
         }
         if let Some(ps) = &self.ps {
-            if ps.net.drops() != 0 {
+            if ps.drops() != 0 {
                 return Err(format!(
                     "mordia: the packet switch dropped {} packets",
-                    ps.net.drops()
+                    ps.drops()
                 ));
             }
             ps.check_invariants()

@@ -44,8 +44,7 @@ impl Eps {
             seed,
         }
         .build();
-        cf.net
-            .set_pfc_jitter(p.pfc_off_max - p.pfc_off_min, p.pfc_on_max - p.pfc_on_min);
+        cf.set_pfc_jitter(p.pfc_off_max - p.pfc_off_min, p.pfc_on_max - p.pfc_on_min);
         Eps {
             cf,
             n: d.n,
@@ -58,18 +57,18 @@ impl Eps {
     /// the network's host state (three levels down, `cf.net`): switch it to
     /// the narrow accessor on `net/` when that lands.
     pub fn host_paused(&self, i: usize) -> bool {
-        self.cf.net.host_paused(i as u32)
+        self.cf.host_paused(i as u32)
     }
 
     /// Bytes host `i`'s NIC holds but has not sent yet (same note).
     pub fn host_unsent(&self, i: usize) -> u64 {
-        self.cf.net.host_unsent(i as u32)
+        self.cf.host_unsent(i as u32)
     }
 
     /// Circuit bytes that reach host `j`'s downlink at `t` and take it
     /// first (strict priority, non-preemptive).
     pub fn occupy_downlink(&mut self, t: SimTime, j: usize, bytes: u64) {
-        self.cf.net.occupy_port(t, (2 * self.n + j) as u32, bytes);
+        self.cf.occupy_port(t, (2 * self.n + j) as u32, bytes);
     }
 
     /// Hands the chunks of class `q` (host `i` → `j`) to the NIC.
@@ -99,13 +98,13 @@ impl Eps {
         self.cf.in_net()
     }
     pub fn next_event(&self) -> Option<SimTime> {
-        self.cf.net.next_event()
+        self.cf.next_event()
     }
     pub fn drops(&self) -> u64 {
-        self.cf.net.drops()
+        self.cf.drops()
     }
     pub fn net_stats(&self) -> FabricStats {
-        self.cf.net.stats().into_iter().collect()
+        self.cf.stats().into_iter().collect()
     }
     pub fn check_invariants(&self) -> Result<(), String> {
         self.cf.check_invariants()

@@ -93,323 +93,29 @@ use crate::flow::Flow;
 use crate::net::calendar::{CalendarQueue, TimerWheel};
 use crate::net::dctcp::Dctcp;
 use crate::net::route::{ecmp_choice, least_loaded, reduce, Hop, Router, Routing};
-use crate::pool::{List, Pool};
+use crate::pool::Pool;
 use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
-use crate::units::{Rate, SimTime};
+use crate::units::SimTime;
 use rand::RngCore;
 use std::collections::VecDeque;
 
-#[path = "external.rs"]
-mod external;
-pub use external::{ClassFlows, StarRouter};
-#[path = "flow_table.rs"]
+mod config;
 mod flow_table;
-use flow_table::FlowTable;
+mod hooks;
+mod ports;
+mod stats;
+mod transport;
 
-/// DCTCP transport settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DctcpConfig {
-    /// Initial window, packets.
-    pub init_cwnd: u32,
-    /// Largest window, packets.
-    pub max_cwnd: u32,
-    /// Gain g of the α estimate.
-    pub g: f64,
-    /// Floor of the retransmission timeout.
-    pub rto_min: SimTime,
-    /// The retransmission timeout before the flow's first RTT sample
-    /// (RFC 6298 §2.1: 1 s on the Internet; a datacenter value here).
-    /// After the first sample, RTO = max(SRTT + 4·RTTVAR, `rto_min`).
-    pub rto_init: SimTime,
-    /// Duplicate ACKs that trigger a fast retransmit.
-    pub dupack_threshold: u32,
-    /// Selective acknowledgements: every ACK of an out-of-order packet
-    /// carries its number; the sender keeps a scoreboard, retransmits one
-    /// hole per ACK during recovery and never resends a SACKed packet.
-    /// Off: NewReno (one hole per round trip).
-    pub sack: bool,
-    /// Delayed ACKs: one ACK per this many in-order packets (1 = every
-    /// packet), or when `delayed_ack_timeout` passes; out-of-order,
-    /// duplicate and last packets, and a change of CE state (RFC 8257
-    /// §3.2), are acknowledged at once.
-    pub delayed_ack: u32,
-    pub delayed_ack_timeout: SimTime,
-}
-
-/// How hosts send.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Transport {
-    Dctcp(DctcpConfig),
-    /// Window-free line-rate sending for lossless networks (no ACKs).
-    Paced,
-}
-
-/// PFC settings (per ingress link).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PfcConfig {
-    pub xoff: u64,
-    pub xon: u64,
-    /// From crossing `xoff` to the upstream port stopping, besides propagation.
-    pub pause_delay: SimTime,
-    /// From falling to `xon` to the upstream port restarting, besides propagation.
-    pub resume_delay: SimTime,
-}
-
-/// Credit-based flow control settings (per link and virtual channel).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CreditConfig {
-    /// Virtual channels per link, `1..=MAX_VCS`.
-    pub vcs: u8,
-    /// Input buffer per (link, VC) at the receiving node, bytes: the
-    /// credits a sender starts with. At least one frame (payload + header).
-    pub vc_buffer: u64,
-    /// From the buffer freeing to the credit leaving, besides propagation.
-    pub credit_delay: SimTime,
-}
-
-/// The most virtual channels per link.
-pub const MAX_VCS: u8 = 16;
-
-/// Link-level flow control.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum FlowControl {
-    /// Lossy: drop-tail.
-    None,
-    Pfc(PfcConfig),
-    /// Credit-based, per virtual channel (lossless by construction).
-    Credit(CreditConfig),
-}
-
-/// Priority classes: strict priority at every port, class 0 first; ACKs
-/// are class 0. With PFC, pauses are per class.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub enum Priority {
-    /// One class.
-    #[default]
-    None,
-    /// PIAS-like (information-agnostic): a data packet's class is the number
-    /// of thresholds at or below the bytes its flow sent before it.
-    Pias(Vec<u64>),
-    /// Size-aware: a flow's class is the number of thresholds at or below
-    /// its size.
-    Size(Vec<u64>),
-}
-
-impl Priority {
-    /// The number of classes.
-    pub fn classes(&self) -> u32 {
-        match self {
-            Priority::None => 1,
-            Priority::Pias(t) | Priority::Size(t) => t.len() as u32 + 1,
-        }
-    }
-
-    /// The class of a data packet that follows `sent` bytes of a flow of
-    /// `bytes` bytes.
-    #[inline]
-    pub fn class(&self, sent: u64, bytes: u64) -> u8 {
-        match self {
-            Priority::None => 0,
-            Priority::Pias(t) => t.iter().take_while(|&&x| x <= sent).count() as u8,
-            Priority::Size(t) => t.iter().take_while(|&&x| x <= bytes).count() as u8,
-        }
-    }
-}
-
-/// The most priority classes.
-pub const MAX_CLASSES: u32 = 8;
-
-/// Everything the substrate needs besides the graph.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NetConfig {
-    /// Payload bytes per full data packet (MSS).
-    pub payload: u32,
-    /// Header bytes added to every data packet.
-    pub header: u32,
-    /// Bytes of an ACK on the wire.
-    pub ack_bytes: u32,
-    /// Propagation delay of every link.
-    pub propagation: SimTime,
-    /// Bytes of buffer per switch port (lossy) or per ingress link (PFC).
-    pub buffer: u64,
-    /// ECN marking threshold (bytes in the output queue); none if `None`.
-    pub ecn_k: Option<u64>,
-    pub flow_control: FlowControl,
-    pub transport: Transport,
-    pub routing: Routing,
-    /// Cut-through forwarding: a switch starts forwarding once the header
-    /// has arrived (lossy ports only).
-    pub cut_through: bool,
-    /// Probability that a switch loses a packet it receives (failure and
-    /// loss-recovery studies; 0 = none).
-    pub loss: f64,
-    pub seed: u64,
-    /// Priority classes (not with credits).
-    pub priority: Priority,
-    /// How a host's NIC orders the data packets of its flows (window
-    /// transport only; ACKs and fast retransmissions go straight to the NIC).
-    pub nic: NicQueues,
-}
-
-/// How a host's NIC orders the data packets of its flows.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum NicQueues {
-    /// One queue per flow, served one packet each in turn; a flow hands the
-    /// NIC a packet only when the NIC is free, so a packet's send time (its
-    /// RTT sample and its retransmission timer) starts when its first bit
-    /// leaves, as with a fair-queueing qdisc and TCP small queues.
-    #[default]
-    RoundRobin,
-    /// One shared FIFO: a flow puts its whole window into it at once, and
-    /// its packets wait behind every other flow's (and its timer runs
-    /// meanwhile).
-    Fifo,
-}
-
-impl Default for NetConfig {
-    /// 4,096 B payload + 64 B header, 64 B ACKs, 1 us propagation, 256 KB
-    /// buffers, no ECN, lossy, DCTCP hosts (initial window 10, 200 us
-    /// minimum RTO, 1 ms initial RTO), ECMP, one class.
-    fn default() -> Self {
-        NetConfig {
-            payload: 4096,
-            header: 64,
-            ack_bytes: 64,
-            propagation: SimTime::us(1),
-            buffer: 256_000,
-            ecn_k: None,
-            flow_control: FlowControl::None,
-            transport: Transport::Dctcp(DctcpConfig {
-                init_cwnd: 10,
-                max_cwnd: 1_000,
-                g: 1.0 / 16.0,
-                rto_min: SimTime::us(200),
-                rto_init: SimTime::ms(1),
-                dupack_threshold: 3,
-                sack: false,
-                delayed_ack: 1,
-                delayed_ack_timeout: SimTime::us(10),
-            }),
-            routing: Routing::Ecmp,
-            cut_through: false,
-            loss: 0.0,
-            seed: 1,
-            priority: Priority::None,
-            nic: NicQueues::RoundRobin,
-        }
-    }
-}
-
-/// One directed link, owned by the node it leaves.
-#[derive(Clone, Copy, Debug)]
-pub struct PortSpec {
-    /// The node at the far end.
-    pub to: u32,
-    pub rate: Rate,
-    /// Index into [`Graph::tiers`] (for per-tier statistics).
-    pub tier: u8,
-}
-
-/// The network's nodes and links. Nodes `0..hosts` are hosts; host `h`'s
-/// only port is port `h` (its NIC). Other nodes are switches.
-#[derive(Clone, Debug)]
-pub struct Graph {
-    pub hosts: u32,
-    pub ports: Vec<PortSpec>,
-    /// For each port, the port of the far node that points back (its
-    /// reverse link), for PFC frames.
-    pub reverse: Vec<u32>,
-    /// Names of the port tiers, e.g. `"tor_up"`.
-    pub tiers: Vec<&'static str>,
-    /// Propagation delay of each port's link (one per port), or empty: every
-    /// link has [`NetConfig::propagation`]. PFC frames and credits travel
-    /// back over a link in its own delay.
-    pub delays: Vec<SimTime>,
-}
-
-const FLAG_ACK: u8 = 1;
-const FLAG_CE: u8 = 2;
-const FLAG_ECE: u8 = 4;
-
-/// A packet in flight or queued. Data: `seq` is its packet number; ACK:
-/// `seq` is the cumulative ACK (the next expected packet). In flight, a
-/// packet lives in its arrival event (by value); PFC queues hold it in the
-/// pool. The derived order only breaks ties between events at one time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-struct Packet {
-    /// Data: send time; ACK: the echoed send time of the data packet.
-    ts: u64,
-    /// Cut-through: when the packet's last bit reaches the node it is
-    /// sent to (0 without cut-through). Queued ports: while it waits, the
-    /// ingress buffer it occupies is `port · lanes + vc` (the link and lane
-    /// it came by); it takes its new lane's VC when it starts.
-    tail: u64,
-    flow: u32,
-    seq: u32,
-    /// The port it was last sent on, and that port's far end (where it
-    /// arrives: kept here so that an arrival does not touch the port).
-    port: u32,
-    node: u32,
-    dst: u32,
-    /// ACK with SACK: 1 + the data packet it selectively acknowledges (0:
-    /// none).
-    sack: u32,
-    /// Router scratch ([`Hop::tag`]), 0 at injection.
-    tag: u32,
-    wire: u16,
-    flags: u8,
-    /// Credits: the virtual channel of the link it was last sent on.
-    vc: u8,
-}
-
-/// An event that is not a packet arrival: port `port` finished sending
-/// (lossless modes).
-const FLAG_PORT_FREE: u8 = 8;
-/// An event that is not a packet arrival: `wire` bytes of credit for VC `vc`
-/// reach port `port`.
-const FLAG_CREDIT: u8 = 16;
-
-/// The event key above every event of its time: at the bound
-/// `(t, AFTER_ALL)` everything due by `t` has happened.
-const AFTER_ALL: Packet = Packet {
-    ts: u64::MAX,
-    tail: 0,
-    flow: 0,
-    seq: 0,
-    port: 0,
-    node: 0,
-    dst: 0,
-    sack: 0,
-    tag: 0,
-    wire: 0,
-    flags: 0,
-    vc: 0,
+pub use config::{
+    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, NicQueues, PfcConfig, PortSpec,
+    Priority, Transport, MAX_CLASSES, MAX_VCS,
 };
 
-/// The calendar event of `bytes` of credit for VC `vc` reaching port `port`
-/// (its payload decides its place among events of the same time).
-#[inline]
-fn credit_event(port: u32, vc: u8, bytes: u16) -> Packet {
-    Packet {
-        port,
-        vc,
-        wire: bytes,
-        flags: FLAG_CREDIT,
-        ..Packet::default()
-    }
-}
+use flow_table::FlowTable;
+use ports::*;
+use stats::Counters;
+use transport::{is_sacked, next_hole, FlowState, WinState};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Timer {
@@ -423,311 +129,6 @@ enum Timer {
         pause: bool,
         seq: u32,
     },
-}
-
-/// The state of a port that every packet touches: half a cache line, two
-/// ports to a line (the lossy fast path reads and writes a port per hop;
-/// its rare counters are in [`PortCounts`], its rate in the graph's
-/// [`PortSpec`], read only when the rate is not a whole number of ps per
-/// byte, and a queued port's occupancy in `Network::qload`).
-#[derive(Clone, Copy, Debug)]
-#[repr(align(32))]
-struct Port {
-    busy_until: u64,
-    /// Propagation delay of its link, ps.
-    prop: u64,
-    /// Peak occupancy: bytes, or (lossy, whole ps per byte) picoseconds of
-    /// backlog; see [`Port::peak_bytes`].
-    peak: u64,
-    /// Serialisation picoseconds per byte when that is a whole number (and
-    /// fits 32 bits, i.e. rates above ~1.9 kbps), else 0. u32 so that `to`
-    /// shares its word and the port stays 32 bytes. (The lossy buffer and
-    /// ECN threshold as serialisation times are `ps_per_byte` times the
-    /// configured bytes: [`Network::limits_ps`].)
-    ps_per_byte: u32,
-    to: u32,
-}
-
-// The hot path touches half a line per port-hop; keep it so.
-const _: () = assert!(std::mem::size_of::<Port>() == 32);
-
-/// A port's drop and ECN-mark counts (apart from [`Port`]: touched only
-/// when a packet is dropped or marked).
-#[derive(Clone, Copy, Debug, Default)]
-struct PortCounts {
-    drops: u64,
-    marks: u64,
-}
-
-impl Port {
-    fn peak_bytes(&self, lossless: bool) -> u64 {
-        if !lossless && self.ps_per_byte != 0 {
-            self.peak / self.ps_per_byte as u64
-        } else {
-            self.peak
-        }
-    }
-
-    /// Lossy ports: bytes not yet serialised at `now` (rounded up).
-    /// `rate` (the port's) is asked only when it is not a whole number of
-    /// ps per byte.
-    #[inline]
-    fn backlog(&self, now: u64, rate: impl FnOnce() -> Rate) -> u64 {
-        let left = self.busy_until.saturating_sub(now);
-        if left == 0 {
-            0
-        } else if self.ps_per_byte != 0 {
-            left.div_ceil(self.ps_per_byte as u64)
-        } else {
-            (left as u128 * rate().0 as u128).div_ceil(8 * SimTime::S as u128) as u64
-        }
-    }
-
-    /// Serialisation time of `bytes`; `rate` as for [`Port::backlog`].
-    #[inline]
-    fn ser(&self, bytes: u64, rate: impl FnOnce() -> Rate) -> u64 {
-        if self.ps_per_byte != 0 {
-            bytes * self.ps_per_byte as u64
-        } else {
-            rate().tx_time(bytes).0
-        }
-    }
-}
-
-/// The state of a queued port (lossless, or with priority classes): one
-/// cache line. A port is also the ingress link of its far node: its
-/// `ingress` bytes and the held releases `rel` of packets that came by it.
-#[derive(Clone, Copy, Debug, Default)]
-#[repr(align(64))]
-struct QPort {
-    busy: bool,
-    /// Credits: the VC to serve first (round-robin).
-    rr: u8,
-    /// The packet on the wire: its bytes, and the ingress buffer it leaves
-    /// (`TX_LAZY`: its release is held in `rel` of the link it came by).
-    tx_wire: u16,
-    /// Packets waiting in its lanes (so that "is anything queued" does not
-    /// read every lane).
-    queued: u32,
-    tx_inp: u32,
-    /// Credits: from the far end freeing a buffer to the credit reaching
-    /// this port (its link's propagation + `credit_delay`), ps, or
-    /// `u32::MAX`: read [`Network::credit_after`]'s slow path.
-    credit_after: u32,
-    /// This port as an ingress link of its far node: bytes buffered there.
-    ingress: u64,
-    peak_ingress: u64,
-    /// Lazy port-free: releases of packets that came by this link, held
-    /// until they are due (see [`Network::hold_release`]).
-    rel: [Rel; RELS],
-}
-
-const _: () = assert!(std::mem::size_of::<QPort>() == 64);
-
-/// `QPort::tx_inp` of a packet whose release is held lazily.
-const TX_LAZY: u32 = u32::MAX;
-
-/// Held releases per link.
-const RELS: usize = 2;
-
-/// A packet that came by a link and left its far node on port `port`,
-/// finishing at `end` (lazy port-free): at `(end, port-free event of
-/// port)` its `wire` bytes leave the far node's buffer of VC `vc` (the
-/// link's `Lane::far` and `QPort::ingress`), and one credit delay later
-/// its credit reaches the link's sender. `st`: `REL_LIVE` plus
-/// `REL_FAR` (the buffer part is applied) and `REL_CREDIT` (the credit is
-/// in `credits` or an event); both: free again.
-#[derive(Clone, Copy, Debug, Default)]
-struct Rel {
-    end: u64,
-    port: u32,
-    wire: u16,
-    vc: u8,
-    st: u8,
-}
-
-const REL_LIVE: u8 = 1;
-const REL_FAR: u8 = 2;
-const REL_CREDIT: u8 = 4;
-const REL_DONE: u8 = REL_LIVE | REL_FAR | REL_CREDIT;
-
-/// A queued port's load for adaptive routing (`Network::qload`, dense: a
-/// switch's candidate ports share a line): the bytes queued or on the
-/// wire, + 1 while busy; or, with `LZ_FLAG`, the port sends its last
-/// queued packet and frees lazily: `LZ_FLAG | end << 16 | wire` (nothing
-/// is queued, so its load is `wire + 1` before `(end, port-free event)`
-/// and 0 from then on; see [`eff_load`]).
-const LZ_FLAG: u64 = 1 << 63;
-/// A lazy free's end must fit below the flag: 2^47 ps (~140 s).
-const LZ_END_LIMIT: u64 = 1 << 47;
-
-/// A lazily freeing port's (end, wire), from its `qload` word.
-#[inline]
-fn lz_parts(w: u64) -> (u64, u64) {
-    ((w & !LZ_FLAG) >> 16, w & 0xffff)
-}
-
-/// The port-free event of port `p` (its payload orders it among the
-/// events of its time).
-#[inline]
-fn pf_event(p: u32) -> Packet {
-    Packet {
-        port: p,
-        flags: FLAG_PORT_FREE,
-        ..Packet::default()
-    }
-}
-
-/// Whether the event `(t, ev)` comes before `bound` in the calendar's
-/// order (time, then payload).
-#[inline]
-fn before(bound: &(u64, Packet), t: u64, ev: Packet) -> bool {
-    t < bound.0 || (t == bound.0 && ev < bound.1)
-}
-
-/// Port `p`'s load at `bound` from its `qload` word `w` (its lazy free
-/// applied if due).
-#[inline]
-fn eff_load(w: u64, p: u32, bound: &(u64, Packet)) -> u64 {
-    if w & LZ_FLAG == 0 {
-        return w;
-    }
-    let (end, wire) = lz_parts(w);
-    if before(bound, end, pf_event(p)) {
-        0
-    } else {
-        wire + 1
-    }
-}
-
-/// One lane (a VC with credits, else a priority class) of a queued port:
-/// one cache line (a port-free event updates the lane its packet came by,
-/// `far` and the credit it returns, in one place).
-#[derive(Clone, Copy, Debug, Default)]
-#[repr(align(64))]
-struct Lane {
-    /// Packets waiting to be sent in this lane.
-    queue: List,
-    /// Credits: bytes the port may still send on this VC.
-    credits: u64,
-    /// Bytes of this lane buffered at the far end (credits, PFC).
-    far: u64,
-    /// PFC: this lane of the port is paused (since `paused_since`).
-    paused: bool,
-    paused_since: u64,
-    /// PFC, as an ingress lane of the far node: a PAUSE is outstanding;
-    /// frame sequence numbers (sent, applied).
-    pause_sent: bool,
-    frame_seq: u32,
-    applied_seq: u32,
-    /// Credits (lazy returns, see [`Network::return_credit`]): a credit of
-    /// `pend` bytes (0: none) that reaches the port at `pend_at` and is not
-    /// yet in `credits`; `pend_woken`: its arrival is an event in the
-    /// calendar (the port waited for credits).
-    pend: u16,
-    pend_woken: bool,
-    pend_at: u64,
-}
-
-/// What every flow needs (the paced transport needs nothing else).
-struct FlowState {
-    src: u32,
-    dst: u32,
-    bytes: u64,
-    npkts: u32,
-    snd_nxt: u32,
-    /// Packets of this flow (data or ACK) lost in the network.
-    losses: u32,
-    sender_done: bool,
-    receiver_done: bool,
-    start: u64,
-    finish: u64,
-    rb: ReorderBuffer,
-}
-
-/// The window transport's per-flow state (DCTCP only: a paced flow has
-/// none, and a run of 10 M paced one-packet flows does not pay for it).
-struct WinState {
-    snd_una: u32,
-    dupacks: u32,
-    recover: u32,
-    in_recovery: bool,
-    cc: Dctcp,
-    srtt: u64,
-    rttvar: u64,
-    rto: u64,
-    rto_deadline: u64,
-    rto_armed: bool,
-    /// SACK scoreboard (bit per packet, allocated at the first SACK), one
-    /// past the highest SACKed packet, and the next hole to consider.
-    sacked: Vec<u64>,
-    high_sack: u32,
-    rtx_next: u32,
-    /// Delayed ACKs: in-order packets not yet acknowledged, the echo time
-    /// and CE state they carry, and the timer.
-    da_pending: u32,
-    da_ts: u64,
-    da_ce: bool,
-    da_deadline: u64,
-    da_armed: bool,
-    /// [`FlowState::losses`] at the last retransmission timeout: a timeout
-    /// with no loss since the previous one is spurious.
-    losses_at_rto: u32,
-    /// Round-robin NIC: in its host's list of flows with a packet to send.
-    ready: bool,
-    /// Out-of-order packets reported by duplicate ACKs and not yet covered
-    /// by the cumulative ACK (for DCTCP's marked fraction).
-    reported: u32,
-}
-
-/// Counters of the whole network.
-#[derive(Clone, Copy, Debug, Default)]
-struct Counters {
-    data_sent: u64,
-    data_delivered: u64,
-    acks: u64,
-    hops: u64,
-    drops: u64,
-    retransmissions: u64,
-    fast_retransmits: u64,
-    timeouts: u64,
-    /// Timeouts of a flow none of whose packets or ACKs was lost since its
-    /// previous timeout (the packet resent was not lost).
-    spurious_timeouts: u64,
-    /// Data packets' wait at the sending NIC before their first bit leaves:
-    /// total and largest, ps.
-    nic_wait: u64,
-    nic_wait_max: u64,
-    duplicates: u64,
-    early: u64,
-    lost: u64,
-    lost_data: u64,
-    credit_stalls: u64,
-    /// Credits: the most bytes any (link, VC) input buffer held.
-    peak_vc_bytes: u64,
-}
-
-/// Whether packet `seq` is marked in a SACK scoreboard.
-#[inline]
-fn is_sacked(sacked: &[u64], seq: u32) -> bool {
-    sacked
-        .get((seq / 64) as usize)
-        .is_some_and(|w| w >> (seq % 64) & 1 != 0)
-}
-
-/// SACK recovery: the next packet below the highest SACKed one that is
-/// neither SACKed nor already retransmitted in this recovery.
-fn next_hole(fl: &FlowState, w: &mut WinState) -> Option<u32> {
-    let mut h = w.rtx_next.max(w.snd_una);
-    while h < w.high_sack && is_sacked(&w.sacked, h) {
-        h += 1;
-    }
-    if h < w.high_sack && h < fl.snd_nxt {
-        w.rtx_next = h + 1;
-        Some(h)
-    } else {
-        None
-    }
 }
 
 /// A packet-level network over a graph and a router.
@@ -797,8 +198,8 @@ pub struct Network<R: Router> {
     active: u64,
     last_advance: u64,
     peak_events: usize,
-    /// Hooks for outside drivers (`net/external.rs`).
-    ext: external::Ext,
+    /// State of the hooks for outside drivers (`net::external`).
+    ext: hooks::Ext,
 }
 
 impl<R: Router> Network<R> {
@@ -929,7 +330,7 @@ impl<R: Router> Network<R> {
             active: 0,
             last_advance: 0,
             peak_events: 0,
-            ext: external::Ext::default(),
+            ext: hooks::Ext::default(),
             cfg,
             graph,
             router,
@@ -2647,5 +2048,121 @@ impl<R: Router> Network<R> {
                 }
             },
         );
+    }
+
+    // Hooks for a fabric that drives the network from outside and shares
+    // its links (REACToR's EPS, Mordia's packet switch: `net::external`).
+
+    /// Paced transport: `bytes` more of flow `f` at `now`. The flow's
+    /// packets keep their numbering (full packets, the last one possibly
+    /// short); a flow whose short last packet has already left cannot grow
+    /// (`false`; add a new flow instead). A flow whose bytes were all
+    /// delivered is reopened: its next completion is reported again.
+    pub fn extend_flow(&mut self, now: SimTime, f: u32, bytes: u64) -> bool {
+        assert!(
+            matches!(self.cfg.transport, Transport::Paced),
+            "net: extend_flow needs the paced transport"
+        );
+        assert!(!self.retire, "net: extend_flow with finished flows retired");
+        if bytes == 0 {
+            return true;
+        }
+        let payload = self.cfg.payload as u64;
+        let fl = &mut self.flows[f as usize];
+        if !fl.bytes.is_multiple_of(payload) && fl.snd_nxt >= fl.npkts {
+            return false;
+        }
+        let total = fl
+            .bytes
+            .checked_add(bytes)
+            .expect("net: flow size overflow");
+        let npkts = u32::try_from(total.div_ceil(payload)).expect("net: more than 2^32 packets");
+        fl.bytes = total;
+        fl.npkts = npkts;
+        let src = fl.src;
+        if fl.receiver_done {
+            fl.receiver_done = false;
+            self.active += 1;
+        }
+        self.last_advance = now.0;
+        self.bound = (now.0, AFTER_ALL);
+        if fl.sender_done {
+            fl.sender_done = false;
+            self.paced[src as usize].push_back(f);
+            if self.lazy_pf {
+                self.settle_port(src);
+            }
+            if !self.qports[src as usize].busy && !self.all_paused(src) && !self.has_queue(src) {
+                self.pace(src, now.0);
+            }
+        }
+        true
+    }
+
+    /// Whether PFC has paused every class of `host`'s NIC (false without
+    /// queued ports).
+    pub fn host_paused(&self, host: u32) -> bool {
+        self.queued() && self.all_paused(host)
+    }
+
+    /// Paced transport: bytes of `host`'s flows not yet handed to its NIC.
+    pub fn host_unsent(&self, host: u32) -> u64 {
+        let p = self.cfg.payload as u64;
+        self.paced[host as usize]
+            .iter()
+            .map(|&f| {
+                let fl = &self.flows[f as usize];
+                fl.bytes - (fl.snd_nxt as u64 * p).min(fl.bytes)
+            })
+            .sum()
+    }
+
+    /// PFC: every PAUSE takes `pause_delay + U[0, pause_extra]` and every
+    /// RESUME `resume_delay + U[0, resume_extra]` (besides propagation),
+    /// drawn per frame from the stream `net.pfc` of the network's seed.
+    pub fn set_pfc_jitter(&mut self, pause_extra: SimTime, resume_extra: SimTime) {
+        assert!(
+            matches!(self.cfg.flow_control, FlowControl::Pfc(_)),
+            "net: PFC jitter without PFC"
+        );
+        self.ext.pause_extra = pause_extra.0;
+        self.ext.resume_extra = resume_extra.0;
+        self.ext.rng = Some(RngStreams::new(self.cfg.seed).stream("net.pfc"));
+    }
+
+    /// Queued ports: `bytes` of outside traffic on port `p` from `now` (or
+    /// from when the port is next free), with priority over every packet
+    /// not yet started; returns when the port is free again.
+    pub fn occupy_port(&mut self, now: SimTime, p: u32, bytes: u64) -> SimTime {
+        assert!(self.queued(), "net: occupy_port needs queued ports");
+        let rate = || self.graph.ports[p as usize].rate;
+        let port = &mut self.ports[p as usize];
+        let end = port.busy_until.max(now.0) + port.ser(bytes, rate);
+        port.busy_until = end;
+        SimTime(end)
+    }
+
+    /// Keeps a log of deliveries for [`Network::take_deliveries`].
+    pub fn log_deliveries(&mut self, on: bool) {
+        self.ext.log = on.then(Vec::new);
+    }
+
+    /// Moves the deliveries (net flow, time, bytes) logged since the last
+    /// call into `out` (cleared first), in the order they happened.
+    pub fn take_deliveries(&mut self, out: &mut Vec<(u32, SimTime, u64)>) {
+        out.clear();
+        if let Some(log) = &mut self.ext.log {
+            std::mem::swap(log, out);
+        }
+    }
+
+    /// Processes every event due at or before `t`.
+    pub fn run_until(&mut self, t: SimTime, rec: &mut Recorder) {
+        while let Some(e) = self.next_event() {
+            if e > t {
+                break;
+            }
+            self.advance(e, rec);
+        }
     }
 }
