@@ -484,6 +484,8 @@ fn configs_too_big_to_allocate_are_refused_before_allocation() {
     let mut c = Config::default();
     small(&mut c);
     c.topology.uplinks = 1_000_000;
+    // A set server rate: the derived one (5e16 b/s) is refused first.
+    c.topology.server_rate = Some(photonet::units::Rate::gbps(10));
     let e = prepare(&c, &Paths::default()).err().expect("refused");
     assert_eq!(e.key, "topology.uplinks", "{e}");
     assert!(e.reason.contains("limit is 16 GB"), "{e}");
