@@ -10,7 +10,7 @@
 
 pub use crate::error::ConfigError;
 use crate::error::{from_toml_table, from_toml_text};
-use crate::fabric::registry::{self, BuildContext, FabricSpec, ParamTable, Variant};
+use crate::fabric::registry::{self, BuildContext, FabricPlan, FabricSpec, ParamTable, Variant};
 pub use crate::topology::Topology;
 use crate::units::{ByteSize, SimTime};
 pub use crate::workload::LoadBasis;
@@ -346,10 +346,20 @@ impl PartialEq for Config {
 }
 
 impl Config {
+    /// Parses TOML text and validates it ([`Config::parse`], then
+    /// [`Config::validate`]).
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        let cfg = Config::parse(text)?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
     /// Parses TOML text; unknown keys and malformed values are errors naming
     /// the key. Tables of fabrics other than the selected one are checked too
-    /// (a typo is an error) but are not kept.
-    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+    /// (a typo is an error) but are not kept. Values that parse but cannot be
+    /// simulated are left to [`Config::plan`] (which `run::prepare` calls, so
+    /// a run plans its fabric once).
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
         let mut all: toml::Table = from_toml_text(text, "")?;
         let mut tables = BTreeMap::new();
         for spec in registry::REGISTRY {
@@ -396,7 +406,6 @@ impl Config {
         }
         tables.retain(|k, _| k == own);
         cfg.tables = tables;
-        cfg.validate()?;
         Ok(cfg)
     }
 
@@ -466,7 +475,13 @@ impl Config {
 
     /// Checks values that parse but cannot be simulated.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let spec = self.spec()?;
+        self.plan().map(|_| ())
+    }
+
+    /// Checks the common keys, then parses the selected fabric's table and
+    /// plans it for its variant: every check before any simulated time.
+    pub fn plan(&self) -> Result<FabricPlan, ConfigError> {
+        let (spec, variant) = self.selected()?;
         self.topology.validate()?;
         let w = &self.workload;
         if !(w.load > 0.0 && w.load.is_finite()) {
@@ -734,8 +749,9 @@ impl Config {
                 "a bin width must be > 0",
             ));
         }
-        let table = self.fabric_table(spec)?;
-        spec.layout(&table, &self.build_context())
+        let empty = toml::Table::new();
+        let table = self.tables.get(spec.table).unwrap_or(&empty);
+        spec.plan(table, variant, &self.build_context())
     }
 }
 

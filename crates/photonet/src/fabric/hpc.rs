@@ -177,7 +177,7 @@ pub const DRAGONFLY: Variant = Variant {
 };
 
 /// A checked topology: which network, its delay per link, its hosts.
-enum Shape {
+pub enum Shape {
     Mb(MultiButterfly),
     Df(Dragonfly),
 }
@@ -388,22 +388,25 @@ impl FabricModule for HpcModule {
     type Params = HpcParams;
     const VARIANTS: &'static [Variant] = &[MULTIBUTTERFLY, DRAGONFLY];
 
-    fn layout(p: &HpcParams, ctx: &BuildContext) -> Result<(), ConfigError> {
+    type Layout = (Shape, FlowControl);
+
+    fn plan(
+        p: &HpcParams,
+        v: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<(Shape, FlowControl), ConfigError> {
         check(p)?;
-        // Either shape must be buildable: the one asked for is re-checked
-        // at build time.
-        let s = Shape::new(p, &MULTIBUTTERFLY, ctx)
-            .or_else(|e| Shape::new(p, &DRAGONFLY, ctx).map_err(|_| e))?;
-        flow_control(p, ctx.topology.host_rate(), s.max_delay(p)).map(|_| ())
+        let shape = Shape::new(p, v, ctx)?;
+        let fc = flow_control(p, ctx.topology.host_rate(), shape.max_delay(p))?;
+        Ok((shape, fc))
     }
 
     fn build(
         p: HpcParams,
-        v: &Variant,
+        (shape, fc): (Shape, FlowControl),
+        _: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-        check(&p)?;
-        let shape = Shape::new(&p, v, ctx)?;
         let rate = ctx.topology.host_rate();
         let n = ctx.topology.hosts();
         let prop = shape.max_delay(&p);
@@ -415,7 +418,7 @@ impl FabricModule for HpcModule {
             propagation: prop,
             buffer: p.buffer.0,
             ecn_k: None,
-            flow_control: flow_control(&p, rate, prop)?,
+            flow_control: fc,
             transport: Transport::Paced,
             routing: p.routing,
             cut_through: p.cut_through,
@@ -527,7 +530,7 @@ mod tests {
     fn bad_input_names_key_value_and_reason() {
         let t = topo(1024);
         let bad = |p: HpcParams, v: &Variant, t: &Topology, key: &str, why: &str| {
-            let e = HpcModule::build(p, v, &BuildContext::test(t))
+            let e = HpcModule::plan_and_build(p, v, &BuildContext::test(t))
                 .err()
                 .expect("refused");
             assert!(e.key == key && e.reason.contains(why), "{e}");
@@ -611,7 +614,7 @@ mod tests {
     /// Runs one flow of `bytes` from `src` to `dst` alone; its FCT.
     fn lone_fct(p: &HpcParams, v: &Variant, n: u32, src: u32, dst: u32, bytes: u64) -> SimTime {
         let t = topo(n);
-        let mut fab = HpcModule::build(p.clone(), v, &BuildContext::test(&t)).unwrap();
+        let mut fab = HpcModule::plan_and_build(p.clone(), v, &BuildContext::test(&t)).unwrap();
         let f = Flow {
             id: 0,
             src,
@@ -737,8 +740,10 @@ mod tests {
                 })
                 .collect();
             for stop in &stop_rules(SimTime(at / 2), u64::from(n) * 20, SimTime::us(2)) {
-                let build =
-                    || HpcModule::build(HpcParams::default(), v, &BuildContext::test(&t)).unwrap();
+                let build = || {
+                    HpcModule::plan_and_build(HpcParams::default(), v, &BuildContext::test(&t))
+                        .unwrap()
+                };
                 let mut many = build();
                 let mut one = OneStep(build());
                 let a = outcome(many.as_mut(), &flows, stop);
