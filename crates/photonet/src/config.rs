@@ -308,9 +308,10 @@ pub struct Config {
     pub workload: WorkloadConfig,
     pub stop: StopConfig,
     pub metrics: MetricsConfig,
-    /// Fabric parameter tables by table name, as given (defaults are filled in
-    /// when a table is read). Only the selected fabric's table is part of the
-    /// complete config.
+    /// Fabric parameter tables by table name, complete (every default filled
+    /// in: `parse` and `set_params` store them so, and `to_toml` writes them
+    /// as they are). Only the selected fabric's table is part of the complete
+    /// config.
     #[serde(skip)]
     #[schemars(skip)]
     pub tables: BTreeMap<String, toml::Table>,
@@ -371,8 +372,8 @@ impl Config {
                         "must be a table of the fabric's parameters",
                     ));
                 };
-                spec.complete(&t)?;
-                tables.insert(spec.table.to_string(), t);
+                // Kept complete: a run's TOML is written from it as is.
+                tables.insert(spec.table.to_string(), spec.complete(&t)?);
             }
         }
         let mut cfg: Config = from_toml_table(&all, "").map_err(|e| {
@@ -389,9 +390,8 @@ impl Config {
             let Some(spec) = registry::by_table(name).filter(|_| name != own) else {
                 continue;
             };
-            let given = spec.complete(t)?;
             let defaults = spec.defaults();
-            let changed: Vec<&str> = given
+            let changed: Vec<&str> = t
                 .iter()
                 .filter(|(k, v)| defaults.get(k.as_str()) != Some(*v))
                 .map(|(k, _)| k.as_str())
@@ -414,9 +414,13 @@ impl Config {
     pub fn to_toml(&self) -> String {
         let mut t = toml::Table::try_from(self).expect("config serialises");
         if let Ok((spec, _)) = self.selected() {
-            if let Ok(own) = self.fabric_table(spec) {
-                t.insert(spec.table.to_string(), toml::Value::Table(own));
-            }
+            // Tables are kept complete (`parse`, `set_params`); a config
+            // built in code may lack its fabric's: the defaults.
+            let own = match self.tables.get(spec.table) {
+                Some(t) => t.clone(),
+                None => spec.defaults(),
+            };
+            t.insert(spec.table.to_string(), toml::Value::Table(own));
         }
         toml::to_string(&t).expect("config serialises")
     }
