@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -436,8 +437,6 @@ def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs:
     if kind == "cdf" and not isinstance(p.get("class", "all"), str):
         raise ConfigError(f"{w}: `class` = {p['class']!r} must be a size class such as \"<100KB\", \">=100KB\" or \"all\"")
     if kind == "cdf":
-        from .numbers import parse_class
-
         parse_class(w, p.get("class", "all"))
     return {"kind": kind, **p}
 
@@ -528,3 +527,29 @@ def _load_model_figure(path: Path, fid: str, params: dict, rep: dict, where: str
         claims.append({"kind": "value", **c})
     return Figure(id=fid, path=path.resolve(), title=str(rep.get("title", path.stem)), panels=panels, claims=claims,
                   notes=str(rep.get("notes", "")), model=model, params=params, options=options)
+
+
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*")
+_SIZE_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
+
+
+def parse_size(where: str, text: str) -> float:
+    """``"100KB"`` -> 100000 bytes (KB = 1000 B, KiB = 1024 B), as configs write sizes."""
+    m = _SIZE.fullmatch(text)
+    unit = m.group(2).upper() if m else None
+    if not m or unit not in _SIZE_UNITS:
+        raise ConfigError(f"{where}: {text!r} is not a size such as \"100KB\" or \"64KiB\"")
+    return float(m.group(1)) * _SIZE_UNITS[unit]
+
+
+def parse_class(where: str, cls: str) -> tuple[float, float]:
+    """A size class as summary.json names them (``all``, ``<100KB``, ``>=100KB``)
+    -> [lo, hi) in bytes."""
+    w = f"{where}: `class` = {cls!r}"
+    if cls == "all":
+        return 0.0, math.inf
+    if cls.startswith(">="):
+        return parse_size(w, cls[2:]), math.inf
+    if cls.startswith("<"):
+        return 0.0, parse_size(w, cls[1:])
+    raise ConfigError(f"{w} is not a size class; expected \"all\", \"<SIZE\" or \">=SIZE\"")

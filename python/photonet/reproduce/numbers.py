@@ -3,14 +3,13 @@ to the paper's (numbers.csv)."""
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import pandas as pd
 
 from ..config import ConfigError
-from .experiment import Figure, Metric, is_num, parse_expect, x_equal
+from .experiment import Figure, Metric, is_num, parse_class, parse_expect, parse_size, x_equal  # noqa: F401 (re-exported)
 from .models import ModelRun, lookup
 from .points import FigPoint, manifest_of, summary_of
 
@@ -18,32 +17,6 @@ OK = ("done", "cached")
 POINT_COLUMNS = ["figure", "series", "fabric", "x", "status", "key"]
 RUN_COLUMNS = ["completed", "flows", "sim_time_us", "wall_s"]
 NUMBERS_COLUMNS = ["figure", "quantity", "unit", "ours", "paper", "ratio", "difference", "paper_text", "note", "paper_quote"]
-
-_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*")
-_SIZE_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
-
-
-def parse_size(where: str, text: str) -> float:
-    """``"100KB"`` -> 100000 bytes (KB = 1000 B, KiB = 1024 B), as configs write sizes."""
-    m = _SIZE.fullmatch(text)
-    unit = m.group(2).upper() if m else None
-    if not m or unit not in _SIZE_UNITS:
-        raise ConfigError(f"{where}: {text!r} is not a size such as \"100KB\" or \"64KiB\"")
-    return float(m.group(1)) * _SIZE_UNITS[unit]
-
-
-def parse_class(where: str, cls: str) -> tuple[float, float]:
-    """A size class as summary.json names them (``all``, ``<100KB``, ``>=100KB``)
-    -> [lo, hi) in bytes."""
-    w = f"{where}: `class` = {cls!r}"
-    if cls == "all":
-        return 0.0, math.inf
-    if cls.startswith(">="):
-        return parse_size(w, cls[2:]), math.inf
-    if cls.startswith("<"):
-        return 0.0, parse_size(w, cls[1:])
-    raise ConfigError(f"{w} is not a size class; expected \"all\", \"<SIZE\" or \">=SIZE\"")
-
 
 def _scaled(v: float, scale: float) -> float:
     # Divide by 1000 rather than multiply by 0.001 (not exact in binary) when
