@@ -105,16 +105,17 @@ pub fn parse_cm(text: &str, hosts: u32) -> Result<(Dag, Vec<String>), String> {
                 let id = id
                     .filter(|&x| x != 0)
                     .ok_or_else(|| format!("line {ln}: a trigger needs a non-zero `id`"))?;
-                let kind =
-                    match kind {
-                        None => return Err(format!(
+                let kind = match kind {
+                    None => {
+                        return Err(format!(
                             "line {ln}: trigger {id} has no type (oneshot, multishot or barrier)"
-                        )),
-                        Some(Kind::Barrier(_)) => Kind::Barrier(count.ok_or_else(|| {
-                            format!("line {ln}: barrier trigger {id} needs a `count`")
-                        })?),
-                        Some(k) => k,
-                    };
+                        ))
+                    }
+                    Some(Kind::Barrier(_)) => Kind::Barrier(count.ok_or_else(|| {
+                        format!("line {ln}: barrier trigger {id} needs a `count`")
+                    })?),
+                    Some(k) => k,
+                };
                 if let Some((prev, _)) = triggers.insert(id, (ln, kind)) {
                     return Err(format!(
                         "line {ln}: trigger {id} is defined again (first on line {prev})"
