@@ -137,6 +137,10 @@ pub enum PatternKind {
     /// A dependency graph of flows from the CSV `file` (header
     /// `id,src,dst,bytes,start,delay,deps`). The run drains.
     Dependent,
+    /// htsim's connection-matrix `file` (`.cm`: `Nodes`, `Connections`,
+    /// `src->dst id I start T size B`, triggers); triggered flows start when
+    /// the flows that fire their trigger complete. The run drains.
+    Htsim,
 }
 
 /// Who sends to whom: `kind` picks the pattern; the other keys are its parameters.
@@ -664,6 +668,7 @@ impl Config {
             PatternKind::Dependent => {
                 keys_for("workload.pattern", "dependent", &given, &["file"], &[])?
             }
+            PatternKind::Htsim => keys_for("workload.pattern", "htsim", &given, &["file"], &[])?,
             PatternKind::Hotspot => {
                 keys_for("workload.pattern", "hotspot", &given, &[], &["node"])?;
                 let v = pt.node.unwrap_or(0) as u64;
@@ -692,6 +697,7 @@ impl Config {
                     | PatternKind::Trace
                     | PatternKind::Collective
                     | PatternKind::Dependent
+                    | PatternKind::Htsim
             )
         {
             return Err(ConfigError::new(

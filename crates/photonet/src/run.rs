@@ -104,7 +104,10 @@ pub fn input_files(
             paths.resolve(key, w.sizes.file.as_deref().unwrap_or(""))?,
         ));
     }
-    if w.pattern.kind == PatternKind::Trace {
+    if matches!(
+        w.pattern.kind,
+        PatternKind::Trace | PatternKind::Dependent | PatternKind::Htsim
+    ) {
         let key = "workload.pattern.file";
         out.push((
             key,
@@ -175,7 +178,7 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
                 Box::new(PingPong::new(hosts, pt.group, sizes, per_node, &streams));
             return Ok(Prepared::without_load(config, fabric, arrivals));
         }
-        PatternKind::Collective | PatternKind::Dependent => {
+        PatternKind::Collective | PatternKind::Dependent | PatternKind::Htsim => {
             return prepare_dependent(config, paths, fabric, &streams);
         }
         PatternKind::Trace => {
@@ -257,9 +260,14 @@ fn prepare_dependent(
         let file = pt.file.clone().unwrap_or_default();
         let path = paths.resolve("workload.pattern.file", &file)?;
         let bad = |reason| ConfigError::new("workload.pattern.file", format!("{file:?}"), reason);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
-        let (dag, labels) = crate::workload::dag::parse_dag(&text).map_err(bad)?;
+        let text = crate::files::read_text(&path, "workload file", crate::files::MAX_TRACE_BYTES)
+            .map_err(bad)?;
+        let (dag, labels) = if pt.kind == PatternKind::Htsim {
+            crate::workload::htsim::parse_cm(&text, hosts)
+        } else {
+            crate::workload::dag::parse_dag(&text)
+        }
+        .map_err(bad)?;
         let plan = collective::Plan {
             instances: (0..dag.len() as u32).map(|i| (0, i)).collect(),
             dag,
