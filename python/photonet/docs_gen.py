@@ -117,20 +117,12 @@ def write_fabric_pages(out: Path = DOCS / "fabrics") -> list[Path]:
 # ---- reproductions
 
 def scorecard(nums) -> dict[str, int]:
-    """How ours compares with the paper's numbers: claims; of those with a
-    number on both sides, within 10 %, within 25 %, further; words only; no
-    value of ours."""
-    card = {"claims": len(nums), "within 10 %": 0, "within 25 %": 0, "further": 0, "paper in words": 0, "no value of ours": 0}
-    for _, r in nums.iterrows():
-        ours, paper = r["ours"], r["paper"]
-        if not (isinstance(ours, float) and math.isfinite(ours)):
-            card["no value of ours"] += 1
-        elif not (isinstance(paper, float) and math.isfinite(paper)):
-            card["paper in words"] += 1
-        else:
-            rel = abs(ours - paper) / abs(paper) if paper else (0.0 if ours == 0 else math.inf)
-            card["within 10 %" if rel <= 0.10 else "within 25 %" if rel <= 0.25 else "further"] += 1
-    return card
+    """Each verdict's count (numbers.csv's `verdict` column): reproduced,
+    explained gap, unexplained gap, not attempted; sanity lines apart."""
+    from .reproduce.numbers import scorecard as card
+
+    c = card(nums)
+    return {k: c[k] for k in ("reproduced", "explained gap", "unexplained gap", "not attempted", "sanity lines (apart)")}
 
 
 def _text(v) -> str:
@@ -152,13 +144,15 @@ def reproduction_page(paper: str, title: str, nums, figures: list[str], about: s
          f"Generated from `numbers.csv` of `photonet reproduce {paper}` at the **quick** scale ({about}). "
          f"The paper's scale: `photonet reproduce {paper} --full`. The experiment's files: `experiments/{paper}/`.", "",
          "## Scorecard", "", "| " + " | ".join(card) + " |", "|" + "---|" * len(card), "| " + " | ".join(str(v) for v in card.values()) + " |",
-         "", "Within 10 % / 25 %: |ours − paper| / |paper| where the paper states a number. At the quick scale absolute "
+         "", "A claim is reproduced when ours is within its stated tolerance of the paper's number, inside the paper's "
+         "range, or in the direction the paper's quoted words state (the `check` column). Sanity lines check what the "
+         "inputs guarantee and are not counted as reproducing the paper. At the quick scale absolute "
          "numbers that depend on size are flagged in the note column.", "", "## The paper's numbers next to ours", "",
-         "| figure | quantity | ours | paper | ours/paper | unit | note |", "|---|---|---|---|---|---|---|"]
+         "| figure | quantity | ours | paper | check | verdict | note |", "|---|---|---|---|---|---|---|"]
     for _, r in nums.iterrows():
         paper_v = _fmt(r["paper"]) if isinstance(r["paper"], float) and math.isfinite(r["paper"]) else (_text(r["paper_text"]) or "–")
-        L.append(f"| {r['figure']} | {_cell(_text(r['quantity']))} | {_fmt(r['ours'])} | {_cell(paper_v)} | {_fmt(r['ratio'])} | "
-                 f"{_cell(_text(r['unit']))} | {_cell(_text(r['note']))} |")
+        L.append(f"| {r['figure']} | {_cell(_text(r['quantity']))} | {_fmt(r['ours'])} | {_cell(paper_v)} | {_cell(_text(r['check']))} | "
+                 f"{_cell(_text(r['verdict']))} | {_cell(_text(r['note']))} |")
     L += ["", "## Figures (quick scale)", "",
           "A star marks the paper's value where it states one; hollow markers: more than 5 % of the point's flows unfinished.", ""]
     for fig in figures:
