@@ -25,10 +25,12 @@ EXPERIMENT_FILE = "experiment.toml"
 # `count` and `unfinished` are numbers of flows). Plain statistics are over
 # completed flows; `censored_*` count unfinished flows at their elapsed time
 # (lower bounds on the true statistic).
-# `share_within` (with `within_us`): the share of the class's flows that finished
-# within that many µs, unfinished ones counting as not (from flows.csv).
-FCT_STATS = ("p50", "p90", "p99", "p999", "mean", "max", "count", "unfinished", "share_within",
+FCT_STATS = ("p50", "p90", "p99", "p999", "mean", "max", "count", "unfinished",
              "censored_p50", "censored_p90", "censored_p99", "censored_p999", "censored_mean")
+# Statistics of a size class read from the point's flows.csv, not summary.json:
+# `share_within` (with `within_us`), the share of the class's flows that
+# finished within that many µs, unfinished ones counting as not.
+FLOW_STATS = ("share_within",)
 # Numeric top-level keys of summary.json a metric may name.
 SUMMARY_KEYS = ("goodput", "goodput_steady", "offered_load", "completed", "flows", "unfinished", "sim_time_us", "delivered_bytes",
                 "offered_bytes", "events", "hosts", "host_rate_bps")
@@ -333,8 +335,8 @@ def parse_metric(where: str, name: str, t: dict) -> Metric:
     src = sources[0]
     key = t[src]
     if src == "fct":
-        if key not in FCT_STATS:
-            raise ConfigError(f"{where}: `fct` = {key!r} is not an FCT statistic; expected one of {', '.join(FCT_STATS)}")
+        if key not in FCT_STATS + FLOW_STATS:
+            raise ConfigError(f"{where}: `fct` = {key!r} is not an FCT statistic; expected one of {', '.join(FCT_STATS + FLOW_STATS)}")
         cls = t.get("class", "all")
         if not isinstance(cls, str) or not cls:
             raise ConfigError(f"{where}: `class` = {cls!r} must be a size class such as \"<100KB\" or \"all\"")
