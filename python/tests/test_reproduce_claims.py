@@ -64,3 +64,30 @@ def test_verdicts_and_the_scorecard_count_sanity_lines_apart():
     card = scorecard(nums)
     assert card["reproduced"] == 1 and card["unexplained gap"] == 1 and card["claims (counted)"] == 2
     assert card["sanity lines (apart)"] == 2 and card["sanity failed"] == 1
+
+
+def test_readme_scorecards_block_is_the_generators_output():
+    """The README's scorecards are written by `docs_gen --readme` from the
+    quick-scale numbers.csv: the block parses back into the same table."""
+    from pathlib import Path
+
+    from photonet import docs_gen
+
+    text = (Path(docs_gen.ROOT) / "README.md").read_text()
+    block = text.split(docs_gen.README_BEGIN, 1)[1].split(docs_gen.README_END, 1)[0].strip()
+    rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in block.splitlines()]
+    names = rows[0][1:]
+    assert names == list(docs_gen.README_NAMES.values())
+    cards = {n: {r[0]: int(r[1 + i]) for r in rows[2:]} for i, n in enumerate(names)}
+    assert [r[0] for r in rows[2:]] == ["reproduced", "explained gap", "unexplained gap", "not attempted", "sanity lines (apart)"]
+    assert docs_gen.readme_scorecards(cards) == block
+    # and the block is what the generator writes into a README
+    tmp = Path(docs_gen.ROOT) / "results" / "README-scorecards-test.md"
+    tmp.parent.mkdir(exist_ok=True)
+    tmp.write_text(f"x\n{docs_gen.README_BEGIN}\nold\n{docs_gen.README_END}\ny\n")
+    try:
+        keyed = dict(zip(docs_gen.README_NAMES, cards.values()))
+        docs_gen.write_readme_scorecards(keyed, tmp)
+        assert tmp.read_text() == f"x\n{docs_gen.README_BEGIN}\n{block}\n{docs_gen.README_END}\ny\n"
+    finally:
+        tmp.unlink()
