@@ -21,7 +21,8 @@
 //! for all its bytes on its VC (`net/`'s credits). The dragonfly puts a
 //! packet on the VC of its global hops so far (deadlock-free with UGAL);
 //! the multi-butterfly, feed-forward, spreads packets over VCs by flow.
-//! `flow_control = "pfc"` instead pauses an ingress link above `buffer`
+//! `flow_control = "pfc"` (multi-butterfly only: the dragonfly's routes
+//! deadlock on one class) instead pauses an ingress link above `buffer`
 //! minus the bytes one link round trip still delivers.
 //!
 //! The dragonfly routes by UGAL-L (`dragonfly_routing = "ugal"`, Table VI's
@@ -335,6 +336,18 @@ fn pfc(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<PfcConfig, ConfigErro
     })
 }
 
+/// PFC here has one class: the dragonfly's routes (minimal local-global-local
+/// hops, and UGAL's detours) form cyclic buffer dependencies without virtual
+/// channels, so a loaded run deadlocks with flows pending.
+fn pfc_on_dragonfly() -> ConfigError {
+    bad(
+        HpcParams::TABLE,
+        "flow_control",
+        "\"pfc\"",
+        "the dragonfly's routing can deadlock under PFC (one class, cyclic buffer dependencies between local and global links); use flow_control = \"credit\" with vcs >= 2 (minimal) or 3 (ugal)",
+    )
+}
+
 /// The link-level flow control the table asks for.
 fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl, ConfigError> {
     let frame = p.packet.0 + p.header.0;
@@ -392,8 +405,25 @@ impl FabricModule for HpcModule {
         check(p)?;
         // Either shape must be buildable: the one asked for is re-checked
         // at build time.
-        let s = Shape::new(p, &MULTIBUTTERFLY, ctx)
-            .or_else(|e| Shape::new(p, &DRAGONFLY, ctx).map_err(|_| e))?;
+        // The layout does not know the variant: when neither shape fits,
+        // say why for each, so the dragonfly's reason is not hidden behind
+        // the multi-butterfly's (and its round_up_nodes hint).
+        let s = match Shape::new(p, &MULTIBUTTERFLY, ctx) {
+            Ok(s) => s,
+            Err(mb) => Shape::new(p, &DRAGONFLY, ctx).map_err(|df| {
+                ConfigError::new(
+                    df.key.clone(),
+                    df.value.clone(),
+                    format!(
+                        "for fabric = \"dragonfly\": {}; for fabric = \"multibutterfly\": {}",
+                        df.reason, mb.reason
+                    ),
+                )
+            })?,
+        };
+        if p.flow_control == HpcFlowControl::Pfc && matches!(s, Shape::Df(_)) {
+            return Err(pfc_on_dragonfly());
+        }
         flow_control(p, ctx.topology.host_rate(), s.max_delay(p)).map(|_| ())
     }
 
@@ -404,6 +434,9 @@ impl FabricModule for HpcModule {
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
         check(&p)?;
         let shape = Shape::new(&p, v, ctx)?;
+        if p.flow_control == HpcFlowControl::Pfc && matches!(shape, Shape::Df(_)) {
+            return Err(pfc_on_dragonfly());
+        }
         let rate = ctx.topology.host_rate();
         let n = ctx.topology.hosts();
         let prop = shape.max_delay(&p);
