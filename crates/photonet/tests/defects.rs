@@ -109,17 +109,19 @@ fn an_unbuildable_dragonfly_names_the_dragonfly() {
     }
 }
 
-/// Item 2: stateful NegotiaToR without piggybacking.
+/// Item 2: stateful NegotiaToR without piggybacking stranded the bytes a
+/// partly used grant left behind (2 of 300 flows never finished); refused.
 #[test]
 fn negotiator_stateful_without_piggyback_finishes_every_flow_or_is_refused() {
     for fabric in ["negotiator", "negotiator_thin_clos"] {
         let extra = format!(
             "fabric = \"{fabric}\"\n[stop]\ndrain_limit = \"10ms\"\n[negotiator]\nstateful = true\npiggyback = false\n"
         );
-        match config(&extra).and_then(|c| prepare(&c, &Paths::default()).map(|_| c)) {
-            Err(e) => assert!(e.key == "negotiator.stateful", "{e}"),
-            Ok(_) => assert_eq!(unfinished(&run(&extra)), 0, "{fabric}"),
-        }
+        let e = refused(&extra);
+        assert!(
+            e.key == "negotiator.stateful" && e.reason.contains("piggyback = true"),
+            "{e}"
+        );
     }
 }
 
