@@ -191,3 +191,26 @@ fn reactor_fcts_are_never_below_the_serialisation_floor() {
         assert_no_fct_below(&r, r.summary.host_rate_bps, fabric);
     }
 }
+
+/// Item 13: cut-through behind slow hosts held fast ports busy until each
+/// packet's tail arrived (`port 23 holds 32768000 ps of backlog, with a
+/// 256000 B buffer`, silently without the check); refused. Hosts as fast as
+/// the links keep cut-through and the invariants hold.
+#[test]
+fn fat_tree_cut_through_behind_slow_hosts_is_refused() {
+    let e = refused(
+        "fabric = \"fat_tree\"\n[topology]\nserver_rate = \"10Gbps\"\n[fat_tree]\ncut_through = true\n",
+    );
+    assert!(
+        e.key == "fat_tree.cut_through" && e.reason.contains("server_rate"),
+        "{e}"
+    );
+    let r = run(
+        "fabric = \"fat_tree\"\n[topology]\nserver_rate = \"50Gbps\"\n[fat_tree]\ncut_through = true\n[metrics]\ncheck_invariants = true\n",
+    );
+    assert!(
+        r.summary.invariant_violations.is_empty(),
+        "{:?}",
+        r.summary.invariant_violations
+    );
+}
