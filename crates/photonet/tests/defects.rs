@@ -158,29 +158,8 @@ fn assert_no_fct_below(r: &RunResult, bps: u64, what: &str) {
     }
 }
 
-/// Item 4: with one server per rack the node's uplinks are the server's NIC;
-/// a different server rate was ignored (a 100 KB flow "at 10 Gbps" in
-/// 12.3 us) and is now refused. The rate the uplinks give stays accepted.
-#[test]
-fn sirius_with_one_server_per_rack_refuses_a_server_rate_it_cannot_model() {
-    for fabric in ["sirius", "sirius_ideal"] {
-        let e = refused(&format!(
-            "fabric = \"{fabric}\"\n[topology]\nservers_per_rack = 1\nserver_rate = \"10Gbps\"\n"
-        ));
-        assert!(
-            e.key == "topology.server_rate" && e.reason.contains("100Gbps"),
-            "{e}"
-        );
-        let r = run(&format!(
-            "fabric = \"{fabric}\"\n[topology]\nservers_per_rack = 1\nserver_rate = \"100Gbps\"\n\
-             [workload.sizes]\ndist = \"fixed\"\nsize = \"100KB\"\n[stop]\nflows = 100\n"
-        ));
-        assert!(r.summary.completed > 0);
-        assert_no_fct_below(&r, 100_000_000_000, fabric);
-    }
-}
-
-/// Item 7: REACToR's FCTs were up to one 1 µs tick below the floor.
+/// Item 7 (a guard only: this size does not reproduce the fuzzer's cases,
+/// where FCTs were up to one 1 µs tick below the floor; not fixed yet).
 #[test]
 fn reactor_fcts_are_never_below_the_serialisation_floor() {
     for fabric in ["reactor", "reactor_circuit"] {

@@ -200,22 +200,6 @@ impl SiriusParams {
                 format!("round({m} × {} uplinks) leaves no uplink", topo.uplinks),
             ));
         }
-        // Server-based deployment: the node is the server and its uplinks
-        // are its NIC; no host link of another rate is modelled.
-        if let (1, Some(r)) = (topo.servers_per_rack, topo.server_rate) {
-            if r != topo.rack_uplink_rate() {
-                return Err(ConfigError::new(
-                    "topology.server_rate",
-                    format!("\"{r}\""),
-                    format!(
-                        "with servers_per_rack = 1 a Sirius node is the server and sends on its {} x {} uplinks = {}: omit server_rate or set it to that",
-                        topo.uplinks,
-                        topo.uplink_rate,
-                        topo.rack_uplink_rate()
-                    ),
-                ));
-            }
-        }
         let nodes = topo.racks as usize;
         if nodes < 2 {
             return Err(ConfigError::new(
