@@ -21,7 +21,8 @@
 //! for all its bytes on its VC (`net/`'s credits). The dragonfly puts a
 //! packet on the VC of its global hops so far (deadlock-free with UGAL);
 //! the multi-butterfly, feed-forward, spreads packets over VCs by flow.
-//! `flow_control = "pfc"` instead pauses an ingress link above `buffer`
+//! `flow_control = "pfc"` (multi-butterfly only: the dragonfly's routes
+//! deadlock on one class) instead pauses an ingress link above `buffer`
 //! minus the bytes one link round trip still delivers.
 //!
 //! The dragonfly routes by UGAL-L (`dragonfly_routing = "ugal"`, Table VI's
@@ -335,6 +336,18 @@ fn pfc(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<PfcConfig, ConfigErro
     })
 }
 
+/// PFC here has one class: the dragonfly's routes (minimal local-global-local
+/// hops, and UGAL's detours) form cyclic buffer dependencies without virtual
+/// channels, so a loaded run deadlocks with flows pending.
+fn pfc_on_dragonfly() -> ConfigError {
+    bad(
+        HpcParams::TABLE,
+        "flow_control",
+        "\"pfc\"",
+        "the dragonfly's routing can deadlock under PFC (one class, cyclic buffer dependencies between local and global links); use flow_control = \"credit\" with vcs >= 2 (minimal) or 3 (ugal)",
+    )
+}
+
 /// The link-level flow control the table asks for.
 fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl, ConfigError> {
     let frame = p.packet.0 + p.header.0;
@@ -397,6 +410,9 @@ impl FabricModule for HpcModule {
     ) -> Result<(Shape, FlowControl), ConfigError> {
         check(p)?;
         let shape = Shape::new(p, v, ctx)?;
+        if p.flow_control == HpcFlowControl::Pfc && matches!(shape, Shape::Df(_)) {
+            return Err(pfc_on_dragonfly());
+        }
         let fc = flow_control(p, ctx.topology.host_rate(), shape.max_delay(p))?;
         Ok((shape, fc))
     }
