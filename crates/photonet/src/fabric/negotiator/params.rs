@@ -509,17 +509,6 @@ impl NegotiatorParams {
                 "with piggyback = false the scheduled phase is the only data path: no flow could ever be sent (set scheduled_slots >= 1 or piggyback = true)",
             ));
         }
-        if self.stateful && !self.piggyback {
-            // A grant takes one port's scheduled phase from the matrix, but a
-            // packet carries one flow's segment: short flows leave part of
-            // the phase unused, and without piggybacked packets the bytes
-            // left behind are never reported again and strand.
-            return Err(bad(
-                "stateful",
-                true,
-                "needs piggyback = true: the stateful matrix counts granted capacity, not bytes sent, so without piggybacked packets the bytes a partly used grant leaves behind would never be sent",
-            ));
-        }
         if self.iterations == 0 {
             return Err(bad("iterations", 0, "need at least one round"));
         }
