@@ -143,7 +143,8 @@ const EV_DONE: u8 = 1;
 const EV_PACER: u8 = 2;
 const EV_RTO: u8 = 3;
 
-/// An event: `pkt` arrives over port `at`; port `at` finished a packet;
+/// An event: `pkt` arrives over port `at`; port `at` finished a packet
+/// (and another waits);
 /// host `at`'s pacer may send; flow `at`'s timer. Events of one time run
 /// in the order they were scheduled (`seq`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -263,6 +264,10 @@ pub struct NdpNetwork<R: Router> {
     /// Serialisation ps per byte when whole, else 0 (ask the rate).
     ps_per_byte: Vec<u64>,
     nics: Vec<Nic>,
+    /// Per port: when its packet on the wire is done, and whether an
+    /// EV_DONE is scheduled for then.
+    busy_until: Vec<u64>,
+    pending: Vec<bool>,
     /// Switch ports' queues, by port − hosts.
     sq: Vec<TrimQueue>,
     pacers: Vec<Pacer>,
@@ -316,6 +321,8 @@ impl<R: Router> NdpNetwork<R> {
             rate: graph.ports.iter().map(|s| s.rate).collect(),
             ps_per_byte,
             nics: (0..hosts).map(|_| Nic::default()).collect(),
+            busy_until: vec![0; np],
+            pending: vec![false; np],
             sq: (hosts as usize..np).map(|_| TrimQueue::default()).collect(),
             pacers: (0..hosts).map(|_| Pacer::default()).collect(),
             pull_gap,
@@ -464,6 +471,12 @@ impl<R: Router> NdpNetwork<R> {
     }
 
     // ---- ports ----
+    //
+    // A port puts a packet on the wire the moment it is free and schedules
+    // the packet's arrival at the far end then; it needs an event of its
+    // own (EV_DONE) only when another packet waits behind the one on the
+    // wire. A packet on the wire that nothing waits behind is retired
+    // lazily (its bytes leave the queue) at the port's next use.
 
     fn nic_push(&mut self, host: u32, p: Pkt, now: u64) {
         let nic = &mut self.nics[host as usize];
@@ -472,42 +485,82 @@ impl<R: Router> NdpNetwork<R> {
         } else {
             nic.lo.push(p.flow, p);
         }
-        if nic.tx.is_none() {
-            self.nic_start(host, now);
-        }
+        self.kick(host, now);
     }
 
-    fn nic_start(&mut self, host: u32, now: u64) {
-        let nic = &mut self.nics[host as usize];
-        let Some(p) = nic.hi.pop().or_else(|| nic.lo.pop()) else {
+    /// Something was queued at `port`: send it now if the port is free,
+    /// else make sure the port wakes when its packet on the wire is done.
+    fn kick(&mut self, port: u32, now: u64) {
+        let i = port as usize;
+        if self.pending[i] {
             return;
-        };
-        nic.tx = Some(p);
-        let end = now + self.ser(host as usize, p.size as u64);
-        self.push(end, EV_DONE, host, Pkt::default());
+        }
+        if self.busy_until[i] > now {
+            self.pending[i] = true;
+            let at = self.busy_until[i];
+            self.push(at, EV_DONE, port, Pkt::default());
+            return;
+        }
+        self.retire(port);
+        self.start_next(port, now);
     }
 
-    fn sw_start(&mut self, port: u32, now: u64) {
-        let q = &mut self.sq[(port - self.hosts) as usize];
-        if let Some(p) = q.start() {
-            let end = now + self.ser(port as usize, p.size as u64);
-            self.push(end, EV_DONE, port, Pkt::default());
+    /// The packet on the wire of a free port leaves its queue.
+    #[inline]
+    fn retire(&mut self, port: u32) {
+        if port < self.hosts {
+            self.nics[port as usize].tx = None;
+        } else {
+            let q = &mut self.sq[(port - self.hosts) as usize];
+            if !q.is_idle() {
+                q.finish();
+            }
         }
     }
 
-    fn port_done(&mut self, port: u32, now: u64) {
+    /// Puts the next queued packet of an idle `port` on the wire; false if
+    /// nothing waits.
+    fn start_next(&mut self, port: u32, now: u64) -> bool {
         let p = if port < self.hosts {
-            self.nics[port as usize].tx.take().expect("NIC sending")
+            let nic = &mut self.nics[port as usize];
+            let Some(p) = nic.hi.pop().or_else(|| nic.lo.pop()) else {
+                return false;
+            };
+            nic.tx = Some(p);
+            p
         } else {
-            self.sq[(port - self.hosts) as usize].finish()
+            match self.sq[(port - self.hosts) as usize].start() {
+                Some(p) => p,
+                None => return false,
+            }
         };
+        let i = port as usize;
+        let end = now + self.ser(i, p.size as u64);
+        self.busy_until[i] = end;
         self.n.packet_hops += 1;
-        let at = now + self.prop[port as usize];
+        let at = end + self.prop[i];
         self.push(at, EV_ARRIVE, port, p);
+        true
+    }
+
+    /// `port` finished the packet on its wire, with others waiting.
+    fn port_done(&mut self, port: u32, now: u64) {
+        let i = port as usize;
+        self.pending[i] = false;
+        self.retire(port);
+        if self.start_next(port, now) && self.waiting(port) {
+            self.pending[i] = true;
+            let at = self.busy_until[i];
+            self.push(at, EV_DONE, port, Pkt::default());
+        }
+    }
+
+    fn waiting(&self, port: u32) -> bool {
         if port < self.hosts {
-            self.nic_start(port, now);
+            let nic = &self.nics[port as usize];
+            !nic.hi.is_empty() || !nic.lo.is_empty()
         } else {
-            self.sw_start(port, now);
+            self.sq[(port - self.hosts) as usize].waiting() > 0
         }
     }
 
@@ -527,6 +580,10 @@ impl<R: Router> NdpNetwork<R> {
         debug_assert!(out >= self.hosts, "a switch port");
         let cap = self.cfg.buffer;
         let hdr = self.cfg.header as u16;
+        if !self.pending[out as usize] && self.busy_until[out as usize] <= now {
+            // Its packet on the wire has left: its bytes no longer count.
+            self.retire(out);
+        }
         let rng = &mut self.trim_rng;
         let q = &mut self.sq[(out - self.hosts) as usize];
         if p.is(Kind::Data) {
@@ -545,9 +602,7 @@ impl<R: Router> NdpNetwork<R> {
         } else if !q.admit_header(p, cap) {
             self.n.header_drops += 1;
         }
-        if q.is_idle() {
-            self.sw_start(out, now);
-        }
+        self.kick(out, now);
     }
 
     // ---- hosts ----

@@ -2,12 +2,17 @@
 //! priority class and a receiver's pull pacer (htsim's fair queues visit
 //! their flows the same way, so that one flow's backlog does not delay
 //! another's packets).
+//!
+//! The flows with something queued are kept in a vector sorted by flow id
+//! (a NIC or pacer has few at a time); emptied FIFOs are kept for reuse,
+//! so that a packet's visit allocates nothing.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
 pub(super) struct RoundRobin<T> {
-    queues: BTreeMap<u32, VecDeque<T>>,
+    queues: Vec<(u32, VecDeque<T>)>,
+    spare: Vec<VecDeque<T>>,
     /// The flow to consider first next time.
     next: u32,
     len: usize,
@@ -16,7 +21,8 @@ pub(super) struct RoundRobin<T> {
 impl<T> Default for RoundRobin<T> {
     fn default() -> Self {
         RoundRobin {
-            queues: BTreeMap::new(),
+            queues: Vec::new(),
+            spare: Vec::new(),
             next: 0,
             len: 0,
         }
@@ -25,7 +31,14 @@ impl<T> Default for RoundRobin<T> {
 
 impl<T> RoundRobin<T> {
     pub(super) fn push(&mut self, flow: u32, x: T) {
-        self.queues.entry(flow).or_default().push_back(x);
+        match self.queues.binary_search_by_key(&flow, |e| e.0) {
+            Ok(i) => self.queues[i].1.push_back(x),
+            Err(i) => {
+                let mut q = self.spare.pop().unwrap_or_default();
+                q.push_back(x);
+                self.queues.insert(i, (flow, q));
+            }
+        }
         self.len += 1;
     }
 
@@ -34,13 +47,16 @@ impl<T> RoundRobin<T> {
         if self.len == 0 {
             return None;
         }
-        let (&f, q) = match self.queues.range_mut(self.next..).next() {
-            Some(e) => e,
-            None => self.queues.iter_mut().next()?,
-        };
+        let mut i = self.queues.partition_point(|e| e.0 < self.next);
+        if i == self.queues.len() {
+            i = 0;
+        }
+        let (f, q) = &mut self.queues[i];
+        let f = *f;
         let x = q.pop_front();
         if q.is_empty() {
-            self.queues.remove(&f);
+            let (_, q) = self.queues.remove(i);
+            self.spare.push(q);
         }
         self.next = f.wrapping_add(1);
         self.len -= 1;
@@ -49,8 +65,11 @@ impl<T> RoundRobin<T> {
 
     /// Drops every entry of `flow`.
     pub(super) fn flush(&mut self, flow: u32) {
-        if let Some(q) = self.queues.remove(&flow) {
+        if let Ok(i) = self.queues.binary_search_by_key(&flow, |e| e.0) {
+            let (_, mut q) = self.queues.remove(i);
             self.len -= q.len();
+            q.clear();
+            self.spare.push(q);
         }
     }
 
@@ -82,5 +101,15 @@ mod tests {
         q.flush(1);
         assert!(q.is_empty());
         assert_eq!(q.pop(), None);
+        // The turn goes on from the last flow served (5), wrapping past the
+        // largest flow id.
+        q.push(3, 'c');
+        q.push(7, 'd');
+        q.push(7, 'e');
+        assert_eq!(q.pop(), Some('d'));
+        assert_eq!(q.pop(), Some('c'));
+        q.push(3, 'f');
+        assert_eq!(q.pop(), Some('e'));
+        assert_eq!(q.pop(), Some('f'));
     }
 }
