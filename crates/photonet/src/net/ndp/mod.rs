@@ -479,7 +479,13 @@ impl<R: Router> NdpNetwork<R> {
     // lazily (its bytes leave the queue) at the port's next use.
 
     fn nic_push(&mut self, host: u32, p: Pkt, now: u64) {
-        let nic = &mut self.nics[host as usize];
+        let i = host as usize;
+        let nic = &mut self.nics[i];
+        if !self.pending[i] && self.busy_until[i] <= now && nic.hi.is_empty() && nic.lo.is_empty() {
+            // Free, nothing waiting: straight onto the wire.
+            nic.tx = Some(p);
+            return self.transmit(host, p, now);
+        }
         if p.is(Kind::Ack) || p.is(Kind::Pull) {
             nic.hi.push(p.flow, p);
         } else {
@@ -534,13 +540,20 @@ impl<R: Router> NdpNetwork<R> {
                 None => return false,
             }
         };
+        self.transmit(port, p, now);
+        true
+    }
+
+    /// Puts `p` on the wire of `port` at `now`: it arrives at the far end
+    /// after its serialisation and the link's propagation.
+    #[inline]
+    fn transmit(&mut self, port: u32, p: Pkt, now: u64) {
         let i = port as usize;
         let end = now + self.ser(i, p.size as u64);
         self.busy_until[i] = end;
         self.n.packet_hops += 1;
         let at = end + self.prop[i];
         self.push(at, EV_ARRIVE, port, p);
-        true
     }
 
     /// `port` finished the packet on its wire, with others waiting.
@@ -583,6 +596,12 @@ impl<R: Router> NdpNetwork<R> {
         if !self.pending[out as usize] && self.busy_until[out as usize] <= now {
             // Its packet on the wire has left: its bytes no longer count.
             self.retire(out);
+            let q = &mut self.sq[(out - self.hosts) as usize];
+            if q.waiting() == 0 {
+                // Free, nothing waiting: straight onto the wire.
+                q.send_now(p, !p.is(Kind::Data));
+                return self.transmit(out, p, now);
+            }
         }
         let rng = &mut self.trim_rng;
         let q = &mut self.sq[(out - self.hosts) as usize];

@@ -102,6 +102,21 @@ impl TrimQueue {
         true
     }
 
+    /// Idle with nothing queued: `p` goes straight onto the wire (`high`:
+    /// a header or control packet), counted until it is done. A data
+    /// packet always fits an empty queue (the bound is at least a frame).
+    #[inline]
+    pub(super) fn send_now(&mut self, p: Pkt, high: bool) {
+        debug_assert!(self.tx.is_none() && self.waiting() == 0);
+        if high {
+            self.hdr_bytes += p.size as u64;
+        } else {
+            self.data_bytes += p.size as u64;
+            self.peak_data_bytes = self.peak_data_bytes.max(self.data_bytes);
+        }
+        self.tx = Some((p, high));
+    }
+
     /// Idle with something queued: the packet to put on the wire now.
     pub(super) fn start(&mut self) -> Option<Pkt> {
         debug_assert!(self.tx.is_none());
