@@ -3,7 +3,9 @@
 //! "leaf_spine"`), on the packet substrate of `net/`: finite output-queued
 //! buffers with drop-tail and ECN, optional PFC, per-flow ECMP / per-packet
 //! spraying / adaptive routing on up-down paths, and DCTCP (or paced,
-//! window-free) hosts. One table, `[fat_tree]`, configures both.
+//! window-free) hosts; or, with `transport = "ndp"`, NDP hosts over
+//! trimming switches (`net::ndp`, [`NdpFabric`]). One table, `[fat_tree]`,
+//! configures both.
 //!
 //! # Shape
 //! A 3-tier Clos of `P` pods; a pod has `T` ToRs of `H` hosts and `A`
