@@ -56,7 +56,7 @@ fn drain(net: &mut NdpFabric, flows: &[Flow], every: u64) -> Recorder {
                 k += 1;
             }
         }
-        if step % every == 0 {
+        if step.is_multiple_of(every) {
             net.check_invariants().unwrap();
         }
     }

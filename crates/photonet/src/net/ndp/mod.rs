@@ -299,7 +299,7 @@ impl<R: Router> NdpNetwork<R> {
             .iter()
             .map(|s| {
                 let num = 8 * SimTime::S;
-                if s.rate.0 > 0 && num % s.rate.0 == 0 {
+                if s.rate.0 > 0 && num.is_multiple_of(s.rate.0) {
                     num / s.rate.0
                 } else {
                     0
