@@ -34,7 +34,7 @@ def test_the_htsim_experiment_loads_and_its_quick_scale_names_its_figures():
         assert f.reference is not None and f.reference.is_file()
         assert {p["kind"] for p in f.panels} == {"reference_cdf", "reference_scatter"}
     figs, fps = R.build_points(paper, "quick", only=paper.scales["quick"]["figures"])
-    assert [f.id for f in figs] == ["perm128", "incast128"]
+    assert sorted(f.id for f in figs) == ["incast128", "perm128"]  # file order
     assert all(fp.key and fp.reference for fp in fps)
 
 
