@@ -13,6 +13,8 @@
 //!   binary heap: see its doc);
 //! - [`route`]: ECMP hashing, spraying, adaptive choice, the `Router` hook;
 //! - [`dctcp`]: DCTCP window arithmetic;
+//! - [`pfabric`]: pFabric's priority queue and window (the network threads
+//!   them with `Transport::Pfabric`);
 //! - [`sim`]: the network itself (ports, hosts, transports, PFC, credits),
 //!   a folder: `config` (what a topology hands it), `ports`, `transport`,
 //!   `stats`, and in `mod.rs` the [`Network`] and its event loop, including
@@ -53,12 +55,13 @@ pub mod dctcp;
 pub mod dragonfly;
 pub mod external;
 pub mod multibutterfly;
+pub mod pfabric;
 pub mod route;
 pub mod sim;
 
 pub use external::{ClassFlows, StarRouter};
 pub use route::{hop_count_vc, Candidates, Hop, Router, Routing};
 pub use sim::{
-    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues, PfcConfig,
-    PortSpec, Priority, Transport, MAX_CLASSES, MAX_VCS,
+    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues, PfabricConfig,
+    PfcConfig, PortSpec, Priority, Transport, MAX_CLASSES, MAX_VCS,
 };
