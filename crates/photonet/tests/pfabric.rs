@@ -143,7 +143,10 @@ fn a_flow_alone_reproduces_the_yaps_ideal_fct_exactly() {
                 SimTime(yaps_oracle_ps(n, hops)),
                 "{n} packets {src}->{dst}"
             );
-            assert_eq!(net.stats()["drops"], 0.0);
+            let s = net.stats();
+            assert_eq!(s["drops"], 0.0);
+            // The slowdown statistics use the same ideal.
+            assert_eq!(s["slowdown_mean.all"], 1.0, "{n} packets {src}->{dst}");
         }
     }
 }
