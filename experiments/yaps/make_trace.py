@@ -1,15 +1,16 @@
-"""Writes the YAPS case's flows as a photonet trace and prints YAPS's own
-statistics (the reference numbers of `experiment.toml` and the figure).
+"""Writes the YAPS case's flows as photonet traces and prints YAPS's own
+statistics (the reference numbers of the figure files' claims).
 
 usage: python make_trace.py            (from experiments/yaps/)
 
-- `trace_full.csv`: every flow of `reference/yaps_flows.csv` (src, dst,
+- `trace_full.csv`: every flow of `reference/full/flows.csv` (src, dst,
   bytes, start), start = YAPS's `start_us` minus YAPS's 1 s offset, in whole
   picoseconds (YAPS prints 15 significant digits: 0.01 ps).
-- `trace_quick.csv`: the first QUICK flows only (see experiment.toml).
+- `trace_quick.csv`: the first QUICK flows only: the flows YAPS itself
+  generates with `num_flow: 1000` (reference/first1000, checked below).
 - stdout: YAPS's slowdown (fct_us / oracle_fct_us) mean, p50 and p99
   (nearest rank) per size class (< 100 KB, >= 100 KB, all), and its data
-  drops, for all flows and for the first QUICK flows.
+  drops: of the full case, and of YAPS's own run of the first QUICK flows.
 """
 import csv
 import math
@@ -18,8 +19,8 @@ from decimal import Decimal, ROUND_HALF_EVEN
 QUICK = 1000
 
 
-def rows():
-    with open("reference/yaps_flows.csv") as f:
+def rows(case="full"):
+    with open(f"reference/{case}/flows.csv") as f:
         return list(csv.DictReader(f))
 
 
@@ -50,7 +51,11 @@ if __name__ == "__main__":
     rs = rows()
     write_trace("trace_full.csv", rs)
     write_trace("trace_quick.csv", rs[:QUICK])
-    for label, sub in (("full", rs), (f"first {QUICK}", rs[:QUICK])):
+    first = rows("first1000")
+    key = lambda r: (r["src"], r["dst"], r["bytes"], r["start_us"])
+    assert len(first) == QUICK and [key(r) for r in first] == [key(r) for r in rs[:QUICK]], \
+        "reference/first1000 is not the first flows of the full case"
+    for label, sub in (("full case", rs), (f"own run of the first {QUICK} flows", first)):
         s, drops = stats(sub)
         print(f"YAPS, {label}: data drops {drops}")
         for name, (n, mean, p50, p99) in s.items():

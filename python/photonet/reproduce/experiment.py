@@ -43,7 +43,7 @@ _TOP_KEYS = {"title", "report", "scales", "metrics", "reading", "claims"}
 _REPORT_KEYS = {"intro", "quotes", "common", "setup_keys"}
 _METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "scale", "unit", "label", "within_us"}
 _SIM_KEYS = {"title", "x", "x_key", "x_values", "x_set", "xlabel", "x_percent", "logx", "series", "panels", "claims",
-             "notes", *SCALES}
+             "notes", "scales", *SCALES}
 _MODEL_KEYS = {"title", "model", "options", "panels", "claims", "notes"}
 _SERIES_KEYS = {"label", "fabric", "set"}
 _PANEL_KEYS = {
@@ -118,6 +118,9 @@ class Figure:
     logx: bool = False
     series: list[Series] = field(default_factory=list)
     scale_set: dict[str, dict] = field(default_factory=dict)
+    # the scales it runs at (a figure whose published numbers exist only for
+    # the full setting, say, runs at full scale only)
+    scales: tuple = SCALES
     # model figures
     model: Optional[str] = None
     params: dict = field(default_factory=dict)   # model parameters (the file without [reproduce])
@@ -419,6 +422,9 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
         _table(where, s, t)
         unknown(f"{where}.{s}", t, {"set"})
         scale_set[s] = dict(t.get("set", {}))
+    scales = rep.get("scales", list(SCALES))
+    if not isinstance(scales, list) or not scales or any(s not in SCALES for s in scales):
+        raise ConfigError(f"{where}: `scales` = {scales!r} must be a non-empty list of {', '.join(SCALES)}")
     return Figure(
         id=fid,
         path=path.resolve(),
@@ -434,6 +440,7 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
         logx=bool(rep.get("logx", False)),
         series=series,
         scale_set=scale_set,
+        scales=tuple(scales),
     )
 
 

@@ -249,7 +249,7 @@ def _scatter(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Pane
     x = _at(fig, panel)
     styles = _styles(fig)
     ref = pd.read_csv(fig.path.parent / panel["reference"])
-    top = 0.0
+    top, low = 0.0, float("inf")
     for i, s in enumerate(fig.series):
         flows = _point_data(out, df, fig, s.label, x, "flows", res)
         if flows is None:
@@ -264,9 +264,9 @@ def _scatter(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Pane
         xs, ys = theirs["fct_us"].to_numpy()[keep], ours["fct_us"].to_numpy()[keep]
         ax.scatter(xs, ys, s=3, alpha=0.4, color=styles[i][0], label=s.label, rasterized=True)
         top = max(top, float(xs.max()), float(ys.max()))
+        low = min(low, float(xs.min()), float(ys.min()))
         res.drawn += 1
     if res.drawn:
-        low = min(float(ref["fct_us"].min()), top)
         ax.plot([low, top], [low, top], color="black", linewidth=0.8, label="equal")
         ax.set_xscale("log")
         ax.set_yscale("log")
