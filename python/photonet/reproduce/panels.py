@@ -270,6 +270,8 @@ def _scatter(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Pane
         ax.plot([low, top], [low, top], color="black", linewidth=0.8, label="equal")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        _plain_log_labels(ax, "x")
+        _plain_log_labels(ax, "y")
     label = panel.get("reference_label", "reference")
     ax.set_xlabel(f"FCT in {label} (µs)")
     ax.set_ylabel("FCT in photonet (µs)")

@@ -44,7 +44,8 @@
 //!    { vcs, vc_buffer, credit_delay })` for credit-based flow control
 //!    (credits in bytes per (link, VC); `vc_buffer` ≥ payload + header);
 //!    `FlowControl::Pfc(..)` or `None` otherwise; `Transport::Paced` for
-//!    window-free line-rate sending or `Transport::Dctcp(..)`.
+//!    window-free line-rate sending, `Transport::Dctcp(..)`, or
+//!    `Transport::Pfabric(..)` (lossy; pFabric queues at every port).
 //! 4. `Network::new(cfg, graph, router)`, then drive it like a fabric:
 //!    `add_flow(now, &flow, rec)`, `next_event()`, `advance(now, rec)`;
 //!    `stats()` (incl. `credit_stalls`, `peak_vc_buffer_bytes`),

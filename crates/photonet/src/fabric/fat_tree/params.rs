@@ -108,9 +108,9 @@ pub struct FatTreeParams {
     /// packet for another ToR takes uplink `counter++ mod uplinks`); empty =
     /// all 0, else one per host.
     pub spray_init: Vec<u64>,
-    /// DCTCP initial window, packets.
+    /// Initial window, packets (DCTCP, pFabric).
     pub init_cwnd: u32,
-    /// DCTCP largest window, packets.
+    /// Largest window, packets (DCTCP, pFabric).
     pub max_cwnd: u32,
     /// DCTCP gain g of the marked-fraction estimate α.
     pub dctcp_g: f64,

@@ -83,6 +83,8 @@
 //!   a flow's first RTT sample its RTO is `rto_init` (RFC 6298 §2.1).
 //! - [`Transport::Paced`]: window-free, for lossless networks: each NIC sends
 //!   its flows' packets round-robin, one at a time, at line rate; no ACKs.
+//! - [`Transport::Pfabric`]: pFabric's priority queues at every port and its
+//!   fixed-timeout window hosts, as the simulator YAPS has them (`pfabric.rs`).
 //!
 //! Receivers deliver through a [`ReorderBuffer`] per flow: every byte reaches
 //! the [`Recorder`] once and in order, whatever was reordered, dropped or
