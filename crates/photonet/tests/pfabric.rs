@@ -24,7 +24,6 @@ fn yaps_topology() -> Topology {
         uplinks: 4,
         uplink_rate: Rate::gbps(160),
         server_rate: Some(Rate::gbps(40)),
-        ..Topology::default()
     }
 }
 
@@ -205,7 +204,6 @@ proptest! {
             uplinks: 2,
             uplink_rate: Rate::gbps(80),
             server_rate: Some(Rate::gbps(40)),
-            ..Topology::default()
         };
         let p = FatTreeParams {
             buffer: ByteSize(buffer),
