@@ -4,9 +4,13 @@
 //!
 //! A packet's priority is its flow's remaining bytes when it was sent
 //! (smaller = more urgent); ACKs have priority 0. The queue:
-//! - **enqueue** always appends; if the queue then holds more bytes than
+//! - **enqueue** always appends; while the queue then holds more bytes than
 //!   its buffer, the packet of the *largest* priority value leaves (ties:
-//!   the one nearest the tail), possibly the one that just came;
+//!   the one nearest the tail), possibly the one that just came. (YAPS drops
+//!   one packet only, so its queue can stay above its buffer when the packet
+//!   dropped is shorter than the one that came; with equal-sized data
+//!   packets, as in its pFabric case, one drop always suffices and the two
+//!   agree.)
 //! - **dequeue** finds the packet of the smallest priority value (ties:
 //!   nearest the head) and sends the *earliest queued packet of that
 //!   packet's flow* (pFabric's starvation rule: a flow's packets leave in
@@ -62,10 +66,18 @@ impl<T> PfQueue<T> {
     }
 
     /// Appends `item` (of flow `flow`, priority `prio`, `bytes` on the
-    /// wire); if the queue then holds more than `limit` bytes, removes and
-    /// returns the packet of the largest priority value (nearest the tail
-    /// among equals), which may be `item` itself.
-    pub fn push(&mut self, prio: u64, flow: u32, bytes: u32, item: T, limit: u64) -> Option<T> {
+    /// wire); while the queue then holds more than `limit` bytes, removes
+    /// the packet of the largest priority value (nearest the tail among
+    /// equals), which may be `item` itself, and hands it to `dropped`.
+    pub fn push(
+        &mut self,
+        prio: u64,
+        flow: u32,
+        bytes: u32,
+        item: T,
+        limit: u64,
+        mut dropped: impl FnMut(T),
+    ) {
         self.items.push(Entry {
             prio,
             flow,
@@ -73,18 +85,17 @@ impl<T> PfQueue<T> {
             item,
         });
         self.bytes += bytes as u64;
-        if self.bytes <= limit {
-            return None;
-        }
-        let mut worst = 0;
-        for (i, e) in self.items.iter().enumerate() {
-            if e.prio >= self.items[worst].prio {
-                worst = i;
+        while self.bytes > limit {
+            let mut worst = 0;
+            for (i, e) in self.items.iter().enumerate() {
+                if e.prio >= self.items[worst].prio {
+                    worst = i;
+                }
             }
+            let e = self.items.remove(worst);
+            self.bytes -= e.bytes as u64;
+            dropped(e.item);
         }
-        let e = self.items.remove(worst);
-        self.bytes -= e.bytes as u64;
-        Some(e.item)
     }
 
     /// Removes and returns the packet to send: the earliest queued packet
@@ -164,14 +175,28 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Pushes and returns what was dropped.
+    fn push<T>(
+        q: &mut PfQueue<T>,
+        prio: u64,
+        flow: u32,
+        bytes: u32,
+        item: T,
+        limit: u64,
+    ) -> Vec<T> {
+        let mut out = Vec::new();
+        q.push(prio, flow, bytes, item, limit, |d| out.push(d));
+        out
+    }
+
     #[test]
     fn serves_smallest_remaining_and_keeps_a_flows_order() {
         let mut q = PfQueue::default();
         // (prio, flow, label): flow 1's older packet has a larger priority
         // value than its newer one (sent before an ACK shrank the rest).
-        assert!(q.push(900, 1, 1500, "f1a", 100_000).is_none());
-        assert!(q.push(500, 2, 1500, "f2", 100_000).is_none());
-        assert!(q.push(400, 1, 1500, "f1b", 100_000).is_none());
+        assert!(push(&mut q, 900, 1, 1500, "f1a", 100_000).is_empty());
+        assert!(push(&mut q, 500, 2, 1500, "f2", 100_000).is_empty());
+        assert!(push(&mut q, 400, 1, 1500, "f1b", 100_000).is_empty());
         // Smallest is f1b (400), but flow 1's earliest packet goes first.
         assert_eq!(q.pop(), Some("f1a"));
         assert_eq!(q.pop(), Some("f1b"));
@@ -183,15 +208,22 @@ mod tests {
     #[test]
     fn overflow_drops_the_largest_nearest_the_tail_even_the_newcomer() {
         let mut q = PfQueue::default();
-        assert!(q.push(10, 1, 1000, 'a', 2_500).is_none());
-        assert!(q.push(30, 2, 1000, 'b', 2_500).is_none());
+        assert!(push(&mut q, 10, 1, 1000, 'a', 2_500).is_empty());
+        assert!(push(&mut q, 30, 2, 1000, 'b', 2_500).is_empty());
         // 3000 B > 2500: the largest value (30) goes; two share it, the
         // later one (the newcomer) is dropped.
-        assert_eq!(q.push(30, 3, 1000, 'c', 2_500), Some('c'));
+        assert_eq!(push(&mut q, 30, 3, 1000, 'c', 2_500), vec!['c']);
         // A more urgent newcomer pushes out 'b'.
-        assert_eq!(q.push(5, 4, 1000, 'd', 2_500), Some('b'));
+        assert_eq!(push(&mut q, 5, 4, 1000, 'd', 2_500), vec!['b']);
         assert_eq!(q.bytes(), 2_000);
         assert_eq!(q.iter().copied().collect::<String>(), "ad");
+        // A long urgent packet may take two short ones' room (YAPS would
+        // drop one only and hold 3,000 B in a 1,540 B buffer).
+        let mut q = PfQueue::default();
+        assert!(push(&mut q, 9, 1, 40, 'x', 1_540).is_empty());
+        assert!(push(&mut q, 8, 2, 1500, 'y', 1_540).is_empty());
+        assert_eq!(push(&mut q, 1, 3, 1500, 'z', 1_540), vec!['x', 'y']);
+        assert_eq!(q.bytes(), 1_500);
     }
 
     #[test]
@@ -225,15 +257,15 @@ mod tests {
         v: &mut Vec<(u64, u32, u32, u32)>,
         e: (u64, u32, u32, u32),
         limit: u64,
-    ) -> Option<u32> {
+    ) -> Vec<u32> {
         v.push(e);
-        let total: u64 = v.iter().map(|x| x.2 as u64).sum();
-        if total <= limit {
-            return None;
+        let mut out = Vec::new();
+        while v.iter().map(|x| x.2 as u64).sum::<u64>() > limit {
+            let max = v.iter().map(|x| x.0).max().unwrap();
+            let i = v.iter().rposition(|x| x.0 == max).unwrap();
+            out.push(v.remove(i).3);
         }
-        let max = v.iter().map(|x| x.0).max().unwrap();
-        let i = v.iter().rposition(|x| x.0 == max).unwrap();
-        Some(v.remove(i).3)
+        out
     }
 
     fn oracle_pop(v: &mut Vec<(u64, u32, u32, u32)>) -> Option<u32> {
@@ -254,10 +286,10 @@ mod tests {
         ) {
             let mut q = PfQueue::default();
             let mut o = Vec::new();
-            for (id, (push, prio, flow, bytes)) in ops.into_iter().enumerate() {
+            for (id, (is_push, prio, flow, bytes)) in ops.into_iter().enumerate() {
                 let id = id as u32;
-                if push {
-                    let got = q.push(prio, flow, bytes, id, limit);
+                if is_push {
+                    let got = push(&mut q, prio, flow, bytes, id, limit);
                     let want = oracle_push(&mut o, (prio, flow, bytes, id), limit);
                     prop_assert_eq!(got, want);
                     prop_assert!(q.bytes() <= limit);

@@ -2,7 +2,10 @@
 //! queued ports, with the semantics of the reference simulator YAPS
 //! (NetSys/simulator) so that its results can be replayed:
 //! - every port (host NICs included) is a [`PfQueue`] of `buffer` bytes
-//!   (the bytes waiting, not the one on the wire); a packet's priority is
+//!   (the bytes waiting, not the one on the wire; YAPS drops one packet per
+//!   arrival, this queue as many as it takes to fit: the same in YAPS's
+//!   case, whose data packets are all 1,500 B, see `net::pfabric`); a
+//!   packet's priority is
 //!   its flow's remaining bytes when sent (in the packet's `sack` field,
 //!   saturating at 2^32 − 1 B), an ACK's is 0;
 //! - a port picks its next packet after every packet arriving at the same
@@ -183,15 +186,20 @@ impl<R: Router> Network<R> {
         let buffer = self.cfg.buffer;
         let pf = self.pf.as_deref_mut().expect("pFabric state");
         let q = &mut pf.queues[p as usize];
-        let dropped = q.push(prio, pkt.flow, pkt.wire as u32, pkt, buffer);
+        let (qload, counts, n, flows) = (
+            &mut self.qload[p as usize],
+            &mut self.counts[p as usize],
+            &mut self.n,
+            &mut self.flows,
+        );
+        *qload += pkt.wire as u64;
+        q.push(prio, pkt.flow, pkt.wire as u32, pkt, buffer, |d| {
+            *qload -= d.wire as u64;
+            counts.drops += 1;
+            n.drops += 1;
+            flows[d.flow as usize].losses += 1;
+        });
         let (held, len) = (q.bytes(), q.len() as u32);
-        self.qload[p as usize] += pkt.wire as u64;
-        if let Some(d) = dropped {
-            self.qload[p as usize] -= d.wire as u64;
-            self.counts[p as usize].drops += 1;
-            self.n.drops += 1;
-            self.flows[d.flow as usize].losses += 1;
-        }
         self.qports[p as usize].queued = len;
         let port = &mut self.ports[p as usize];
         port.peak = port.peak.max(held);
