@@ -301,7 +301,7 @@ def test_bad_metric_declarations_name_file_key_value_and_why(tmp_path, table, wo
 
 @pytest.mark.parametrize("old, new, words", [
     ('panels = [{ metric = "fct", logy = true }', 'panels = [{ metric = "p99", logy = true }', ["panel #1 (line)", "`metric` = 'p99'", "not declared in [metrics]", "fct, goodput"]),
-    ('{ kind = "line", metric = "goodput" }', '{ kind = "pie", metric = "goodput" }', ["panel #2", "`kind` = 'pie'", "line, bar, cdf, timeseries"]),
+    ('{ kind = "line", metric = "goodput" }', '{ kind = "pie", metric = "goodput" }', ["panel #2", "`kind` = 'pie'", "line, bar, cdf, scatter, timeseries"]),
     ('metric = "goodput"\nkind = "ratio"', 'metric = "gp"\nkind = "ratio"', ["claim 'O / E goodput, best load'", "`metric` = 'gp'", "not declared"]),
     ('x = [0.2, 0.6]', 'x = ["a", "b"]\nx_values = [0.2, 0.6]', ["a line needs a numeric x axis", "kind = \\\"bar\\\""]),
 ])
