@@ -301,7 +301,7 @@ def test_bad_metric_declarations_name_file_key_value_and_why(tmp_path, table, wo
 
 @pytest.mark.parametrize("old, new, words", [
     ('panels = [{ metric = "fct", logy = true }', 'panels = [{ metric = "p99", logy = true }', ["panel #1 (line)", "`metric` = 'p99'", "not declared in [metrics]", "fct, goodput"]),
-    ('{ kind = "line", metric = "goodput" }', '{ kind = "pie", metric = "goodput" }', ["panel #2", "`kind` = 'pie'", "line, bar, cdf, timeseries"]),
+    ('{ kind = "line", metric = "goodput" }', '{ kind = "pie", metric = "goodput" }', ["panel #2", "`kind` = 'pie'", "line, bar, cdf, scatter, timeseries"]),
     ('metric = "goodput"\nkind = "ratio"', 'metric = "gp"\nkind = "ratio"', ["claim 'O / E goodput, best load'", "`metric` = 'gp'", "not declared"]),
     ('x = [0.2, 0.6]', 'x = ["a", "b"]\nx_values = [0.2, 0.6]', ["a line needs a numeric x axis", "kind = \\\"bar\\\""]),
 ])
@@ -550,3 +550,50 @@ metrics = { goodput = "fct" }
     write_experiment(tmp_path / "exp3", figures={"fig01_line.toml": FIGURES["fig01_line.toml"]}, experiment=bad)
     with pytest.raises(ConfigError, match="'nope' is not declared"):
         R.load_paper("synth", tmp_path / "exp3")
+
+
+# --------------------------------------------------------------------------- another simulator's per-flow results
+
+REF_FIG = BASE + f"""
+[reproduce]
+title = "against a reference"
+x_key = "workload.load"
+x = [0.5]
+series = [{{ label = "E", fabric = "esn" }}]
+panels = [{{ kind = "cdf", reference = "ref.csv", reference_label = "other" }}, {{ kind = "scatter", reference = "ref.csv" }}]
+"""
+
+
+def test_reference_panels_draw_another_simulators_flows_and_full_only_figures_skip_quick(tmp_path, captured):
+    """A cdf panel with `reference` adds the reference's CDF (its first rows,
+    as many as the run has flows); a scatter puts each flow's FCT against the
+    reference's row of the same id; a figure with `scales = ["full"]` does not
+    run at quick scale."""
+    root = tmp_path / "exp"
+    full_only = REF_FIG.replace('title = "against a reference"', 'title = "full only"\nscales = ["full"]')
+    d = write_experiment(root, {"fig01_ref.toml": REF_FIG, "fig02_full.toml": full_only})
+    # 300 reference rows: more than the run's 200 flows.
+    pd.DataFrame({"bytes": [1000 * (i + 1) for i in range(300)], "fct_us": [2.0 * (i + 1) for i in range(300)]}).to_csv(
+        d / "ref.csv", index=False)
+    r = R.reproduce("synth", tmp_path / "out", root=root, jobs=1)
+    assert set(r.table["figure"]) == {"fig01"}, "fig02 runs at full scale only"
+    axes = captured[-1].axes
+    labels = [ln.get_label() for ln in axes[0].lines]
+    assert labels[0].startswith("E") and labels[1] == "other (its first 200 flows)"
+    assert len(axes[0].lines[1].get_xdata()) == 200
+    flows = pd.read_csv(tmp_path / "out" / "points" / r.table["key"].iloc[0] / "flows.csv").sort_values("id")
+    pts = axes[1].collections[0].get_offsets()
+    done = flows["fct_us"].notna().to_numpy()
+    assert len(pts) == done.sum()
+    assert list(pts[:, 0]) == pytest.approx([2.0 * (i + 1) for i in range(200) if done[i]])
+    # a reference that is not there, or lacks a column, is an error naming it
+    write_experiment(root, {"fig01_ref.toml": REF_FIG.replace("ref.csv", "nope.csv")})
+    with pytest.raises(ConfigError, match=r"`reference` = 'nope.csv': no such file"):
+        R.load_paper("synth", root)
+    (d / "bad.csv").write_text("bytes,fct\n1,2\n")
+    write_experiment(root, {"fig01_ref.toml": REF_FIG.replace("ref.csv", "bad.csv")})
+    with pytest.raises(ConfigError, match=r"needs `bytes` and `fct_us`"):
+        R.load_paper("synth", root)
+    write_experiment(root, {"fig01_ref.toml": REF_FIG.replace('{ kind = "scatter", reference = "ref.csv" }', '{ kind = "scatter" }')})
+    with pytest.raises(ConfigError, match=r"a scatter plots each flow's FCT against a reference"):
+        R.load_paper("synth", root)

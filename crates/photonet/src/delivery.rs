@@ -135,6 +135,18 @@ impl ReorderBuffer {
     pub fn received(&self) -> u32 {
         self.next + self.held
     }
+    /// Whether unit `seq` has been received (released or held).
+    pub fn holds(&self, seq: u32) -> bool {
+        if seq < self.next {
+            return true;
+        }
+        if self.held == 0 || seq / 64 < self.base {
+            return false;
+        }
+        self.window
+            .get((seq / 64 - self.base) as usize)
+            .is_some_and(|w| w >> (seq % 64) & 1 != 0)
+    }
     /// Have all of units `0..total` been released?
     pub fn is_complete(&self, total: u32) -> bool {
         self.next >= total

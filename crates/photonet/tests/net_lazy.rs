@@ -159,7 +159,7 @@ fn cfg(
                 rto_min: SimTime::us(50),
                 ..match NetConfig::default().transport {
                     Transport::Dctcp(d) => d,
-                    Transport::Paced => unreachable!(),
+                    _ => unreachable!("the default transport is DCTCP"),
                 }
             })
         },

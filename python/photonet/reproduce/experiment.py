@@ -40,7 +40,7 @@ REFERENCE_STATS = ("max_rel_err", "mean_rel_err", "p99_rel_err")
 # Numeric top-level keys of summary.json a metric may name.
 SUMMARY_KEYS = ("goodput", "goodput_steady", "offered_load", "completed", "flows", "unfinished", "sim_time_us", "delivered_bytes",
                 "offered_bytes", "events", "hosts", "host_rate_bps")
-SIM_PANEL_KINDS = ("line", "bar", "cdf", "timeseries", "reference_cdf", "reference_scatter")
+SIM_PANEL_KINDS = ("line", "bar", "cdf", "scatter", "timeseries", "reference_cdf", "reference_scatter")
 MODEL_PANEL_KINDS = ("line", "bar")
 CLAIM_KINDS = ("value", "ratio", "reduction")
 
@@ -48,13 +48,14 @@ _TOP_KEYS = {"title", "report", "scales", "metrics", "reading", "claims"}
 _REPORT_KEYS = {"intro", "quotes", "common", "setup_keys"}
 _METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "reference", "scale", "unit", "label", "within_us"}
 _SIM_KEYS = {"title", "x", "x_key", "x_values", "x_set", "xlabel", "x_percent", "logx", "series", "panels", "claims",
-             "notes", "reference_flows", "reference_label", *SCALES}
+             "notes", "reference_flows", "reference_label", "scales", *SCALES}
 _MODEL_KEYS = {"title", "model", "options", "panels", "claims", "notes"}
 _SERIES_KEYS = {"label", "fabric", "set"}
 _PANEL_KEYS = {
     "line": {"kind", "metric", "title", "logy", "ylabel"},
     "bar": {"kind", "metric", "at", "title", "logy", "ylabel"},
-    "cdf": {"kind", "at", "class", "title", "logx"},
+    "cdf": {"kind", "at", "class", "title", "logx", "reference", "reference_label"},
+    "scatter": {"kind", "at", "class", "title", "reference", "reference_label"},
     "timeseries": {"kind", "at", "title"},
     "reference_cdf": {"kind", "at", "title", "logx"},
     "reference_scatter": {"kind", "at", "title"},
@@ -128,6 +129,9 @@ class Figure:
     scale_set: dict[str, dict] = field(default_factory=dict)
     reference: Optional[Path] = None              # another simulator's per-flow results (flows.csv)
     reference_label: str = "reference"
+    # the scales it runs at (a figure whose published numbers exist only for
+    # the full setting, say, runs at full scale only)
+    scales: tuple = SCALES
     # model figures
     model: Optional[str] = None
     params: dict = field(default_factory=dict)   # model parameters (the file without [reproduce])
@@ -431,7 +435,7 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
     labels = [s.label for s in series]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"{where}: series labels must be distinct")
-    panels = [_check_sim_panel(where, i, p, metrics, xs, numeric) for i, p in enumerate(rep.get("panels", []))]
+    panels = [_check_sim_panel(where, i, p, metrics, xs, numeric, path.parent) for i, p in enumerate(rep.get("panels", []))]
     if not panels:
         raise ConfigError(f"{where}: `panels` is empty")
     reference = None
@@ -456,6 +460,9 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
         _table(where, s, t)
         unknown(f"{where}.{s}", t, {"set"})
         scale_set[s] = dict(t.get("set", {}))
+    scales = rep.get("scales", list(SCALES))
+    if not isinstance(scales, list) or not scales or any(s not in SCALES for s in scales):
+        raise ConfigError(f"{where}: `scales` = {scales!r} must be a non-empty list of {', '.join(SCALES)}")
     return Figure(
         id=fid,
         path=path.resolve(),
@@ -473,6 +480,7 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
         scale_set=scale_set,
         reference=reference,
         reference_label=_str(where, "reference_label", rep.get("reference_label", "reference")),
+        scales=tuple(scales),
     )
 
 
@@ -485,7 +493,8 @@ def _check_at(where: str, key: str, v: Any, xs: list, extra: str = "") -> None:
         raise ConfigError(f"{where}: `{key}` = {v!r} is not one of the x values {[fmt_x(x) for x in xs]}{extra}")
 
 
-def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs: list, numeric: bool) -> dict:
+def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs: list, numeric: bool,
+                     base: Path = Path(".")) -> dict:
     if not isinstance(p, dict):
         raise ConfigError(f"{where}: panel #{i + 1} = {p!r} must be a table")
     kind = p.get("kind", "line")
@@ -499,7 +508,11 @@ def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs:
                               f"expected one of {', '.join(metrics) or '(none declared)'}")
     if kind == "line" and not numeric:
         raise ConfigError(f"{w}: a line needs a numeric x axis, and `x` is categorical; use kind = \"bar\"")
-    if kind in ("cdf", "timeseries", "reference_cdf", "reference_scatter"):
+    if kind == "scatter" and "reference" not in p:
+        raise ConfigError(f"{w}: a scatter plots each flow's FCT against a reference's: set `reference` = a CSV file")
+    if "reference" in p:
+        _check_reference(w, p["reference"], base)
+    if kind in ("cdf", "scatter", "timeseries", "reference_cdf", "reference_scatter"):
         if "at" not in p and len(xs) != 1:
             raise ConfigError(f"{w}: say at which x value to draw, `at` = one of {[fmt_x(x) for x in xs]}")
     if "at" in p:
@@ -507,11 +520,25 @@ def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs:
     for k in ("logy", "logx"):
         if k in p:
             _bool(w, k, p[k])
-    if kind == "cdf" and not isinstance(p.get("class", "all"), str):
+    if kind in ("cdf", "scatter") and not isinstance(p.get("class", "all"), str):
         raise ConfigError(f"{w}: `class` = {p['class']!r} must be a size class such as \"<100KB\", \">=100KB\" or \"all\"")
-    if kind == "cdf":
+    if kind in ("cdf", "scatter"):
         parse_class(w, p.get("class", "all"))
     return {"kind": kind, **p}
+
+
+def _check_reference(w: str, ref: Any, base: Path) -> None:
+    """A panel's `reference`: per-flow results of another simulator (a CSV with
+    `bytes` and `fct_us`, one row per flow in flow-id order), beside the figure."""
+    if not isinstance(ref, str):
+        raise ConfigError(f"{w}: `reference` = {ref!r} must be a file name (a CSV beside the figure file)")
+    path = base / ref
+    if not path.is_file():
+        raise ConfigError(f"{w}: `reference` = {ref!r}: no such file ({path})")
+    with open(path) as f:
+        cols = [c.strip() for c in f.readline().strip().split(",")]
+    if not {"bytes", "fct_us"} <= set(cols):
+        raise ConfigError(f"{w}: `reference` = {ref!r} has columns {cols}; it needs `bytes` and `fct_us` (one row per flow, in flow-id order)")
 
 
 def claim_check(w: str, c: dict, default_tol: Optional[float] = None) -> str:

@@ -6,7 +6,10 @@ Panel kinds of a simulated figure:
 * ``bar``: a metric per series at one x (``at``), or grouped by x (categorical
   x axes too);
 * ``cdf``: the per-flow FCT CDF (flows.csv) of each series at one x, for one
-  size class;
+  size class; with ``reference`` (a CSV of another simulator's per-flow
+  results beside the figure file: ``bytes``, ``fct_us``), its CDF too;
+* ``scatter``: each flow's FCT against the ``reference``'s for the same flow
+  (row i of the reference = flow id i), at one x, for one size class;
 * ``timeseries``: delivered goodput over time (series.csv) of each series at
   one x (the config must set ``metrics.time_series``).
 
@@ -208,10 +211,12 @@ def _cdf(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
     lo, hi = parse_class("cdf panel", panel.get("class", "all"))
     x = _at(fig, panel)
     styles = _styles(fig)
+    nflows = 0
     for i, s in enumerate(fig.series):
         flows = _point_data(out, df, fig, s.label, x, "flows", res)
         if flows is None:
             continue
+        nflows = max(nflows, len(flows))
         fct, unfinished = class_fcts(flows, lo, hi)
         if fct.empty:
             res.miss(f"no finished flow of class {panel.get('class', 'all')}", s.label)
@@ -220,6 +225,15 @@ def _cdf(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
         lab = s.label + (f" ({unfinished} unfinished)" if unfinished else "")
         ax.step(fct, y, where="post", color=styles[i][0], label=lab, marker=styles[i][1], markevery=max(1, len(fct) // 6))
         res.drawn += 1
+    if res.drawn and "reference" in panel:
+        # The reference's same flows: its first rows, as many as the run has.
+        ref = pd.read_csv(fig.path.parent / panel["reference"])
+        label = panel.get("reference_label", "reference")
+        if nflows < len(ref):
+            ref, label = ref.iloc[:nflows], f"{label} (its first {nflows} flows)"
+        fct, _ = class_fcts(ref, lo, hi)
+        y = (pd.RangeIndex(1, len(fct) + 1) / len(fct)).to_numpy()
+        ax.step(fct, y, where="post", color="black", linestyle="--", label=label)
     if res.drawn and panel.get("logx", True):
         ax.set_xscale("log")
     cls = panel.get("class", "all")
@@ -278,6 +292,41 @@ def _reference(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Pa
                 ax.set_yscale("log")
         ax.set_xlabel(f"FCT, {fig.reference_label} (µs)")
         ax.set_ylabel("FCT, photonet (µs)")
+    return res
+
+
+def _scatter(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
+    res = _Panel()
+    lo, hi = parse_class("scatter panel", panel.get("class", "all"))
+    x = _at(fig, panel)
+    styles = _styles(fig)
+    ref = pd.read_csv(fig.path.parent / panel["reference"])
+    top, low = 0.0, float("inf")
+    for i, s in enumerate(fig.series):
+        flows = _point_data(out, df, fig, s.label, x, "flows", res)
+        if flows is None:
+            continue
+        flows = flows.sort_values("id").reset_index(drop=True) if "id" in flows else flows
+        n = min(len(flows), len(ref))
+        ours, theirs = flows.iloc[:n], ref.iloc[:n]
+        keep = (ours["bytes"].to_numpy() >= lo) & (ours["bytes"].to_numpy() < hi) & ours["fct_us"].notna().to_numpy()
+        if not keep.any():
+            res.miss(f"no finished flow of class {panel.get('class', 'all')}", s.label)
+            continue
+        xs, ys = theirs["fct_us"].to_numpy()[keep], ours["fct_us"].to_numpy()[keep]
+        ax.scatter(xs, ys, s=3, alpha=0.4, color=styles[i][0], label=s.label, rasterized=True)
+        top = max(top, float(xs.max()), float(ys.max()))
+        low = min(low, float(xs.min()), float(ys.min()))
+        res.drawn += 1
+    if res.drawn:
+        ax.plot([low, top], [low, top], color="black", linewidth=0.8, label="equal")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        _plain_log_labels(ax, "x")
+        _plain_log_labels(ax, "y")
+    label = panel.get("reference_label", "reference")
+    ax.set_xlabel(f"FCT in {label} (µs)")
+    ax.set_ylabel("FCT in photonet (µs)")
     return res
 
 
@@ -361,10 +410,13 @@ def draw(
             res = _cdf(ax, fig, df, panel, out)
         elif kind.startswith("reference_"):
             res = _reference(ax, fig, df, panel, out)
+        elif kind == "scatter":
+            res = _scatter(ax, fig, df, panel, out)
         else:
             res = _timeseries(ax, fig, df, panel, out)
-        if not fig.is_model and kind in ("cdf", "timeseries", "reference_cdf", "reference_scatter"):
-            what = {"cdf": "FCT CDF", "timeseries": "goodput over time", "reference_cdf": f"FCT CDF vs {fig.reference_label}",
+        if not fig.is_model and kind in ("cdf", "scatter", "timeseries", "reference_cdf", "reference_scatter"):
+            what = {"cdf": "FCT CDF", "scatter": "per-flow FCT", "timeseries": "goodput over time",
+                    "reference_cdf": f"FCT CDF vs {fig.reference_label}",
                     "reference_scatter": f"per-flow FCT vs {fig.reference_label}"}[kind]
             ax.set_title(panel.get("title", f"{what} at {fig.xlabel} = {_xlabel_of(fig, _at(fig, panel))}"), fontsize=10)
         else:

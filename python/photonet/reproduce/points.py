@@ -95,7 +95,8 @@ def build_points(
         from ..api import fabric_names
 
         available = fabric_names()
-    figs = select_figures(paper, only)
+    # A figure that does not run at this scale is left out (`scales`).
+    figs = [f for f in select_figures(paper, only) if scale in f.scales]
     if fabrics is not None:
         every = {s.fabric for f in paper.figures for s in f.series} | set(available)
         for f in fabrics:

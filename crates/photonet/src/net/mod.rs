@@ -13,6 +13,8 @@
 //!   binary heap: see its doc);
 //! - [`route`]: ECMP hashing, spraying, adaptive choice, the `Router` hook;
 //! - [`dctcp`]: DCTCP window arithmetic;
+//! - [`pfabric`]: pFabric's priority queue and window (the network threads
+//!   them with `Transport::Pfabric`);
 //! - [`sim`]: the network itself (ports, hosts, transports, PFC, credits),
 //!   a folder: `config` (what a topology hands it), `ports`, `transport`,
 //!   `stats`, and in `mod.rs` the [`Network`] and its event loop, including
@@ -44,7 +46,8 @@
 //!    { vcs, vc_buffer, credit_delay })` for credit-based flow control
 //!    (credits in bytes per (link, VC); `vc_buffer` ≥ payload + header);
 //!    `FlowControl::Pfc(..)` or `None` otherwise; `Transport::Paced` for
-//!    window-free line-rate sending or `Transport::Dctcp(..)`.
+//!    window-free line-rate sending, `Transport::Dctcp(..)`, or
+//!    `Transport::Pfabric(..)` (lossy; pFabric queues at every port).
 //! 4. `Network::new(cfg, graph, router)`, then drive it like a fabric:
 //!    `add_flow(now, &flow, rec)`, `next_event()`, `advance(now, rec)`;
 //!    `stats()` (incl. `credit_stalls`, `peak_vc_buffer_bytes`),
@@ -56,12 +59,13 @@ pub mod dragonfly;
 pub mod external;
 pub mod multibutterfly;
 pub mod ndp;
+pub mod pfabric;
 pub mod route;
 pub mod sim;
 
 pub use external::{ClassFlows, StarRouter};
 pub use route::{hop_count_vc, Candidates, Hop, Router, Routing};
 pub use sim::{
-    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues, PfcConfig,
-    PortSpec, Priority, Transport, MAX_CLASSES, MAX_VCS,
+    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, Network, NicQueues, PfabricConfig,
+    PfcConfig, PortSpec, Priority, Transport, MAX_CLASSES, MAX_VCS,
 };

@@ -132,7 +132,7 @@ pub fn lone_flow_bounds(
     let pipeline = slowest.tx_time(wire) + slowest.tx_time(first) * (h - 1) + prop;
     // Slow start: the window doubles per round trip until it covers the flow.
     let mut extra = SimTime::ZERO;
-    if p.transport == TransportKind::Dctcp && npkts > p.init_cwnd as u64 {
+    if p.transport != TransportKind::Paced && npkts > p.init_cwnd as u64 {
         let rounds = 64 - (npkts.div_ceil(p.init_cwnd as u64)).leading_zeros() as u64;
         let ack = slowest.tx_time(p.ack_size.0) * h + prop;
         let rtt = slowest.tx_time(first) * h + prop + ack;
@@ -185,6 +185,7 @@ impl PacketFabric {
             (TransportKind::Paced, FlowControlKind::Credit) => "paced+credit",
             (TransportKind::Paced, _) => "paced+PFC",
             (TransportKind::Ndp, _) => "NDP",
+            (TransportKind::Pfabric, _) => "pFabric",
         };
         let shape = if v.name == LEAF_SPINE_VARIANT.name {
             "Leaf-spine"

@@ -5,8 +5,8 @@ use super::Clos;
 use crate::error::ConfigError;
 use crate::fabric::registry::ParamTable;
 use crate::net::{
-    CreditConfig, DctcpConfig, FlowControl, NetConfig, NicQueues, PfcConfig, Priority, Routing,
-    Transport,
+    CreditConfig, DctcpConfig, FlowControl, NetConfig, NicQueues, PfabricConfig, PfcConfig,
+    Priority, Routing, Transport,
 };
 use crate::units::{ByteSize, SimTime};
 use schemars::JsonSchema;
@@ -24,6 +24,13 @@ pub enum TransportKind {
     /// `net::ndp`): `buffer` is each switch port's data queue, `init_cwnd`
     /// the initial window; `routing` does not apply.
     Ndp,
+    /// pFabric (Alizadeh et al., SIGCOMM'13) as the YAPS simulator has it:
+    /// every port (NICs too) a priority queue of `buffer` bytes serving the
+    /// packet of the least remaining flow bytes first (a flow's packets in
+    /// order) and dropping the most; a window of `init_cwnd`..`max_cwnd`
+    /// packets, a fixed timeout `pfabric_rto`, per-packet round-robin
+    /// spraying from each NIC (`routing = "spray"`, `spray_init`).
+    Pfabric,
 }
 
 /// Link-level flow control.
@@ -95,12 +102,20 @@ pub struct FatTreeParams {
     /// "ecmp" (per-flow hash), "spray" (per-packet random) or "adaptive"
     /// (least-occupied minimal port).
     pub routing: Routing,
-    /// "dctcp" (window, ECN, retransmission), "paced" (window-free; needs PFC or credits)
-    /// or "ndp" (trimming switches, receiver pulls; lossy, one class).
+    /// "dctcp" (window, ECN, retransmission), "paced" (window-free; needs
+    /// PFC or credits), "ndp" (trimming switches, receiver pulls; lossy, one
+    /// class) or "pfabric".
     pub transport: TransportKind,
-    /// DCTCP (and NDP) initial window, packets.
+    /// pFabric: the fixed retransmission timeout (pushed back on every new
+    /// cumulative ACK; no RTT estimate, no back-off).
+    pub pfabric_rto: SimTime,
+    /// pFabric: per host, its NIC's initial round-robin spray counter (a
+    /// packet for another ToR takes uplink `counter++ mod uplinks`); empty =
+    /// all 0, else one per host.
+    pub spray_init: Vec<u64>,
+    /// Initial window, packets (DCTCP, NDP, pFabric).
     pub init_cwnd: u32,
-    /// DCTCP largest window, packets.
+    /// Largest window, packets (DCTCP, pFabric).
     pub max_cwnd: u32,
     /// DCTCP gain g of the marked-fraction estimate α.
     pub dctcp_g: f64,
@@ -181,6 +196,8 @@ impl Default for FatTreeParams {
             ecn_threshold: ByteSize(80_000),
             routing: Routing::Ecmp,
             transport: TransportKind::Dctcp,
+            pfabric_rto: SimTime::us(45),
+            spray_init: Vec::new(),
             init_cwnd: 10,
             max_cwnd: 1_000,
             dctcp_g: 1.0 / 16.0,
@@ -313,7 +330,9 @@ pub(super) fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigE
             "delayed ACKs need a timeout > 0",
         ));
     }
-    if p.cut_through && clos.host_rate < clos.uplink_rate {
+    if p.transport == TransportKind::Pfabric {
+        check_pfabric(p, clos)?;
+    } else if p.cut_through && clos.host_rate < clos.uplink_rate {
         // A switch would start a packet from a slow host on a fast link and
         // hold that link until the packet's last bit arrived: the port's
         // backlog would exceed what its buffer can hold.
@@ -487,6 +506,56 @@ fn check_ndp(p: &FatTreeParams) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// pFabric's own constraints.
+fn check_pfabric(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigError> {
+    if p.flow_control != FlowControlKind::None {
+        return Err(err(
+            "flow_control",
+            format!("{:?}", p.flow_control).to_lowercase(),
+            "pFabric is lossy by design (its queues drop the least urgent packet): use \"none\"",
+        ));
+    }
+    if p.priority != PriorityKind::None {
+        return Err(err(
+            "priority",
+            format!("{:?}", p.priority).to_lowercase(),
+            "pFabric orders packets by remaining flow size itself: use \"none\"",
+        ));
+    }
+    if p.routing != Routing::Spray {
+        return Err(err(
+            "routing",
+            format!("{:?}", p.routing).to_lowercase(),
+            "pFabric sprays per packet, round-robin from each NIC: use \"spray\"",
+        ));
+    }
+    if p.pfabric_rto.0 == 0 {
+        return Err(err(
+            "pfabric_rto",
+            "\"0ps\"",
+            "a retransmission timeout must be > 0",
+        ));
+    }
+    if p.delayed_ack != 1 {
+        return Err(err(
+            "delayed_ack",
+            p.delayed_ack,
+            "pFabric acknowledges every packet: use 1",
+        ));
+    }
+    if p.loss_rate > 0.0 {
+        return Err(err("loss_rate", p.loss_rate, "not supported with pFabric"));
+    }
+    if !p.spray_init.is_empty() && p.spray_init.len() as u32 != clos.hosts() {
+        return Err(err(
+            "spray_init",
+            format!("[{} values]", p.spray_init.len()),
+            format!("needs one counter per host ({}) or none", clos.hosts()),
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
     NetConfig {
         payload: p.mtu.0 as u32,
@@ -523,6 +592,12 @@ pub(super) fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
             }),
             TransportKind::Paced => Transport::Paced,
             TransportKind::Ndp => unreachable!("NDP runs on net::ndp, not net::sim"),
+            TransportKind::Pfabric => Transport::Pfabric(PfabricConfig {
+                init_cwnd: p.init_cwnd,
+                max_cwnd: p.max_cwnd,
+                rto: p.pfabric_rto,
+                spray_init: p.spray_init.clone(),
+            }),
         },
         routing: p.routing,
         cut_through: p.cut_through,

@@ -1,7 +1,13 @@
 //! The fat-tree's statistics besides the network's: flow slowdowns by size
 //! class.
+//!
+//! With `transport = "pfabric"` the ideal is pFabric's own (as YAPS defines
+//! it): the flow alone with cut-through, up to the sender's receipt of the
+//! last ACK; and the classes are those of pFabric comparisons: `<100KB`
+//! (every flow below 100 KB), `>=100KB` and `all`, each with its mean, p50
+//! and p99 (nearest rank).
 
-use super::{Clos, FatTreeParams, NetExtras};
+use super::{Clos, FatTreeParams, NetExtras, TransportKind};
 use crate::fabric::FabricStats;
 use crate::net::Network;
 use crate::units::SimTime;
@@ -31,10 +37,20 @@ fn slowdown(
     let first = bytes.min(p.mtu.0) + p.header.0;
     let h = clos.hops(src, dst) as u64;
     let slowest = clos.host_rate.min(clos.uplink_rate);
-    let ideal =
-        clos.host_rate.tx_time(wire) + slowest.tx_time(first) * (h - 1) + p.path_propagation(h);
+    let ideal = if p.transport == TransportKind::Pfabric {
+        pfabric_ideal(p, clos, src, dst, wire)
+    } else {
+        clos.host_rate.tx_time(wire) + slowest.tx_time(first) * (h - 1) + p.path_propagation(h)
+    };
     let x = fct.0 as f64 / ideal.0 as f64;
-    let c = if bytes < 10_000 {
+    let c = if p.transport == TransportKind::Pfabric {
+        // `<100KB` and `>=100KB` (see the module doc).
+        if bytes < 100_000 {
+            1
+        } else {
+            2
+        }
+    } else if bytes < 10_000 {
         0
     } else if bytes < 100_000 {
         1
@@ -42,6 +58,23 @@ fn slowdown(
         2
     };
     (x, c)
+}
+
+/// pFabric's lone-flow FCT with YAPS's cut-through: every wire byte at the
+/// NIC, a header's serialisation on each link but the last (where the last
+/// packet is received whole), and the ACK back the same way, plus the
+/// propagation both ways. YAPS's `get_oracle_fct` on its topology.
+fn pfabric_ideal(p: &FatTreeParams, clos: &Clos, src: u32, dst: u32, wire: u64) -> SimTime {
+    let rates = clos.path_rates(src, dst);
+    let h = rates.len();
+    let cut: SimTime = rates[..h - 1]
+        .iter()
+        .map(|r| r.tx_time(p.header.0))
+        .fold(SimTime::ZERO, |a, b| a + b);
+    clos.host_rate.tx_time(wire)
+        + cut * 2
+        + clos.host_rate.tx_time(p.ack_size.0)
+        + p.path_propagation(h as u64) * 2
 }
 
 impl NetExtras<Clos> for ClosExtras {
@@ -95,6 +128,7 @@ impl ClosExtras {
             classes[c as usize].1.push(x);
             classes[3].1.push(x);
         }
+        let pfabric = self.params.transport == TransportKind::Pfabric;
         let mut out = Vec::new();
         for (name, mut v) in classes {
             if v.is_empty() {
@@ -102,9 +136,12 @@ impl ClosExtras {
             }
             v.sort_by(f64::total_cmp);
             let mean = v.iter().sum::<f64>() / v.len() as f64;
-            let p99 = v[((v.len() as f64 * 0.99).ceil() as usize).clamp(1, v.len()) - 1];
+            let rank = |q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1];
             out.push((format!("slowdown_mean.{name}"), mean));
-            out.push((format!("slowdown_p99.{name}"), p99));
+            if pfabric {
+                out.push((format!("slowdown_p50.{name}"), rank(0.5)));
+            }
+            out.push((format!("slowdown_p99.{name}"), rank(0.99)));
         }
         out
     }

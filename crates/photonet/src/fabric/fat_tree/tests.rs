@@ -215,3 +215,64 @@ fn bad_input_names_key_value_and_reason() {
         "divide",
     );
 }
+
+#[test]
+fn pfabric_refuses_what_it_cannot_model_naming_key_value_and_reason() {
+    let t = Topology {
+        racks: 4,
+        servers_per_rack: 2,
+        uplinks: 2,
+        ..Topology::default()
+    };
+    let pf = || FatTreeParams {
+        transport: TransportKind::Pfabric,
+        routing: Routing::Spray,
+        ..FatTreeParams::default()
+    };
+    let check = |p: FatTreeParams, key: &str, why: &str| {
+        let e = Clos::layout(&p, true, &ctx(&t))
+            .and_then(|c| check_params(&p, &c))
+            .unwrap_err();
+        assert!(
+            e.key == format!("fat_tree.{key}") && e.reason.contains(why),
+            "{e}"
+        );
+        assert!(!e.value.is_empty(), "{e}");
+    };
+    let ok = pf();
+    assert!(Clos::layout(&ok, true, &ctx(&t))
+        .and_then(|c| check_params(&ok, &c))
+        .is_ok());
+    check(
+        FatTreeParams {
+            flow_control: FlowControlKind::Pfc,
+            ..pf()
+        },
+        "flow_control",
+        "lossy",
+    );
+    check(
+        FatTreeParams {
+            routing: Routing::Ecmp,
+            ..pf()
+        },
+        "routing",
+        "spray",
+    );
+    check(
+        FatTreeParams {
+            spray_init: vec![1, 2, 3],
+            ..pf()
+        },
+        "spray_init",
+        "one counter per host (8)",
+    );
+    check(
+        FatTreeParams {
+            pfabric_rto: SimTime::ZERO,
+            ..pf()
+        },
+        "pfabric_rto",
+        "> 0",
+    );
+}

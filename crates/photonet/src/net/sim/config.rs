@@ -40,6 +40,23 @@ pub enum Transport {
     Dctcp(DctcpConfig),
     /// Window-free line-rate sending for lossless networks (no ACKs).
     Paced,
+    /// pFabric hosts and switch queues (`net::pfabric`, `sim/pfabric.rs`).
+    Pfabric(PfabricConfig),
+}
+
+/// pFabric settings (the reference simulator YAPS's pFabric host).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PfabricConfig {
+    /// Initial and largest window, packets.
+    pub init_cwnd: u32,
+    pub max_cwnd: u32,
+    /// The fixed retransmission timeout (re-armed on every new cumulative
+    /// ACK; no RTT estimate, no back-off).
+    pub rto: SimTime,
+    /// Per host, the start of its NIC's round-robin spray counter (a packet
+    /// for another ToR takes candidate `counter++ mod candidates` at its
+    /// first switch); missing hosts start at 0.
+    pub spray_init: Vec<u64>,
 }
 
 /// PFC settings (per ingress link).

@@ -83,6 +83,8 @@
 //!   a flow's first RTT sample its RTO is `rto_init` (RFC 6298 §2.1).
 //! - [`Transport::Paced`]: window-free, for lossless networks: each NIC sends
 //!   its flows' packets round-robin, one at a time, at line rate; no ACKs.
+//! - [`Transport::Pfabric`]: pFabric's priority queues at every port and its
+//!   fixed-timeout window hosts, as the simulator YAPS has them (`pfabric.rs`).
 //!
 //! Receivers deliver through a [`ReorderBuffer`] per flow: every byte reaches
 //! the [`Recorder`] once and in order, whatever was reordered, dropped or
@@ -103,13 +105,14 @@ use std::collections::VecDeque;
 mod config;
 mod flow_table;
 mod hooks;
+mod pfabric;
 mod ports;
 mod stats;
 mod transport;
 
 pub use config::{
-    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, NicQueues, PfcConfig, PortSpec,
-    Priority, Transport, MAX_CLASSES, MAX_VCS,
+    CreditConfig, DctcpConfig, FlowControl, Graph, NetConfig, NicQueues, PfabricConfig, PfcConfig,
+    PortSpec, Priority, Transport, MAX_CLASSES, MAX_VCS,
 };
 
 use flow_table::FlowTable;
@@ -129,6 +132,8 @@ enum Timer {
         pause: bool,
         seq: u32,
     },
+    /// pFabric: the port picks its next packet.
+    PfServe(u32),
 }
 
 /// A packet-level network over a graph and a router.
@@ -200,6 +205,8 @@ pub struct Network<R: Router> {
     peak_events: usize,
     /// State of the hooks for outside drivers (`net::external`).
     ext: hooks::Ext,
+    /// `Transport::Pfabric`'s queues and senders (`pfabric.rs`).
+    pf: Option<Box<pfabric::Pf>>,
 }
 
 impl<R: Router> Network<R> {
@@ -234,7 +241,9 @@ impl<R: Router> Network<R> {
             "net: frames above 64 KiB"
         );
         let classes = cfg.priority.classes();
-        let queued = !matches!(cfg.flow_control, FlowControl::None) || classes > 1;
+        let queued = !matches!(cfg.flow_control, FlowControl::None)
+            || classes > 1
+            || matches!(cfg.transport, Transport::Pfabric(_));
         // A paced NIC sends whenever its port is free: only queued ports
         // (PFC, credits or priority classes) hold what it sends.
         assert!(
@@ -331,6 +340,7 @@ impl<R: Router> Network<R> {
             last_advance: 0,
             peak_events: 0,
             ext: hooks::Ext::default(),
+            pf: pfabric::Pf::new(graph.ports.len(), hosts, &cfg.transport),
             cfg,
             graph,
             router,
@@ -742,6 +752,7 @@ impl<R: Router> Network<R> {
         self.active += 1;
         match self.cfg.transport {
             Transport::Dctcp(_) => self.try_send(flow.id, now.0),
+            Transport::Pfabric(_) => self.pf_add_flow(flow.id, now.0),
             Transport::Paced => {
                 self.paced[flow.src as usize].push_back(flow.id);
                 if self.lazy_pf {
@@ -816,7 +827,9 @@ impl<R: Router> Network<R> {
                 // A host consumes what it receives at once.
                 self.return_credit(pkt.port * self.vcs + pkt.vc as u32, pkt.wire as u64, now);
             }
-            if pkt.flags & FLAG_ACK != 0 {
+            if pkt.flags & FLAG_ACK != 0 && self.pf.is_some() {
+                self.pf_on_ack(pkt, now, rec);
+            } else if pkt.flags & FLAG_ACK != 0 {
                 self.on_ack(pkt, now);
             } else {
                 self.on_data(pkt, now, rec);
@@ -867,6 +880,8 @@ impl<R: Router> Network<R> {
             c.first
         } else {
             let k = match self.cfg.routing {
+                // pFabric: the source NIC chose (`pfabric.rs`).
+                _ if self.pf.is_some() => pkt.tag % c.count,
                 Routing::Ecmp => ecmp_choice(
                     pkt.flow,
                     pkt.flags & FLAG_ACK != 0,
@@ -963,6 +978,9 @@ impl<R: Router> Network<R> {
     /// Queued ports (lossless, or with priority classes): puts `pkt` into
     /// lane `pkt.vc` of port `p` (its VC with credits, its class otherwise).
     fn enqueue_lossless(&mut self, p: u32, mut pkt: Packet, now: u64) {
+        if self.pf.is_some() {
+            return self.pf_enqueue(p, pkt, now);
+        }
         let hosts = self.graph.hosts;
         let wire = pkt.wire as u64;
         let lanes = self.vcs;
@@ -1160,6 +1178,9 @@ impl<R: Router> Network<R> {
     /// the transmission ends at `max(start + serialisation, tail arrival)`.
     /// A host receives it when its last bit arrives.
     fn start_tx(&mut self, p: u32, now: u64) {
+        if self.pf.is_some() {
+            return self.pf_arm_serve(p, now);
+        }
         let Some((pi, lane)) = self.pop_next(p) else {
             return;
         };
@@ -1307,6 +1328,7 @@ impl<R: Router> Network<R> {
         match tm {
             Timer::Rto(f) => self.rto_fired(f, now),
             Timer::DelAck(f) => self.delack_fired(f, now),
+            Timer::PfServe(p) => self.pf_serve(p, now),
             Timer::Nic(h) => {
                 self.nic_armed[h as usize] = false;
                 self.nic_kick(h, now);
@@ -1501,6 +1523,9 @@ impl<R: Router> Network<R> {
     }
 
     fn rto_fired(&mut self, f: u32, now: u64) {
+        if self.pf.is_some() {
+            return self.pf_rto(f, now);
+        }
         let fl = &mut self.flows[f as usize];
         let w = &mut self.win[f as usize];
         w.rto_armed = false;
@@ -1528,6 +1553,9 @@ impl<R: Router> Network<R> {
     }
 
     fn on_data(&mut self, pkt: Packet, now: u64, rec: &mut Recorder) {
+        if self.pf.is_some() {
+            return self.pf_on_data(pkt, now, rec);
+        }
         self.n.data_delivered += 1;
         let payload = self.cfg.payload as u64;
         let fl = &mut self.flows[pkt.flow as usize];
@@ -1876,11 +1904,17 @@ impl<R: Router> Network<R> {
                     ));
                 }
                 let lanes = &self.lanes[i * self.vcs as usize..(i + 1) * self.vcs as usize];
-                let bytes: u64 = lanes
-                    .iter()
-                    .flat_map(|l| self.pool.iter(&l.queue))
-                    .map(|k| self.pool[k].wire as u64)
-                    .sum();
+                let (bytes, waiting) = match &self.pf {
+                    Some(pf) => pf.held(i),
+                    None => (
+                        lanes
+                            .iter()
+                            .flat_map(|l| self.pool.iter(&l.queue))
+                            .map(|k| self.pool[k].wire as u64)
+                            .sum(),
+                        lanes.iter().map(|l| l.queue.len() as u64).sum(),
+                    ),
+                };
                 let on_wire = if q.busy { q.tx_wire as u64 } else { 0 };
                 let w = self.qload[i];
                 let load = if w & LZ_FLAG != 0 {
@@ -1912,14 +1946,14 @@ impl<R: Router> Network<R> {
                         p.busy_until
                     ));
                 }
-                let waiting: u64 = lanes.iter().map(|l| l.queue.len() as u64).sum();
                 if waiting != q.queued as u64 {
                     return Err(format!(
                         "net: port {i} counts {} packets waiting but holds {waiting}",
                         q.queued
                     ));
                 }
-                queued += waiting;
+                // (pFabric's queues are not in the pool.)
+                queued += waiting * self.pf.is_none() as u64;
                 if let FlowControl::Credit(c) = self.cfg.flow_control {
                     for (v, l) in lanes.iter().enumerate() {
                         if l.far > c.vc_buffer || l.credits + l.pend as u64 > c.vc_buffer {
@@ -1930,7 +1964,7 @@ impl<R: Router> Network<R> {
                         }
                     }
                 }
-                if !self.lossless() && i >= hosts && occ > self.cfg.buffer {
+                if !self.lossless() && i >= hosts && occ > self.cfg.buffer && self.pf.is_none() {
                     return Err(format!(
                         "net: port {i} holds {} B, above the {} B buffer",
                         occ, self.cfg.buffer
@@ -1972,6 +2006,7 @@ impl<R: Router> Network<R> {
                 self.packet_events
             ));
         }
+        self.pf_check()?;
         for (i, f) in self.flows.iter() {
             let una = self.win.get(i).map_or(0, |w| w.snd_una);
             if una > f.snd_nxt || f.snd_nxt > f.npkts || f.rb.next_expected() > f.npkts {
