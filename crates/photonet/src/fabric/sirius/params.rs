@@ -2,7 +2,8 @@
 //! the layout derived from them, the up-front memory estimate and the
 //! lone-flow FCT bounds the conformance suite checks.
 
-use super::{DownLink, Sirius, UpLink};
+use super::edge::{DownLink, UpLink};
+use super::Sirius;
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::Fabric;
@@ -322,8 +323,9 @@ impl SiriusLayout {
             // Cells' ring and the request/grant messages' ring.
             in_flight_ring: (2 * self.prop_slots as u128 + self.ports as u128 + 4)
                 * std::mem::size_of::<Vec<(u32, u32, bool)>>() as u128,
+            // Each server's up and down links and its credit count in LOCAL.
             servers: topo.hosts() as u128
-                * (std::mem::size_of::<UpLink>() + std::mem::size_of::<DownLink>()) as u128,
+                * (std::mem::size_of::<UpLink>() + 4 + std::mem::size_of::<DownLink>()) as u128,
         }
     }
 
