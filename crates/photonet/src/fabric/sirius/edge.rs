@@ -1,6 +1,7 @@
-//! The host edge (rack-based): each server's link up to its ToR and the
-//! ToR's link down to it, both [`crate::access`] links at R, and in-order
-//! delivery at the destination server ([`FlowReorder`]).
+//! The host edge: each server's link up to its ToR and the ToR's link down
+//! to it, both [`crate::access`] links at R, and in-order delivery at the
+//! destination server ([`FlowReorder`]). Server-based, the same two links
+//! are the server's NIC between host and fabric: R bounds both directions.
 //!
 //! Up: each server pushes cells of its flows (round-robin across flows) at
 //! R, as long as it has credit in the ToR's LOCAL buffer (`server_buffer`,
@@ -52,8 +53,8 @@ pub(super) struct Edge {
     downlink_cells: u64,
     /// In-order delivery at the destination, per flow.
     reorder: FlowReorder,
-    /// Cells the servers have pushed to their ToRs (or, server-based, that
-    /// the application has handed to the NIC).
+    /// Cells the servers have pushed to their ToRs (server-based: that the
+    /// host has handed to its NIC).
     pub cells_pushed: u64,
     pub cells_delivered: u64,
     pub cells_out_of_order: u64,
@@ -100,7 +101,7 @@ impl Edge {
     }
 
     /// A new flow (its reorder state); `push` puts it on its server's
-    /// uplink (rack-based).
+    /// uplink (false: an end is down, the flow never starts).
     pub fn add_flow(&mut self, f: u32, src: u32, push: bool) {
         self.reorder.push_flow();
         if push && self.up[src as usize].link.add_flow(f) {

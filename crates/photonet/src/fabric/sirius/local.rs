@@ -35,8 +35,8 @@ pub(super) struct Local {
     /// Cells back in their source's LOCAL after a failure, by flow: they keep
     /// their sequence numbers and leave LOCAL before the flow's new cells.
     retx: BTreeMap<u32, List>,
-    /// Cells of each server in LOCAL, bounded by its credit (rack-based;
-    /// empty server-based).
+    /// Cells of each server in LOCAL, bounded by its credit (server-based:
+    /// unbounded).
     server_cells: Vec<u32>,
     credit_cells: u32,
     pub peak_local_cells: u64,
@@ -47,8 +47,8 @@ pub(super) struct Local {
 }
 
 impl Local {
-    /// `servers` with `credit_cells` of LOCAL each (0 servers: no credit,
-    /// server-based); `ordered` selects the O(log n) pick.
+    /// `servers` with `credit_cells` of LOCAL each; `ordered` selects the
+    /// O(log n) pick.
     pub fn new(
         nodes: usize,
         servers: usize,
@@ -102,8 +102,8 @@ impl Local {
         self.add(flows, f, 1);
     }
 
-    /// `cells` cells of flow `f` join LOCAL (without server credit).
-    pub fn add(&mut self, flows: &mut [FlowState], f: u32, cells: u32) {
+    /// `cells` cells of flow `f` join LOCAL (the caller counts the credit).
+    fn add(&mut self, flows: &mut [FlowState], f: u32, cells: u32) {
         let st = &mut flows[f as usize];
         st.in_local += cells;
         let node = st.src_node as usize;
@@ -142,12 +142,10 @@ impl Local {
         self.order[node].push(f, key, &mut |m| moved(flows, m));
     }
 
-    /// Frees `cells` of flow `f`'s server credit (rack-based).
+    /// Gives `cells` of credit back to `server`.
     #[inline]
     fn free_credit(&mut self, server: usize, cells: u32) {
-        if !self.server_cells.is_empty() {
-            self.server_cells[server] -= cells;
-        }
+        self.server_cells[server] -= cells;
     }
 
     /// Drops `cells` cells of flow `f` from LOCAL because their destination
@@ -218,9 +216,7 @@ impl Local {
         let list = self.retx.entry(f).or_insert(List::EMPTY);
         pool.push_back(list, cell);
         self.add(flows, f, 1);
-        if !self.server_cells.is_empty() {
-            self.server_cells[server] += 1;
-        }
+        self.server_cells[server] += 1;
         self.cells_retransmitted += 1;
     }
 

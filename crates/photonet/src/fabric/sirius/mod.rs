@@ -10,9 +10,8 @@
 //! idle. In each slot:
 //!
 //! 1. **Arrivals.** Cells sent `1 + propagation/slot` slots ago reach their next
-//!    node: at the destination they go to the server downlink (rack-based) or are
-//!    delivered (server-based); at an intermediate they join its queue for the
-//!    destination.
+//!    node: at the destination they go to the server's downlink; at an
+//!    intermediate they join its queue for the destination.
 //! 2. **Epoch start** (request/grant only): grant decisions that reached their
 //!    sources during the last epoch are applied (a granted cell moves from
 //!    LOCAL to the source's virtual queue for the intermediate, to go out this
@@ -28,12 +27,17 @@
 //!    one cell: a cell queued here for that node as its destination (second
 //!    hop), or a cell of our own granted by that node (first hop). When both
 //!    wait, the link alternates between them.
-//! 4. **Server links** (rack-based): each server pushes cells of its flows
-//!    (round-robin across flows) to its ToR at its rate R, as long as it has
-//!    credit in the ToR's LOCAL buffer (`server_buffer`, the one-hop credit flow
-//!    control of §4.3); intra-rack cells go straight to the destination
-//!    server's downlink. Each downlink drains at R. Both directions are
-//!    [`crate::access`] links; the LOCAL credit is Sirius's own.
+//! 4. **Server links**: each server pushes cells of its flows (round-robin
+//!    across flows) to its ToR at its rate R, as long as it has credit in the
+//!    ToR's LOCAL buffer (`server_buffer`, the one-hop credit flow control of
+//!    §4.3); intra-rack cells go straight to the destination server's
+//!    downlink. Each downlink drains at R. Both directions are
+//!    [`crate::access`] links; the LOCAL credit is Sirius's own. In a
+//!    server-based deployment (`servers_per_rack = 1`) the node is the server
+//!    and these are its NIC's two directions at R = `topology.server_rate`
+//!    (by default its share of the baseline's uplinks): LOCAL is its own, with
+//!    no credit, but its data enters the fabric and reaches the host no faster
+//!    than R, however many Sirius uplinks it has.
 //!
 //! SIRIUS (IDEAL) replaces request/grant by zero-delay back-pressure: in any slot
 //! a node may send a LOCAL cell via the node its uplink reaches if that node
@@ -129,8 +133,8 @@ struct FlowState {
     src_node: u32,
     dst_node: u32,
     cells: u32,
-    /// Cells the source server has pushed to its ToR (or, server-based, that
-    /// the application has handed to the NIC).
+    /// Cells the source server has pushed to its ToR (server-based: that the
+    /// host has handed to its NIC).
     pushed: u32,
     /// Cells in LOCAL.
     in_local: u32,
@@ -228,8 +232,12 @@ impl Sirius {
             && prio_cuts.len() < local_order::MAX_CLASSES
             && p.queue_bound == u32::MAX
             && p.failures.is_empty();
-        let rack_based = topo.servers_per_rack > 1;
-        let credit_cells = (p.server_buffer.0 / layout.cell_bytes).max(1) as u32;
+        // Server-based, LOCAL is the server's own: no credit bounds it.
+        let credit_cells = if topo.servers_per_rack > 1 {
+            (p.server_buffer.0 / layout.cell_bytes).max(1) as u32
+        } else {
+            u32::MAX
+        };
         let failures = p.failures.iter().map(|f| (f.at, f.node)).collect();
         let access = SlotCredit::new(topo.host_rate(), layout.slot, layout.cell_bytes);
         Ok(Sirius {
@@ -245,7 +253,7 @@ impl Sirius {
             nodes: Nodes::new(n, schedule, check),
             local: Local::new(
                 n,
-                if rack_based { hosts } else { 0 },
+                hosts,
                 credit_cells,
                 layout.cell_bytes,
                 prio_cuts,
@@ -279,10 +287,6 @@ impl Sirius {
         &self.layout
     }
 
-    fn rack_based(&self) -> bool {
-        self.servers_per_rack > 1
-    }
-
     /// Anything left that can still move? O(1): `next_event` asks it.
     fn busy(&self) -> bool {
         self.edge.busy() || self.wire.cells() > 0 || self.rg.busy() || self.movable_cells() > 0
@@ -292,11 +296,10 @@ impl Sirius {
         (self.queues.total() + self.local.total()).saturating_sub(self.failures.frozen())
     }
 
-    /// Cells that arrive in slot `t` (at `now`) reach their next node: at
-    /// the destination they go to the server downlink (rack-based) or are
-    /// delivered (server-based); at an intermediate they join its queue
-    /// for the destination.
-    fn arrivals(&mut self, t: u64, now: SimTime, sink: &mut Recorder) {
+    /// Cells that arrive in slot `t` reach their next node: at the
+    /// destination they go to the server's downlink; at an intermediate they
+    /// join its queue for the destination.
+    fn arrivals(&mut self, t: u64) {
         let batch = self.wire.arrivals(t);
         for &(x, cell, first_hop) in &batch {
             let x = x as usize;
@@ -315,14 +318,8 @@ impl Sirius {
                 if first_hop && !self.ideal {
                     self.queues.release(x, dst); // a cell granted direct arrived
                 }
-                if self.rack_based() {
-                    self.edge
-                        .queue_for_server(&mut self.flows, &mut self.pool, cell);
-                } else {
-                    let Cell { flow, seq } = self.pool[cell];
-                    self.pool.release(cell);
-                    self.edge.receive(&self.flows, flow, seq, now, sink);
-                }
+                self.edge
+                    .queue_for_server(&mut self.flows, &mut self.pool, cell);
             } else {
                 // m is unchanged: the cell moves from "on its way" to "queued".
                 self.queues.enqueue_fwd(&mut self.pool, x, dst, cell);
@@ -451,13 +448,7 @@ impl Fabric for Sirius {
         let down = self.nodes.is_failed((flow.src / spr) as usize)
             || self.nodes.is_failed((flow.dst / spr) as usize);
         // An end is down: the flow never starts.
-        self.edge.add_flow(id, flow.src, !down && self.rack_based());
-        if !down && !self.rack_based() {
-            // Server-based: the node is the server; the whole flow is in LOCAL.
-            self.flows[id as usize].pushed = cells as u32;
-            self.edge.cells_pushed += cells;
-            self.local.add(&mut self.flows, id, cells as u32);
-        }
+        self.edge.add_flow(id, flow.src, !down);
     }
 
     fn next_event(&self) -> Option<SimTime> {
@@ -478,7 +469,7 @@ impl Fabric for Sirius {
         debug_assert_eq!(self.clock.start(t), now, "advance only at slot boundaries");
         self.slots += 1;
         sink.count_internal_events(1);
-        self.arrivals(t, now, sink);
+        self.arrivals(t);
         if !self.ideal && self.rg.outstanding() > 0 {
             self.rg.arrive(t);
         }
@@ -506,14 +497,12 @@ impl Fabric for Sirius {
             }
         }
         self.transmit(t);
-        if self.rack_based() {
-            let end = self.clock.start(t + 1);
-            let failed = self.nodes.failed();
-            self.edge
-                .downlinks(end, sink, &mut self.flows, &mut self.pool, failed);
-            self.edge
-                .uplinks(&mut self.flows, &mut self.pool, &mut self.local, failed);
-        }
+        let end = self.clock.start(t + 1);
+        let failed = self.nodes.failed();
+        self.edge
+            .downlinks(end, sink, &mut self.flows, &mut self.pool, failed);
+        self.edge
+            .uplinks(&mut self.flows, &mut self.pool, &mut self.local, failed);
         self.last_slot = Some(t);
         self.latest = now;
     }

@@ -50,7 +50,8 @@ pub struct SiriusParams {
     /// One-way delay of one optical hop (node → grating → node); rounded up to
     /// whole slots.
     pub propagation: SimTime,
-    /// Credit each server has in its ToR's LOCAL buffer (rack-based only).
+    /// Credit each server has in its ToR's LOCAL buffer (rack-based only:
+    /// server-based, LOCAL is the server's own and unbounded).
     pub server_buffer: ByteSize,
     /// Nodes that fail during the run.
     pub failures: Vec<NodeFailure>,
@@ -144,9 +145,9 @@ impl FabricModule for SiriusModule {
     }
     /// A lone flow of c cells between racks in an idle fabric.
     ///
-    /// At least: its bytes at R over the server link (or, server-based, the
-    /// node's share R of its uplinks), then one slot on a cell's last hop plus
-    /// the propagation (rounded up to slots). Intra-rack: bytes at R.
+    /// At least: its bytes at R over the server link (server-based: the
+    /// server's NIC), then one slot on a cell's last hop plus the propagation
+    /// (rounded up to slots). Intra-rack: bytes at R.
     ///
     /// At most: bytes at R and a slot of server-link granularity; two epochs
     /// of request/grant pipeline (plus, for each of its two legs, the epochs

@@ -53,11 +53,7 @@ pub(super) fn cell_partition(f: &Sirius) -> CellPartition {
     for x in 0..n {
         let held = f.queues.at_node(x) as u64;
         let local = f.local.cells(x);
-        let down = if f.rack_based() {
-            f.edge.at_downlinks(x)
-        } else {
-            0
-        };
+        let down = f.edge.at_downlinks(x);
         if failed[x] {
             p.stuck_at_failed_nodes += held + local + down;
             continue;
