@@ -549,9 +549,11 @@ fn traffic_oblivious_baseline_source_priorities_let_a_mouse_pass() {
     let pias = run(&c, &p);
     let (f_rr, f_pias) = (fct_ps(&rr, 10), fct_ps(&pias, 10));
     // 4 slots of 100 ns per epoch; via any intermediate then one more hop.
+    // Both pay the server's NIC at R (round-robin over its flows) on the way
+    // in and out, which shrinks the ratio (2.4 us vs 0.9 us).
     assert!(f_pias <= 3 * 400_000, "PIAS mouse FCT {f_pias} ps");
     assert!(
-        f_rr > 3 * f_pias,
+        f_rr > 2 * f_pias,
         "round-robin {f_rr} ps vs PIAS {f_pias} ps"
     );
     // Request/grant SIRIUS does not take source priorities.

@@ -3,10 +3,9 @@
 //!
 //! Every flow needs "the next sequence number expected"; a reorder window is
 //! needed only between a cell arriving early and the gap before it filling.
-//! A full [`ReorderBuffer`] per flow (64 B, half of the old per-flow state)
-//! made the baseline of NegotiaToR's Fig. 13(c) hold ~100 B per flow more than
-//! NegotiaToR itself; with tens of millions of Google RPCs per 30 ms run that
-//! was gigabytes. Here a flow keeps 8 B — `next` and the index of an attached
+//! A full [`ReorderBuffer`] per flow costs 64 B; with tens of millions of
+//! flows in a run (the Google RPCs of NegotiaToR's Fig. 13(c) baseline) that
+//! is gigabytes. Here a flow keeps 8 B — `next` and the index of an attached
 //! buffer (or [`NONE`]) — and borrows a buffer from a pool when a cell arrives
 //! early, returning it as soon as nothing is held.
 //!

@@ -2,13 +2,13 @@
 //! with source priority queues and no per-destination bound (NegotiaToR's
 //! traffic-oblivious baseline).
 //!
-//! The plain version ([`super::Sirius::ideal_pick_pias`] with a `Vec<u32>`)
-//! scans the list from the front for the first flow of the best priority
-//! class, removing flows whose LOCAL is empty on the way (`swap_remove`: the
-//! last flow takes the empty one's place), and rotates the chosen flow to the
+//! The plain version (`Local::ideal_pick_pias` with a `Vec<u32>`) scans the
+//! list from the front for the first flow of the best priority class,
+//! removing flows whose LOCAL is empty on the way (`swap_remove`: the last
+//! flow takes the empty one's place), and rotates the chosen flow to the
 //! back. Over capacity, thousands of elephants wait in LOCAL ahead of the
-//! new mice at the back, so every pick read every flow's state: the cost grew
-//! with the backlog (the 30 ms paper-scale run at 50 % load took half an hour).
+//! new mice at the back, so every pick would read every flow's state: the
+//! cost would grow with the backlog.
 //!
 //! [`LocalOrder`] gives exactly the same picks and the same order in
 //! O(log n) per step: the list is an array of positions where a removed flow

@@ -2,7 +2,8 @@
 //! the layout derived from them, the up-front memory estimate and the
 //! lone-flow FCT bounds the conformance suite checks.
 
-use super::{DownLink, Sirius, UpLink};
+use super::edge::{DownLink, UpLink};
+use super::Sirius;
 use crate::error::ConfigError;
 use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
 use crate::fabric::Fabric;
@@ -49,7 +50,8 @@ pub struct SiriusParams {
     /// One-way delay of one optical hop (node → grating → node); rounded up to
     /// whole slots.
     pub propagation: SimTime,
-    /// Credit each server has in its ToR's LOCAL buffer (rack-based only).
+    /// Credit each server has in its ToR's LOCAL buffer (rack-based only:
+    /// server-based, LOCAL is the server's own and unbounded).
     pub server_buffer: ByteSize,
     /// Nodes that fail during the run.
     pub failures: Vec<NodeFailure>,
@@ -143,9 +145,9 @@ impl FabricModule for SiriusModule {
     }
     /// A lone flow of c cells between racks in an idle fabric.
     ///
-    /// At least: its bytes at R over the server link (or, server-based, the
-    /// node's share R of its uplinks), then one slot on a cell's last hop plus
-    /// the propagation (rounded up to slots). Intra-rack: bytes at R.
+    /// At least: its bytes at R over the server link (server-based: the
+    /// server's NIC), then one slot on a cell's last hop plus the propagation
+    /// (rounded up to slots). Intra-rack: bytes at R.
     ///
     /// At most: bytes at R and a slot of server-link granularity; two epochs
     /// of request/grant pipeline (plus, for each of its two legs, the epochs
@@ -322,8 +324,9 @@ impl SiriusLayout {
             // Cells' ring and the request/grant messages' ring.
             in_flight_ring: (2 * self.prop_slots as u128 + self.ports as u128 + 4)
                 * std::mem::size_of::<Vec<(u32, u32, bool)>>() as u128,
+            // Each server's up and down links and its credit count in LOCAL.
             servers: topo.hosts() as u128
-                * (std::mem::size_of::<UpLink>() + std::mem::size_of::<DownLink>()) as u128,
+                * (std::mem::size_of::<UpLink>() + 4 + std::mem::size_of::<DownLink>()) as u128,
         }
     }
 

@@ -1,41 +1,11 @@
-//! Sirius's statistics: the slot loop's counters, where every pushed cell
-//! is, and the rows the fabric reports.
+//! Sirius's statistics: where every pushed cell is, and the rows the
+//! fabric reports (each part keeps its own counters).
 
 use super::Sirius;
 use crate::fabric::FabricStats;
 
-/// Counters reported in `stats()`.
-#[derive(Default, Clone)]
-pub(super) struct Counters {
-    pub cells_pushed: u64,
-    pub cells_delivered: u64,
-    pub cells_out_of_order: u64,
-    pub cells_sent: u64,
-    pub cells_forwarded: u64,
-    pub requests: u64,
-    pub grants: u64,
-    pub slots: u64,
-    pub peak_node_queue_cells: u32,
-    pub peak_dest_queue_cells: u32,
-    pub peak_local_cells: u64,
-    pub peak_reorder_bytes: u64,
-    pub peak_downlink_cells: usize,
-    /// Cells that reached a node after it failed (gone from every queue).
-    pub lost_at_failed: u64,
-    pub for_failed_dest: u64,
-    /// LOCAL cells whose destination failed, given up by their source.
-    pub discarded_for_failed_dest: u64,
-    pub contention_violations: u64,
-    /// Cells that reached their server twice (never, in Sirius).
-    pub duplicate_cells: u64,
-    /// Cells of flows between live nodes lost at a failed node (held there
-    /// when it failed, or arriving after) and sent again by their source, and
-    /// first-hop cells granted via a node that failed before they left.
-    pub cells_retransmitted: u64,
-}
-
-/// Where the cells are ([`Sirius::cell_partition`]); the fields sum to the
-/// cells pushed.
+/// Where the cells are ([`cell_partition`]); the fields sum to the cells
+/// pushed.
 #[derive(Default, Debug, Clone, Copy, PartialEq)]
 pub(super) struct CellPartition {
     pub delivered: u64,
@@ -68,11 +38,43 @@ impl CellPartition {
     }
 }
 
+/// Where every cell pushed to a ToR (or, server-based, handed to the NIC)
+/// is, one place each; counted from the queues, not the running totals.
+pub(super) fn cell_partition(f: &Sirius) -> CellPartition {
+    let n = f.layout.nodes;
+    let failed = f.nodes.failed();
+    let mut p = CellPartition {
+        delivered: f.edge.cells_delivered,
+        in_flight: f.wire.counted(),
+        stuck_at_failed_nodes: f.failures.lost_at_failed,
+        given_up: f.local.discarded_for_failed_dest,
+        ..CellPartition::default()
+    };
+    for x in 0..n {
+        let held = f.queues.at_node(x) as u64;
+        let local = f.local.cells(x);
+        let down = f.edge.at_downlinks(x);
+        if failed[x] {
+            p.stuck_at_failed_nodes += held + local + down;
+            continue;
+        }
+        let for_failed: u64 = (0..n)
+            .filter(|&d| failed[d])
+            .map(|d| f.queues.held_for(x, d) as u64)
+            .sum();
+        p.stuck_for_failed_destinations += for_failed;
+        p.queued += held - for_failed;
+        p.in_local += local;
+        p.at_downlinks += down;
+    }
+    p
+}
+
 pub(super) fn stats(f: &Sirius) -> FabricStats {
-    let (l, c) = (&f.layout, &f.c);
+    let l = &f.layout;
+    let (e, q, lo, fl) = (&f.edge, &f.queues, &f.local, &f.failures);
     let cb = l.cell_bytes as f64;
-    let failed = f.failed.iter().filter(|&&f| f).count();
-    let at = f.cell_partition();
+    let at = cell_partition(f);
     let mut rows: Vec<(&str, f64)> = vec![
         ("uplinks", l.uplinks as f64),
         ("ports", l.ports as f64),
@@ -80,19 +82,19 @@ pub(super) fn stats(f: &Sirius) -> FabricStats {
         ("cell_bytes", cb),
         ("slot_ns", l.slot.0 as f64 / 1e3),
         ("epoch_ns", (l.slot.0 * l.ports as u64) as f64 / 1e3),
-        ("slots_simulated", c.slots as f64),
-        ("cells_pushed", c.cells_pushed as f64),
-        ("cells_sent", c.cells_sent as f64),
-        ("cells_forwarded", c.cells_forwarded as f64),
-        ("cells_delivered", c.cells_delivered as f64),
-        ("cells_out_of_order", c.cells_out_of_order as f64),
-        ("peak_reorder_bytes", c.peak_reorder_bytes as f64),
-        ("peak_node_queue_bytes", c.peak_node_queue_cells as f64 * cb),
-        ("peak_dest_queue_cells", c.peak_dest_queue_cells as f64),
-        ("peak_local_bytes", c.peak_local_cells as f64 * cb),
+        ("slots_simulated", f.slots as f64),
+        ("cells_pushed", e.cells_pushed as f64),
+        ("cells_sent", f.wire.cells_sent as f64),
+        ("cells_forwarded", q.cells_forwarded as f64),
+        ("cells_delivered", e.cells_delivered as f64),
+        ("cells_out_of_order", e.cells_out_of_order as f64),
+        ("peak_reorder_bytes", e.peak_reorder_bytes as f64),
+        ("peak_node_queue_bytes", q.peak_node_queue_cells as f64 * cb),
+        ("peak_dest_queue_cells", q.peak_dest_queue_cells as f64),
+        ("peak_local_bytes", lo.peak_local_cells as f64 * cb),
         (
             "peak_downlink_queue_bytes",
-            c.peak_downlink_cells as f64 * cb,
+            e.peak_downlink_cells as f64 * cb,
         ),
         // Where the pushed cells are at the end: these eight sum to
         // cells_pushed exactly (cells_delivered above is the first).
@@ -109,16 +111,19 @@ pub(super) fn stats(f: &Sirius) -> FabricStats {
             at.stuck_for_failed_destinations as f64,
         ),
         ("cells_given_up_for_failed_destinations", at.given_up as f64),
-        ("failed_nodes", failed as f64),
-        ("cells_for_failed_destinations", c.for_failed_dest as f64),
-        ("cells_retransmitted", c.cells_retransmitted as f64),
+        ("failed_nodes", f.nodes.failed_count() as f64),
+        ("cells_for_failed_destinations", fl.for_failed_dest as f64),
+        ("cells_retransmitted", lo.cells_retransmitted as f64),
     ];
     if !f.ideal {
-        rows.push(("requests", c.requests as f64));
-        rows.push(("grants", c.grants as f64));
+        rows.push(("requests", f.rg.requests as f64));
+        rows.push(("grants", f.rg.grants as f64));
     }
     if f.check {
-        rows.push(("contention_violations", c.contention_violations as f64));
+        rows.push((
+            "contention_violations",
+            f.nodes.contention_violations as f64,
+        ));
     }
     rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }

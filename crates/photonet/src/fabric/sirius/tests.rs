@@ -51,9 +51,9 @@ fn overloaded_baseline(
         ..SiriusParams::default()
     };
     let mut f = Sirius::new(&topo, &p, true, 3, true).unwrap();
-    assert!(!f.local_order.is_empty(), "the ordered pick applies");
+    assert!(f.local.ordered(), "the ordered pick applies");
     if !ordered {
-        f.local_order.clear(); // the plain scan
+        f.local.unorder(); // the plain scan
     }
     // Offered 100 Gbps per node (twice what Valiant relay carries).
     let mut x = 0x9e37_79b9_7f4a_7c15_u64;
@@ -98,8 +98,7 @@ fn overloaded_baseline(
         if let (true, Some(e)) = (fabric_first, fab) {
             f.advance(e, &mut rec);
             f.check_invariants().unwrap();
-            let most = f.local_order.iter().map(|o| o.len()).max();
-            peak = peak.max(most.unwrap_or(0));
+            peak = peak.max(f.local.most_ordered());
         } else {
             let fl = &flows[next];
             rec.register(fl);
@@ -131,8 +130,8 @@ fn the_checker_catches_one_cell_lost_without_a_trace() {
     while let Some(t) = f.next_event() {
         f.advance(t, &mut rec);
         f.check_invariants().unwrap();
-        if f.queued_total > 0 && f.fwd.iter().any(|l| !l.is_empty()) {
-            leaked = f.leak_a_queued_cell();
+        if f.queues.total() > 0 && f.leak_a_queued_cell() {
+            leaked = true;
             break;
         }
     }
@@ -151,24 +150,23 @@ fn the_partition_sums_to_the_cells_pushed_at_every_slot() {
         // Rack 2 fails at the next slot, an epoch start, while it holds
         // cells of the flow as intermediate or has some on the way.
         let slot = f.clock.slot_of(t);
-        let held = (0..4).any(|d| !f.fwd[2 * 4 + d].is_empty())
-            || f.in_flight.iter().flatten().any(|c| c.0 == 2);
-        if !armed && held && f.slot_in_epoch(slot + 1) == 0 {
-            f.pending_failures = vec![(t, 2)];
+        let held = (0..4).any(|d| f.queues.fwd_len(2, d) > 0) || f.wire.any_to(2);
+        if !armed && held && f.nodes.slot_in_epoch(slot + 1) == 0 {
+            f.failures.schedule(t, 2);
             armed = true;
         }
-        let p = f.cell_partition();
-        assert_eq!(p.total(), f.c.cells_pushed, "slot {slots}: {p:?}");
+        let p = stats::cell_partition(&f);
+        assert_eq!(p.total(), f.edge.cells_pushed, "slot {slots}: {p:?}");
         f.check_invariants().unwrap();
         slots += 1;
     }
     // Rack 2 failed with cells of the flow (rack 0 -> rack 3) at it or on the way;
     // they were sent again and the flow completed.
-    assert!(f.failed[2]);
+    assert!(f.nodes.is_failed(2));
     assert!(
-        f.c.cells_retransmitted > 0,
+        f.local.cells_retransmitted > 0,
         "the failure hit cells of the flow"
     );
     assert_eq!(rec.completed(), 1);
-    assert_eq!(f.cell_partition().delivered, 40);
+    assert_eq!(stats::cell_partition(&f).delivered, 40);
 }

@@ -1,0 +1,141 @@
+//! The nodes and the cyclic schedule that connects them: which node each
+//! uplink reaches in a slot, which nodes have failed, and (with
+//! `reschedule_on_failure`) the schedule rebuilt over the survivors.
+//!
+//! A node's schedule position is its index until a reschedule packs the
+//! live nodes together; positions past the last node are dark.
+
+use super::NIL;
+use crate::sched::awgr::{default_ports, CyclicSchedule};
+
+pub(super) struct Nodes {
+    schedule: CyclicSchedule,
+    /// Absolute slot index where the current schedule's epoch 0 began.
+    epoch_origin: u64,
+    /// Schedule position of each node and node at each position (NIL = dark).
+    pos_of: Vec<u32>,
+    node_at: Vec<u32>,
+    failed: Vec<bool>,
+    /// With `check`: the last slot each receive port heard a sender, and how
+    /// often one heard two in a slot.
+    check: bool,
+    rx_seen: Vec<u64>,
+    pub contention_violations: u64,
+}
+
+impl Nodes {
+    pub fn new(n: usize, schedule: CyclicSchedule, check: bool) -> Nodes {
+        let padded = schedule.padded();
+        let mut node_at = vec![NIL; padded];
+        for (i, slot) in node_at.iter_mut().enumerate().take(n) {
+            *slot = i as u32;
+        }
+        Nodes {
+            rx_seen: vec![u64::MAX; padded * schedule.uplinks()],
+            schedule,
+            epoch_origin: 0,
+            pos_of: (0..n as u32).collect(),
+            node_at,
+            failed: vec![false; n],
+            check,
+            contention_violations: 0,
+        }
+    }
+
+    /// Nodes N (live or failed).
+    #[inline]
+    pub fn count(&self) -> usize {
+        self.failed.len()
+    }
+
+    /// Slots per epoch (G).
+    #[inline]
+    pub fn ports(&self) -> usize {
+        self.schedule.ports()
+    }
+
+    /// Slot `t`'s place in its epoch.
+    #[inline]
+    pub fn slot_in_epoch(&self, t: u64) -> usize {
+        ((t - self.epoch_origin) % self.schedule.ports() as u64) as usize
+    }
+
+    #[inline]
+    pub fn is_failed(&self, x: usize) -> bool {
+        self.failed[x]
+    }
+
+    /// Every node's failed flag.
+    #[inline]
+    pub fn failed(&self) -> &[bool] {
+        &self.failed
+    }
+
+    pub fn failed_count(&self) -> usize {
+        self.failed.iter().filter(|&&f| f).count()
+    }
+
+    /// Node `s`'s schedule position, and the offset within every group of
+    /// the positions its uplinks reach in slot `k` of the epoch: uplink u
+    /// reaches position u·G + offset (the same offset in every group,
+    /// `sched::awgr`, so one modulo per node).
+    #[inline]
+    pub fn reach(&self, s: usize, k: usize) -> (usize, usize) {
+        let pos = self.pos_of[s] as usize;
+        (pos, self.schedule.dest(pos, 0, k))
+    }
+
+    /// The node at schedule position `xpos` (NIL: dark).
+    #[inline]
+    pub fn node_at(&self, xpos: usize) -> u32 {
+        debug_assert!(xpos < self.node_at.len());
+        self.node_at[xpos]
+    }
+
+    /// The slot of the epoch in which `from` reaches `to`.
+    pub fn slot_to(&self, from: usize, to: usize) -> usize {
+        self.schedule
+            .link(self.pos_of[from] as usize, self.pos_of[to] as usize)
+            .1
+    }
+
+    /// With `check`: counts a receive port that hears a second sender in
+    /// slot `t` (the sender at `pos` on uplink `u` reaching position `xpos`).
+    #[inline]
+    pub fn heard(&mut self, t: u64, pos: usize, u: usize, xpos: usize) {
+        if !self.check {
+            return;
+        }
+        debug_assert_eq!(xpos, self.schedule.dest(pos, u, self.slot_in_epoch(t)));
+        let port = self.schedule.rx_port(pos, u);
+        let key = xpos * self.schedule.uplinks() + port;
+        if self.rx_seen[key] == t {
+            self.contention_violations += 1;
+        }
+        self.rx_seen[key] = t;
+    }
+
+    /// Marks `x` failed; false if it already was.
+    pub fn fail(&mut self, x: usize) -> bool {
+        !std::mem::replace(&mut self.failed[x], true)
+    }
+
+    /// Rebuilds the schedule over the live nodes (at most `max_ports` slots
+    /// per epoch), its epoch 0 starting at slot `t`.
+    pub fn reschedule(&mut self, t: u64, max_ports: usize) {
+        let live: Vec<u32> = (0..self.failed.len() as u32)
+            .filter(|&i| !self.failed[i as usize])
+            .collect();
+        let u = self.schedule.uplinks();
+        let g = default_ports(live.len().max(1), u).min(max_ports);
+        self.schedule =
+            CyclicSchedule::new(live.len().max(1), u, g).expect("fewer nodes always fit");
+        self.node_at = vec![NIL; self.schedule.padded()];
+        self.rx_seen = vec![u64::MAX; self.schedule.padded() * u];
+        for (p, &node) in live.iter().enumerate() {
+            self.node_at[p] = node;
+            self.pos_of[node as usize] = p as u32;
+        }
+        self.epoch_origin = t;
+    }
+}

@@ -1,0 +1,337 @@
+//! The cells held at nodes and on the wire.
+//!
+//! [`Queues`]: per (node, neighbour) pair, the second-hop queue (cells at
+//! node i whose destination is d) and the first-hop virtual queue (cells of
+//! node s granted to go via x), the occupancy m of Fig. 15 that bounds the
+//! second-hop queues, and running totals so that "anything queued?" is O(1).
+//! [`Wire`]: the cells sent and not yet arrived, by arrival slot.
+//!
+//! Cells are pooled ([`crate::pool`]) and linked into these queues by index;
+//! the pool is the fabric's and is passed in.
+
+use super::Cell;
+use crate::pool::{List, Pool};
+
+pub(super) struct Queues {
+    n: usize,
+    /// `fwd[i·N + d]`: cells at node i whose destination is d (second hop).
+    fwd: Vec<List>,
+    /// `vq[s·N + x]`: cells of node s granted to go via x (first hop).
+    vq: Vec<List>,
+    /// `occ[i·N + d]`: m of Fig. 15 — cells at i for d plus cells granted (or,
+    /// ideal, sent) towards i for d that have not arrived yet.
+    occ: Vec<u32>,
+    /// Per link: when both a second-hop and a first-hop cell wait, send the
+    /// first-hop one next.
+    prefer_first_hop: Vec<bool>,
+    /// Cells queued at each node (`fwd` and `vq`), and their sum.
+    node_queued: Vec<u32>,
+    queued_total: u64,
+    pub peak_node_queue_cells: u32,
+    pub peak_dest_queue_cells: u32,
+    pub cells_forwarded: u64,
+}
+
+impl Queues {
+    pub fn new(n: usize) -> Queues {
+        Queues {
+            n,
+            fwd: vec![List::EMPTY; n * n],
+            vq: vec![List::EMPTY; n * n],
+            occ: vec![0; n * n],
+            prefer_first_hop: vec![false; n * n],
+            node_queued: vec![0; n],
+            queued_total: 0,
+            peak_node_queue_cells: 0,
+            peak_dest_queue_cells: 0,
+            cells_forwarded: 0,
+        }
+    }
+
+    /// Cells queued at every node.
+    #[inline]
+    pub fn total(&self) -> u64 {
+        self.queued_total
+    }
+
+    /// Cells queued at node `i`.
+    #[inline]
+    pub fn at_node(&self, i: usize) -> u32 {
+        self.node_queued[i]
+    }
+
+    /// m at node `i` for destination `d`.
+    #[inline]
+    pub fn occ(&self, i: usize, d: usize) -> u32 {
+        self.occ[i * self.n + d]
+    }
+
+    /// m at node `i` for every destination (what `compute_grants` updates).
+    pub fn occ_row(&mut self, i: usize) -> &mut [u32] {
+        &mut self.occ[i * self.n..(i + 1) * self.n]
+    }
+
+    /// A cell is on its way to `i` for `d` (SIRIUS (IDEAL)'s first hop).
+    #[inline]
+    pub fn reserve(&mut self, i: usize, d: usize) {
+        self.occ[i * self.n + d] += 1;
+    }
+
+    /// A reservation at `i` for `d` ends without a cell (a cell granted
+    /// direct arrived, or its flow's end failed).
+    #[inline]
+    pub fn release(&mut self, i: usize, d: usize) {
+        self.occ[i * self.n + d] -= 1;
+    }
+
+    /// Cells of node `s` granted via `x` and not yet sent.
+    #[inline]
+    pub fn granted_via(&self, s: usize, x: usize) -> usize {
+        self.vq[s * self.n + x].len()
+    }
+
+    /// Cells at `i` (second hop) and granted at `i` (first hop) whose next
+    /// node is `x`.
+    pub fn held_for(&self, i: usize, x: usize) -> usize {
+        self.fwd[i * self.n + x].len() + self.vq[i * self.n + x].len()
+    }
+
+    /// A cell reached intermediate `node` for `dst` (m is unchanged: it
+    /// moves from "on its way" to "queued").
+    pub fn enqueue_fwd(&mut self, pool: &mut Pool<Cell>, node: usize, dst: usize, cell: u32) {
+        let q = &mut self.fwd[node * self.n + dst];
+        pool.push_back(q, cell);
+        self.peak_dest_queue_cells = self.peak_dest_queue_cells.max(q.len() as u32);
+        self.bump_node(node);
+    }
+
+    /// A cell of `node` was granted via `via`.
+    pub fn enqueue_vq(&mut self, pool: &mut Pool<Cell>, node: usize, via: usize, cell: u32) {
+        pool.push_back(&mut self.vq[node * self.n + via], cell);
+        self.bump_node(node);
+    }
+
+    fn bump_node(&mut self, node: usize) {
+        self.node_queued[node] += 1;
+        self.queued_total += 1;
+        self.peak_node_queue_cells = self.peak_node_queue_cells.max(self.node_queued[node]);
+    }
+
+    /// `cells` cells left node `node`'s queues.
+    fn unqueue(&mut self, node: usize, cells: u32) {
+        self.node_queued[node] -= cells;
+        self.queued_total -= cells as u64;
+    }
+
+    /// Whether link s → x has a second-hop cell waiting.
+    #[inline]
+    pub fn has_second_hop(&self, s: usize, x: usize) -> bool {
+        !self.fwd[s * self.n + x].is_empty()
+    }
+
+    /// Whether link s → x has a granted first-hop cell waiting.
+    #[inline]
+    pub fn has_first_hop(&self, s: usize, x: usize) -> bool {
+        !self.vq[s * self.n + x].is_empty()
+    }
+
+    /// Both hops wait on link s → x: whether the first hop goes this time
+    /// (the link alternates between them).
+    #[inline]
+    pub fn first_hop_turn(&mut self, s: usize, x: usize) -> bool {
+        let p = &mut self.prefer_first_hop[s * self.n + x];
+        *p = !*p;
+        !*p
+    }
+
+    /// Takes the front of link s → x's virtual queue, if any.
+    #[inline]
+    pub fn pop_first_hop(&mut self, pool: &mut Pool<Cell>, s: usize, x: usize) -> Option<u32> {
+        let c = pool.pop_front(&mut self.vq[s * self.n + x])?;
+        self.unqueue(s, 1);
+        Some(c)
+    }
+
+    /// Takes the front of link s → x's second-hop queue (non-empty).
+    #[inline]
+    pub fn pop_second_hop(&mut self, pool: &mut Pool<Cell>, s: usize, x: usize) -> u32 {
+        let link = s * self.n + x;
+        let c = pool.pop_front(&mut self.fwd[link]).expect("non-empty");
+        self.unqueue(s, 1);
+        self.occ[link] -= 1;
+        self.cells_forwarded += 1;
+        c
+    }
+
+    /// Node `x` failed: takes the cells it held as intermediate for live
+    /// destination `d` whose flows `lost` says to send again (the rest stay,
+    /// frozen), into `out`.
+    pub fn drain_fwd(
+        &mut self,
+        pool: &mut Pool<Cell>,
+        x: usize,
+        d: usize,
+        mut lost: impl FnMut(&Cell) -> bool,
+        out: &mut Vec<u32>,
+    ) {
+        out.clear();
+        let q = &mut self.fwd[x * self.n + d];
+        let mut keep = List::EMPTY;
+        while let Some(c) = pool.pop_front(q) {
+            if lost(&pool[c]) {
+                out.push(c);
+            } else {
+                pool.push_back(&mut keep, c);
+            }
+        }
+        *q = keep;
+        self.unqueue(x, out.len() as u32);
+    }
+
+    /// Node `x` failed: takes the cells `s` had granted via `x` whose flows
+    /// `back` says go back to LOCAL (the rest stay, frozen), into `out`.
+    pub fn drain_vq(
+        &mut self,
+        pool: &mut Pool<Cell>,
+        s: usize,
+        x: usize,
+        mut back: impl FnMut(&Cell) -> bool,
+        out: &mut Vec<u32>,
+    ) {
+        out.clear();
+        let q = &mut self.vq[s * self.n + x];
+        let mut keep = List::EMPTY;
+        while let Some(c) = pool.pop_front(q) {
+            if back(&pool[c]) {
+                out.push(c);
+            } else {
+                pool.push_back(&mut keep, c);
+            }
+        }
+        *q = keep;
+        self.unqueue(s, out.len() as u32);
+    }
+
+    /// Second-hop cells at `i` for `d`.
+    pub fn fwd_len(&self, i: usize, d: usize) -> usize {
+        self.fwd[i * self.n + d].len()
+    }
+
+    /// The running totals against the queues, and every second-hop queue
+    /// against m and Q.
+    pub fn check(&self, q: u32) -> Result<(), String> {
+        let n = self.n;
+        let queued: u64 = self.node_queued.iter().map(|&x| x as u64).sum();
+        if queued != self.queued_total {
+            return Err(format!(
+                "sirius: nodes hold {queued} queued cells but the running total says {}",
+                self.queued_total
+            ));
+        }
+        for i in 0..n {
+            let in_queues: usize = (0..n).map(|x| self.held_for(i, x)).sum();
+            if in_queues != self.node_queued[i] as usize {
+                return Err(format!(
+                    "sirius: node {i} has {in_queues} cells in its queues but counts {}",
+                    self.node_queued[i]
+                ));
+            }
+            for d in 0..n {
+                let (len, m) = (self.fwd[i * n + d].len() as u32, self.occ[i * n + d]);
+                if len > q || m > q {
+                    return Err(format!(
+                        "sirius: node {i} holds {len} cells (m = {m}) for {d}, above Q = {q}"
+                    ));
+                }
+                if len > m {
+                    return Err(format!(
+                        "sirius: node {i} holds {len} cells for {d} but m = {m}"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Test-only: loses one second-hop cell without counting it anywhere
+    /// (the running totals stay consistent, so only conservation can notice).
+    #[cfg(test)]
+    pub fn leak_one(&mut self, pool: &mut Pool<Cell>) -> bool {
+        for i in 0..self.fwd.len() {
+            if let Some(c) = pool.pop_front(&mut self.fwd[i]) {
+                pool.release(c);
+                self.occ[i] -= 1;
+                self.unqueue(i / self.n, 1);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Cells on the wire, by arrival slot (a ring indexed by slot mod its
+/// length, `1 + propagation` slots plus one).
+pub(super) struct Wire {
+    /// (next node, cell, sent by its source, i.e. on its first hop).
+    ring: Vec<Vec<(u32, u32, bool)>>,
+    cells: u64,
+    pub cells_sent: u64,
+}
+
+impl Wire {
+    pub fn new(prop_slots: u64) -> Wire {
+        Wire {
+            ring: vec![Vec::new(); prop_slots as usize + 2],
+            cells: 0,
+            cells_sent: 0,
+        }
+    }
+
+    /// Cells on the wire (running total).
+    #[inline]
+    pub fn cells(&self) -> u64 {
+        self.cells
+    }
+
+    /// The ring index of cells sent in slot `t` with `prop_slots` of
+    /// propagation.
+    #[inline]
+    pub fn arrival_index(&self, t: u64, prop_slots: u64) -> usize {
+        ((t + 1 + prop_slots) % self.ring.len() as u64) as usize
+    }
+
+    #[inline]
+    pub fn send(&mut self, at: usize, to: u32, cell: u32, first_hop: bool) {
+        self.cells_sent += 1;
+        self.ring[at].push((to, cell, first_hop));
+        self.cells += 1;
+    }
+
+    /// Takes the cells arriving in slot `t`; give the batch back with
+    /// [`Wire::done`].
+    #[inline]
+    pub fn arrivals(&mut self, t: u64) -> Vec<(u32, u32, bool)> {
+        let len = self.ring.len() as u64;
+        let batch = std::mem::take(&mut self.ring[(t % len) as usize]);
+        self.cells -= batch.len() as u64;
+        batch
+    }
+
+    #[inline]
+    pub fn done(&mut self, t: u64, mut batch: Vec<(u32, u32, bool)>) {
+        let len = self.ring.len() as u64;
+        batch.clear();
+        self.ring[(t % len) as usize] = batch;
+    }
+
+    /// Cells on the wire, counted from the ring.
+    pub fn counted(&self) -> u64 {
+        self.ring.iter().map(|b| b.len() as u64).sum()
+    }
+
+    /// Whether a cell is on its way to node `x`.
+    #[cfg(test)]
+    pub fn any_to(&self, x: u32) -> bool {
+        self.ring.iter().flatten().any(|c| c.0 == x)
+    }
+}
