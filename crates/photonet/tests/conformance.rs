@@ -33,7 +33,7 @@ fn small(fabric: &str) -> Config {
 
 fn run(c: &Config, paths: &Paths) -> RunResult {
     let p = prepare(c, paths).unwrap_or_else(|e| panic!("{}: {e}", c.fabric));
-    simulate(p, &mut |_| true)
+    simulate(p, &mut |_| true).unwrap()
 }
 
 fn no_violations(r: &RunResult, what: &str) {
