@@ -7,7 +7,6 @@ results folder.
 """
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
@@ -16,36 +15,11 @@ import pandas as pd
 from .config import ConfigError, ConfigLike
 
 
-def sweep(
-    config: ConfigLike,
-    grid: Mapping[str, Sequence],
-    *,
-    jobs: int = 2,
-    out: str | Path | None = None,
-    overrides=None,
-) -> pd.DataFrame:
-    """Runs every point of ``grid`` (key -> values; the grid is their
-    product) on ``config`` and returns one row per point: the swept values,
-    then the flattened summary (goodput, FCT statistics per size class with
-    the censored p99 beside the completed-only one, fabric statistics).
+def sweep(config: ConfigLike, grid: Mapping[str, Sequence], **kwargs) -> pd.DataFrame:
+    """``photonet.sweep``: see :func:`photonet.sweep.run_grid`."""
+    from .sweep import run_grid
 
-    ``jobs``: points run in parallel (threads; the core releases the GIL).
-    ``out``: keep the points' results there (a later call skips points already
-    done, like ``photonet sweep``); default: a temporary folder, removed after.
-    Raises :class:`photonet.ConfigError` for bad input and ``RuntimeError``
-    naming the failed points."""
-    from . import sweep as sw
-
-    if not grid:
-        raise ConfigError("sweep: give at least one grid key, e.g. {'workload.load': [0.2, 0.5]}")
-    g = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in grid.items()}
-    points = sw.expand(config, g, overrides)
-    with tempfile.TemporaryDirectory(prefix="photonet-sweep-") as tmp:
-        folder = Path(out) if out is not None else Path(tmp)
-        failures = sw.run_local(folder, points, jobs=jobs)
-        if failures:
-            raise RuntimeError(f"{len(failures)} sweep point(s) failed: " + "; ".join(map(str, failures)))
-        return sw.collect(folder, points)
+    return run_grid(config, grid, **kwargs)
 
 
 def collect(folder: str | Path, *, parquet: Optional[str | Path] = None) -> pd.DataFrame:

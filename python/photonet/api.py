@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from . import _core
-from .config import ConfigError, ConfigLike, complete, config_hash, tomllib, workload_search_path
-from .provenance import build_info, input_digests
+from .config import ConfigError, ConfigLike, prepare, tomllib
+from .provenance import build_info, file_digests
 from .io import atomic_dir, atomic_write_csv, atomic_write_json, atomic_write_text, write_frame_csv
 
 if TYPE_CHECKING:  # imported where used: `run` and `bench` need neither
@@ -241,18 +241,16 @@ def run(
     if os.environ.get("PHOTONET_CHECK_INVARIANTS") == "1":
         # Test runs check every fabric invariant after every event.
         overrides = _with_override(overrides, "metrics.check_invariants", True)
-    text, base = complete(config, overrides, base_dir)
+    prepared = prepare(config, overrides, base_dir)
+    text = prepared.toml
     started = time.time()
-    try:
-        raw = _core.run(text, str(base) if base else None, workload_search_path(), progress)
-    except _core.ConfigError as e:
-        raise ConfigError(str(e)) from None
+    raw = prepared.run(progress)
     summary = json.loads(raw["summary"])
     seed = tomllib.loads(text).get("seed")
     manifest = {
         **build_info(),
-        "inputs": input_digests(text, base, workload_search_path()),
-        "config_hash": config_hash(text),
+        "inputs": file_digests(prepared.input_files),
+        "config_hash": prepared.hash,
         "seed": seed,
         "fabric": summary["fabric"],
         "wall_s": raw["wall_s"],

@@ -18,6 +18,8 @@ from .api import fabric_names
 
 PAPER_TOPOLOGY = {"racks": 128, "servers_per_rack": 24, "uplinks": 8, "uplink_rate": "50Gbps"}
 PARETO = {"dist": "pareto", "shape": 1.05, "mean": "100KB"}
+# The [sirius] table of examples/sirius_paper.toml and experiments/sirius/.
+SIRIUS_PAPER = {"uplink_multiplier": 1.5, "cell_time": "90ns", "guardband": "10ns", "queue_bound": 4, "propagation": "500ns"}
 # The quick scale of experiments/sirius/experiment.toml.
 QUICK_TOPOLOGY = {"racks": 32, "servers_per_rack": 6, "uplinks": 2, "uplink_rate": "50Gbps"}
 
@@ -128,6 +130,35 @@ PAPER_SCENARIOS: dict[str, dict] = {
     "sirius-paper": {
         "about": "SIRIUS, 128 racks, 12 uplinks (1.5x), Pareto(1.05, 100KB), 200,000 flows, load 1.0",
         "config": {"fabric": "sirius", "topology": PAPER_TOPOLOGY, "workload": {"load": 1.0, "sizes": PARETO}, "stop": {"flows": 200_000}},
+        "needs": "sirius",
+    },
+    # Issue 28: the flagship example as written (examples/sirius_paper.toml),
+    # and the heaviest Sirius point of `reproduce sirius --full` (Fig. 11 at
+    # 1 ns guardband: the cells are 10x smaller, so 10x more of them).
+    "sirius-paper-example": {
+        "about": "examples/sirius_paper.toml: SIRIUS, 128 racks x 24 servers, 12 x 11 ports, Pareto(1.05, 100KB), 200,000 flows, load 1.0, seed 1",
+        "config": {
+            "seed": 1,
+            "fabric": "sirius",
+            "topology": PAPER_TOPOLOGY,
+            "workload": {"load": 1.0, "pattern": {"kind": "uniform"}, "sizes": PARETO},
+            "stop": {"flows": 200_000},
+            "metrics": {"size_classes": ["10KB", "100KB"]},
+            "sirius": SIRIUS_PAPER,
+        },
+        "needs": "sirius",
+    },
+    "sirius-fig11-full-guardband-1ns": {
+        "about": "reproduce sirius --full, Fig. 11, SIRIUS at 1 ns guardband (9 ns cells of 56 B, 10x the cells of the paper run), realised load 1.0, 200,000 flows",
+        "config": {
+            "seed": 1,
+            "fabric": "sirius",
+            "topology": PAPER_TOPOLOGY,
+            "workload": {"load": 1.0, "load_basis": "realised", "pattern": {"kind": "uniform"}, "sizes": PARETO},
+            "stop": {"flows": 200_000},
+            "metrics": {"size_classes": ["10KB", "100KB"]},
+            "sirius": {**SIRIUS_PAPER, "cell_time": "9ns", "guardband": "1ns", "server_buffer": "32KB"},
+        },
         "needs": "sirius",
     },
     "negotiator-paper": {

@@ -540,64 +540,63 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"photonet {_core.__version__}")
     p.add_argument("--debug", action="store_true", help="show the full traceback of an unexpected error")
     sub = p.add_subparsers(dest="cmd", required=True)
+
+    # Flags shared by sub-commands, declared once (argparse `parents=`).
+    def flags(add) -> argparse.ArgumentParser:
+        fp = argparse.ArgumentParser(add_help=False)
+        add(fp)
+        return fp
+
+    debug = flags(lambda fp: fp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                                             help="show the full traceback of an unexpected error"))
+    set_ = flags(lambda fp: fp.add_argument("--set", action="append", metavar="KEY=VALUE",
+                                            help="override a config key, e.g. workload.load=0.7 (repeatable)"))
+    check = flags(lambda fp: fp.add_argument("--check", action="store_true",
+                                             help="check the fabric's invariants while running (metrics.check_invariants = true)"))
+    backend = flags(add_backend_options)
+    local = flags(lambda fp: add_backend_options(fp, local_only=True))
     _add_parser = sub.add_parser
 
-    def add_parser(*args, **kwargs):
-        sp = _add_parser(*args, **kwargs)
-        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an unexpected error")
-        return sp
+    def add_parser(*args, parents=(), **kwargs):
+        return _add_parser(*args, parents=[debug, *parents], **kwargs)
 
     sub.add_parser = add_parser  # type: ignore[method-assign]
 
-    def add_check(sp):
-        sp.add_argument("--check", action="store_true", help="check the fabric's invariants while running (metrics.check_invariants = true)")
-
-    def add_set(sp):
-        sp.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key, e.g. workload.load=0.7 (repeatable)")
-
-    r = sub.add_parser("run", help="run one simulation from a TOML config")
+    r = sub.add_parser("run", help="run one simulation from a TOML config", parents=[set_, check])
     r.add_argument("config", help="TOML config file")
-    add_set(r)
     r.add_argument("--out", help="output directory (default results/<config name>)")
     r.add_argument("--no-write", action="store_true", help="print the summary only")
     r.add_argument("--parquet", action="store_true", help="also write flows.parquet (pyarrow)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_check(r)
     r.set_defaults(func=cmd_run)
 
-    v = sub.add_parser("validate", help="check a config and print it complete, with every default")
+    v = sub.add_parser("validate", help="check a config and print it complete, with every default", parents=[set_])
     v.add_argument("config")
-    add_set(v)
     v.set_defaults(func=cmd_validate)
 
     d = sub.add_parser("default-config", help="print the default config (every key, its doc and default)")
     d.add_argument("--fabric", help="only this fabric's table (and fabric = it), e.g. sirius")
     d.set_defaults(func=cmd_default_config)
 
-    c = sub.add_parser("compare", help="run the default scenario (a load sweep) on every fabric; table + plots")
+    c = sub.add_parser("compare", help="run the default scenario (a load sweep) on every fabric; table + plots",
+                       parents=[local, set_, check])
     c.add_argument("--out", default="results/compare")
     c.add_argument("--scenario", help="a scenario TOML with a [compare] table (default: the embedded one)")
     c.add_argument("--loads", help="comma-separated loads, e.g. 0.1,0.5,1.0")
     c.add_argument("--fabrics", help="comma-separated fabric names (default: all)")
     c.add_argument("--flows", type=int, help="flows per point")
-    add_backend_options(c, local_only=True)
     c.add_argument("--force", action="store_true", help="rerun points that already have results")
     c.add_argument("--format", help="figure formats, e.g. png,svg or png,pdf (png is always written)")
-    add_set(c)
-    add_check(c)
     c.set_defaults(func=cmd_compare)
 
-    s = sub.add_parser("sweep", help="run a grid of configs (resumable; local, Ray or Slurm)")
+    s = sub.add_parser("sweep", help="run a grid of configs (resumable; local, Ray or Slurm)", parents=[set_, backend, check])
     s.add_argument("config")
     s.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", help="a swept key (repeatable; the grid is their product)")
-    add_set(s)
     s.add_argument("--out", default="results/sweep")
-    add_backend_options(s)
     s.add_argument("--collect", action="store_true", help="only gather finished points into table.csv")
     s.add_argument("--parquet", action="store_true", help="also write table.parquet (pyarrow)")
     s.add_argument("--accept-old", action="store_true",
                    help="reuse points computed by another build of photonet (by default they are recomputed)")
-    add_check(s)
     s.set_defaults(func=cmd_sweep)
 
     sp = sub.add_parser("sweep-point", help=argparse.SUPPRESS)  # used by Slurm array tasks; hidden below
@@ -612,24 +611,22 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--list", action="store_true", help="list the scenarios with what each runs, and exit")
     b.set_defaults(func=cmd_bench)
 
-    rp = sub.add_parser("reproduce", help="run a paper's figures (experiments/<paper>/), draw them, report ours next to the paper's numbers")
+    rp = sub.add_parser("reproduce", help="run a paper's figures (experiments/<paper>/), draw them, report ours next to the paper's numbers",
+                        parents=[backend, set_, check])
     rp.add_argument("paper", help="experiment name, e.g. sirius (or all)")
     rp.add_argument("--full", action="store_true", help="the paper's scale (default: the quick scale)")
     rp.add_argument("--out", help="output directory (default results/reproduce/<paper>)")
     rp.add_argument("--only", help="comma-separated figures, e.g. fig09,fig12")
     rp.add_argument("--fabrics", help="comma-separated fabrics to run (points of others are reported as skipped)")
     rp.add_argument("--format", help="figure formats, e.g. png,svg or png,pdf (png is always written)")
-    add_backend_options(rp)
-    add_set(rp)
-    add_check(rp)
     rp.set_defaults(func=cmd_reproduce)
 
     models = [m["name"] for m in _core.models()]  # not photonet.model: keeps start-up free of pandas
     for name, what in (("power", "power"), ("cost", "cost")):
-        m = sub.add_parser(name, help=f"analytical {what} model by name ({', '.join(models) or 'none built'}): tables + plots")
+        m = sub.add_parser(name, help=f"analytical {what} model by name ({', '.join(models) or 'none built'}): tables + plots",
+                           parents=[set_])
         m.add_argument("model", nargs="?", help=f"the model, one of {', '.join(models)} (default {models[0] if models else '-'})")
         m.add_argument("params", nargs="?", help="a TOML file of the model's parameters (default: its paper's values)")
-        add_set(m)
         m.add_argument("--option", action="append", metavar="KEY=VALUE", help="a model option, e.g. error_multiplier=4 (repeatable)")
         m.add_argument("--out", default=f"results/{name}", help=f"output directory (default results/{name})")
         if name == "power":

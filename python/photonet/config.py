@@ -217,20 +217,54 @@ def to_toml(cfg: Mapping[str, Any]) -> str:
     return tomli_w.dumps(dict(cfg))
 
 
-def complete(config: ConfigLike | None = None, overrides=None, base_dir: str | Path | None = None) -> tuple[str, Path | None]:
-    """Validates a config in the core and returns (complete TOML with every
-    default filled in, base directory). ``base_dir`` is where relative file names
-    resolve when the config is not a file. Raises ConfigError."""
+def _in_core(core_fn, config: ConfigLike | None, overrides, base_dir: str | Path | None):
+    """``core_fn(toml, base, search)`` on the loaded config, its errors as
+    ConfigError naming the file; returns (its result, base directory)."""
     cfg, base = load(config, overrides)
     if base is None and base_dir is not None:
         base = Path(base_dir)
     try:
-        text = _core.validate(to_toml(cfg), str(base) if base else None, workload_search_path())
+        out = core_fn(to_toml(cfg), str(base) if base else None, workload_search_path())
     except _core.ConfigError as e:
         is_file = base is not None and not isinstance(config, Mapping) and "\n" not in os.fspath(config)
         where = f"{os.fspath(config)}: " if is_file else ""
         raise ConfigError(f"{where}{e}") from None
-    return text, base
+    return out, base
+
+
+def complete(config: ConfigLike | None = None, overrides=None, base_dir: str | Path | None = None) -> tuple[str, Path | None]:
+    """Validates a config in the core and returns (complete TOML with every
+    default filled in, base directory). ``base_dir`` is where relative file names
+    resolve when the config is not a file. Raises ConfigError."""
+    return _in_core(_core.validate, config, overrides, base_dir)
+
+
+class Prepared:
+    """A config that crossed into the core once: parsed, checked and built
+    there. ``toml`` is the complete config, ``hash`` its key
+    (:func:`config_hash`), ``base`` where its relative file names resolved,
+    ``input_files`` the files it read as (config key, path) pairs;
+    ``run(progress)`` runs it (once) and returns the core's raw result."""
+
+    def __init__(self, core, base: Path | None):
+        self._core = core
+        self.toml: str = core.config
+        self.hash = config_hash(self.toml)
+        self.base = base
+        self.input_files: list[tuple[str, str]] = list(core.input_files)
+
+    def run(self, progress=None) -> dict:
+        try:
+            return self._core.run(progress)
+        except _core.ConfigError as e:
+            raise ConfigError(str(e)) from None
+
+
+def prepare(config: ConfigLike | None = None, overrides=None, base_dir: str | Path | None = None) -> Prepared:
+    """Loads a config and prepares its run in the core (one crossing: the
+    fabric is planned and built once). Raises ConfigError."""
+    core, base = _in_core(_core.prepare, config, overrides, base_dir)
+    return Prepared(core, base)
 
 
 def config_hash(complete_toml: str) -> str:

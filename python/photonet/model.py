@@ -25,6 +25,7 @@ import pandas as pd
 
 from . import _core
 from .config import ConfigError, ConfigLike, load, to_toml, tomllib
+from . import model_sirius
 
 
 def models() -> list[dict]:
@@ -192,18 +193,15 @@ def show_paper(r: ModelResult, out_console) -> None:
     out_console.print(t)
 
 
-def view(name: str):
-    """The view of model ``name``: ``VIEW`` of the module ``photonet.model_<name>``
-    if there is one, else the generic view."""
-    import importlib
+# How `power` and `cost` show a model with its own tables and figures, by
+# model name; every other model gets the generic view.
+VIEWS = {"sirius": model_sirius.VIEW}
 
-    try:
-        mod = importlib.import_module(f".model_{name}", __package__)
-    except ModuleNotFoundError as e:
-        if e.name != f"{__package__}.model_{name}":
-            raise
-        return GenericView()
-    return mod.VIEW
+
+def view(name: str):
+    """The view of model ``name`` (registered in :data:`VIEWS`), else the
+    generic view."""
+    return VIEWS.get(name) or GenericView()
 
 
 def power_cost(

@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 from rich.table import Table
 
-from .model import ModelResult
+# `ModelResult` below is `photonet.model.ModelResult`, named in annotations
+# only (never evaluated): `model` imports this module to register its view.
 
 # Report paths of the published numbers each table row is compared with.
 _POWER = {3.0: "paper_points.power_vs_esn_3x", 5.0: "paper_points.power_vs_esn_5x"}

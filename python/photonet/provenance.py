@@ -72,5 +72,9 @@ def describe_build(manifest: dict) -> str:
 def input_digests(complete_toml: str, base_dir: str | Path | None, search: list[str]) -> dict:
     """The files a complete config reads, ``{config key: {"path", "sha256"}}``,
     resolved as the run resolves them."""
-    files = _core.input_files(complete_toml, str(base_dir) if base_dir else None, search)
+    return file_digests(_core.input_files(complete_toml, str(base_dir) if base_dir else None, search))
+
+
+def file_digests(files) -> dict:
+    """``{config key: {"path", "sha256"}}`` of (config key, path) pairs."""
     return {key: {"path": path, "sha256": file_sha256(path)} for key, path in files}

@@ -12,11 +12,12 @@ import itertools
 import json
 import re
 import shlex
+import tempfile
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 import pandas as pd
 
@@ -493,15 +494,43 @@ def collect(out: Path, points: Iterable[Point] | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def run_grid(
+    config: ConfigLike,
+    grid: Mapping[str, Sequence],
+    *,
+    jobs: int = 2,
+    out: str | Path | None = None,
+    overrides=None,
+) -> pd.DataFrame:
+    """Runs every point of ``grid`` (key -> values; the grid is their
+    product) on ``config`` and returns one row per point: the swept values,
+    then the flattened summary (goodput, FCT statistics per size class with
+    the censored p99 beside the completed-only one, fabric statistics).
+
+    ``jobs``: points run in parallel (threads; the core releases the GIL).
+    ``out``: keep the points' results there (a later call skips points already
+    done, like ``photonet sweep``); default: a temporary folder, removed after.
+    ``photonet.sweep(config, grid, ...)`` calls this. Raises :class:`photonet.ConfigError` for bad input and ``RuntimeError``
+    naming the failed points."""
+    if not grid:
+        raise ConfigError("sweep: give at least one grid key, e.g. {'workload.load': [0.2, 0.5]}")
+    g = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in grid.items()}
+    points = expand(config, g, overrides)
+    with tempfile.TemporaryDirectory(prefix="photonet-sweep-") as tmp:
+        folder = Path(out) if out is not None else Path(tmp)
+        failures = run_local(folder, points, jobs=jobs)
+        if failures:
+            raise RuntimeError(f"{len(failures)} sweep point(s) failed: " + "; ".join(map(str, failures)))
+        return collect(folder, points)
+
+
 class _CallableModule(type(sys.modules[__name__])):
     """``photonet.sweep(config, grid, jobs=...)`` runs a sweep into a
-    DataFrame (:func:`photonet.analysis.sweep`) while ``photonet.sweep``
+    DataFrame (:func:`run_grid`) while ``photonet.sweep``
     stays this module."""
 
     def __call__(self, config, grid, **kwargs):
-        from .analysis import sweep
-
-        return sweep(config, grid, **kwargs)
+        return run_grid(config, grid, **kwargs)
 
 
 sys.modules[__name__].__class__ = _CallableModule

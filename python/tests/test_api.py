@@ -144,3 +144,13 @@ def test_cancelled_sweep_point_writes_nothing_and_reruns(tmp_path, small):
         sweep.run_point(tmp_path, p, progress=lambda *a: False)
     assert not sweep.is_done(tmp_path, p)
     assert not sweep.point_dir(tmp_path, p).exists()
+
+
+@pytest.mark.parametrize("fabric", ["sirius", "negotiator_thin_clos", "mordia"])
+def test_a_run_builds_its_fabric_once(small, fabric):
+    # Through the path users run (photonet.run): the config crosses into the
+    # core once and the fabric is planned and built once.
+    before = photonet._core.fabric_builds()
+    r = photonet.run({**small, "fabric": fabric, "stop": {"flows": 50}})
+    assert r.summary["completed"] > 0
+    assert photonet._core.fabric_builds() - before == 1

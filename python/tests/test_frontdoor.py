@@ -217,9 +217,10 @@ def test_every_experiment_has_a_reproduction_page_and_scorecards_count():
     for d in (REPO / "experiments").iterdir():
         if (d / "experiment.toml").is_file():
             assert f"reproductions/{d.name}.md" in nav, d.name
-    nums = pd.DataFrame({"ours": [1.0, 1.2, 3.0, 1.0, float("nan")], "paper": [1.05, 1.0, 1.0, float("nan"), 2.0]})
+    nums = pd.DataFrame({"verdict": ["reproduced", "reproduced", "explained gap", "unexplained gap", "not attempted",
+                                     "sanity ok", "sanity failed"]})
     card = docs_gen.scorecard(nums)
-    assert card == {"claims": 5, "within 10 %": 1, "within 25 %": 1, "further": 1, "paper in words": 1, "no value of ours": 1}
+    assert card == {"reproduced": 2, "explained gap": 1, "unexplained gap": 1, "not attempted": 1, "sanity lines (apart)": 2}
 
 
 def test_parameter_tables_read_nested_tables_and_unset_keys():

@@ -250,6 +250,8 @@ def test_bad_experiment_file_names_file_and_key(tmp_path):
         kind = "ratio"
         a = "E"
         b = "Nope"
+        sanity = true
+        expect = "> 0.5"
     """)
     (d / "fig01_toy.toml").write_text(fig)
     with pytest.raises(ConfigError, match=r"fig01_toy.toml.*`b` = 'Nope' is not a series label"):

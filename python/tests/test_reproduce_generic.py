@@ -92,6 +92,7 @@ kind = "ratio"
 a = "O"
 b = "E"
 paper = 1.0
+tolerance = 0.5
 figure = "tab2"
 quote = "as good"
 """,
@@ -109,6 +110,7 @@ metric = "goodput"
 a = "E"
 at = "heavy"
 expect = "> 0"
+quote = "it carries traffic"
 """,
     "fig03_cdf.toml": BASE + f"""
 [reproduce]
@@ -346,12 +348,14 @@ panels = [
 what = "power at 3x"
 value = "paper_points.power_vs_esn_3x"
 paper = 0.5
+tolerance = 0.25
 figure = "fig6a"
 [[reproduce.claims]]
 what = "four layers"
 value = "fig2a[switch_layers=4].w_per_tbps_bisection"
 paper_text = "some"
 expect = "> 100"
+quote = "a lot"
 """
 
 

@@ -4,12 +4,15 @@
 use numpy::IntoPyArray;
 use photonet::config::Config;
 use photonet::fabric::registry;
-use photonet::run::{input_files as config_input_files, prepare, simulate, Paths, RunResult};
+use photonet::run::{
+    input_files as config_input_files, prepare as prepare_run, simulate, Paths, Prepared, RunResult,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 mod csv;
 
@@ -43,9 +46,7 @@ fn parse(text: &str) -> PyResult<Config> {
 #[pyfunction]
 #[pyo3(signature = (config_toml, base_dir=None, search=Vec::new()))]
 fn validate(config_toml: &str, base_dir: Option<String>, search: Vec<String>) -> PyResult<String> {
-    let cfg = parse(config_toml)?;
-    prepare(&cfg, &paths(base_dir, search)).map_err(|e| ConfigError::new_err(e.to_string()))?;
-    Ok(cfg.to_toml())
+    Ok(prepare(config_toml, base_dir, search)?.config)
 }
 
 /// The files a config reads, as (config key, resolved path) pairs, resolved
@@ -102,12 +103,78 @@ fn fabrics(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
-/// Runs one simulation. `progress(now_us, arrived, completed, events)` is called
-/// now and then; returning False cancels. Returns a dict with `summary` (JSON
-/// text), `flows` (columns as numpy arrays owning the core's buffers: id, src,
-/// dst uint32; bytes, start_ps, finish_ps (u64::MAX: unfinished),
-/// delivered_bytes uint64), `series` (or None), `config` (complete TOML),
-/// `wall_s` and `cancelled`.
+/// A config parsed, checked and built once, ready to run once: `config` (the
+/// complete TOML, every default filled in), `input_files` (the files it read,
+/// as (config key, resolved path) pairs) and `run(progress=None)`.
+#[pyclass(module = "photonet._core", name = "Prepared")]
+struct PyPrepared {
+    /// Taken by `run`.
+    prepared: Mutex<Option<Prepared>>,
+    #[pyo3(get)]
+    config: String,
+    #[pyo3(get)]
+    input_files: Vec<(String, String)>,
+}
+
+/// Parses and checks a TOML config (including referenced files) and builds
+/// its fabric and workload, once: returns a `Prepared`. Bad input raises
+/// ConfigError.
+#[pyfunction]
+#[pyo3(signature = (config_toml, base_dir=None, search=Vec::new()))]
+fn prepare(
+    config_toml: &str,
+    base_dir: Option<String>,
+    search: Vec<String>,
+) -> PyResult<PyPrepared> {
+    let to_py = |e: photonet::ConfigError| ConfigError::new_err(e.to_string());
+    // Parsed only: `prepare_run` plans (checks) the fabric, once.
+    let cfg = Config::parse(config_toml).map_err(to_py)?;
+    let paths = paths(base_dir, search);
+    let prepared = prepare_run(&cfg, &paths).map_err(to_py)?;
+    let input_files = config_input_files(&cfg, &paths)
+        .map_err(to_py)?
+        .into_iter()
+        .map(|(k, p)| (k.to_string(), p.display().to_string()))
+        .collect();
+    Ok(PyPrepared {
+        prepared: Mutex::new(Some(prepared)),
+        config: cfg.to_toml(),
+        input_files,
+    })
+}
+
+/// How many fabrics the core has built on the calling thread (a test counts
+/// the builds of one run with it).
+#[pyfunction]
+fn fabric_builds() -> u64 {
+    registry::builds_on_this_thread()
+}
+
+#[pymethods]
+impl PyPrepared {
+    /// Runs the simulation (once). `progress(now_us, arrived, completed,
+    /// events)` is called now and then; returning False cancels. Returns a
+    /// dict with `summary` (JSON text), `flows` (columns as numpy arrays
+    /// owning the core's buffers: id, src, dst uint32; bytes, start_ps,
+    /// finish_ps (u64::MAX: unfinished), delivered_bytes uint64), `series`
+    /// (or None), `config` (complete TOML), `wall_s` and `cancelled`.
+    #[pyo3(signature = (progress=None))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let taken = self.prepared.lock().expect("not poisoned").take();
+        let Some(prepared) = taken else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "this Prepared has already run (prepare again to run again)",
+            ));
+        };
+        run_prepared(py, prepared, &self.config, progress)
+    }
+}
+
+/// Runs one simulation: `prepare(config_toml, base_dir, search).run(progress)`.
 #[pyfunction]
 #[pyo3(signature = (config_toml, base_dir=None, search=Vec::new(), progress=None))]
 fn run<'py>(
@@ -117,9 +184,15 @@ fn run<'py>(
     search: Vec<String>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = parse(config_toml)?;
-    let prepared =
-        prepare(&cfg, &paths(base_dir, search)).map_err(|e| ConfigError::new_err(e.to_string()))?;
+    prepare(config_toml, base_dir, search)?.run(py, progress)
+}
+
+fn run_prepared<'py>(
+    py: Python<'py>,
+    prepared: Prepared,
+    config: &str,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     let t0 = std::time::Instant::now();
     let (result, interrupted) = py.detach(move || {
         let mut interrupted: Option<PyErr> = None;
@@ -194,7 +267,7 @@ fn run<'py>(
         }
         None => out.set_item("series", py.None())?,
     }
-    out.set_item("config", cfg.to_toml())?;
+    out.set_item("config", config)?;
     out.set_item("wall_s", wall)?;
     out.set_item("cancelled", cancelled)?;
     Ok(out)
@@ -241,6 +314,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(fabric_builds, m)?)?;
+    m.add_class::<PyPrepared>()?;
     m.add_function(wrap_pyfunction!(input_files, m)?)?;
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;

@@ -10,7 +10,7 @@
 
 pub use crate::error::ConfigError;
 use crate::error::{from_toml_table, from_toml_text};
-use crate::fabric::registry::{self, BuildContext, FabricSpec, ParamTable, Variant};
+use crate::fabric::registry::{self, BuildContext, FabricPlan, FabricSpec, ParamTable, Variant};
 pub use crate::topology::Topology;
 use crate::units::{ByteSize, SimTime};
 pub use crate::workload::LoadBasis;
@@ -137,6 +137,10 @@ pub enum PatternKind {
     /// A dependency graph of flows from the CSV `file` (header
     /// `id,src,dst,bytes,start,delay,deps`). The run drains.
     Dependent,
+    /// htsim's connection-matrix `file` (`.cm`: `Nodes`, `Connections`,
+    /// `src->dst id I start T size B`, triggers); triggered flows start when
+    /// the flows that fire their trigger complete. The run drains.
+    Htsim,
 }
 
 /// Who sends to whom: `kind` picks the pattern; the other keys are its parameters.
@@ -319,9 +323,10 @@ pub struct Config {
     pub workload: WorkloadConfig,
     pub stop: StopConfig,
     pub metrics: MetricsConfig,
-    /// Fabric parameter tables by table name, as given (defaults are filled in
-    /// when a table is read). Only the selected fabric's table is part of the
-    /// complete config.
+    /// Fabric parameter tables by table name, complete (every default filled
+    /// in: `parse` and `set_params` store them so, and `to_toml` writes them
+    /// as they are). Only the selected fabric's table is part of the complete
+    /// config.
     #[serde(skip)]
     #[schemars(skip)]
     pub tables: BTreeMap<String, toml::Table>,
@@ -357,10 +362,20 @@ impl PartialEq for Config {
 }
 
 impl Config {
+    /// Parses TOML text and validates it ([`Config::parse`], then
+    /// [`Config::validate`]).
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        let cfg = Config::parse(text)?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
     /// Parses TOML text; unknown keys and malformed values are errors naming
     /// the key. Tables of fabrics other than the selected one are checked too
-    /// (a typo is an error) but are not kept.
-    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+    /// (a typo is an error) but are not kept. Values that parse but cannot be
+    /// simulated are left to [`Config::plan`] (which `run::prepare` calls, so
+    /// a run plans its fabric once).
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
         let mut all: toml::Table = from_toml_text(text, "")?;
         let mut tables = BTreeMap::new();
         for spec in registry::REGISTRY {
@@ -372,8 +387,8 @@ impl Config {
                         "must be a table of the fabric's parameters",
                     ));
                 };
-                spec.complete(&t)?;
-                tables.insert(spec.table.to_string(), t);
+                // Kept complete: a run's TOML is written from it as is.
+                tables.insert(spec.table.to_string(), spec.complete(&t)?);
             }
         }
         let mut cfg: Config = from_toml_table(&all, "").map_err(|e| {
@@ -390,9 +405,8 @@ impl Config {
             let Some(spec) = registry::by_table(name).filter(|_| name != own) else {
                 continue;
             };
-            let given = spec.complete(t)?;
             let defaults = spec.defaults();
-            let changed: Vec<&str> = given
+            let changed: Vec<&str> = t
                 .iter()
                 .filter(|(k, v)| defaults.get(k.as_str()) != Some(*v))
                 .map(|(k, _)| k.as_str())
@@ -407,7 +421,6 @@ impl Config {
         }
         tables.retain(|k, _| k == own);
         cfg.tables = tables;
-        cfg.validate()?;
         Ok(cfg)
     }
 
@@ -416,9 +429,13 @@ impl Config {
     pub fn to_toml(&self) -> String {
         let mut t = toml::Table::try_from(self).expect("config serialises");
         if let Ok((spec, _)) = self.selected() {
-            if let Ok(own) = self.fabric_table(spec) {
-                t.insert(spec.table.to_string(), toml::Value::Table(own));
-            }
+            // Tables are kept complete (`parse`, `set_params`); a config
+            // built in code may lack its fabric's: the defaults.
+            let own = match self.tables.get(spec.table) {
+                Some(t) => t.clone(),
+                None => spec.defaults(),
+            };
+            t.insert(spec.table.to_string(), toml::Value::Table(own));
         }
         toml::to_string(&t).expect("config serialises")
     }
@@ -477,7 +494,13 @@ impl Config {
 
     /// Checks values that parse but cannot be simulated.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let spec = self.spec()?;
+        self.plan().map(|_| ())
+    }
+
+    /// Checks the common keys, then parses the selected fabric's table and
+    /// plans it for its variant: every check before any simulated time.
+    pub fn plan(&self) -> Result<FabricPlan, ConfigError> {
+        let (spec, variant) = self.selected()?;
         self.topology.validate()?;
         let w = &self.workload;
         if !(w.load > 0.0 && w.load.is_finite()) {
@@ -656,6 +679,7 @@ impl Config {
             PatternKind::Dependent => {
                 keys_for("workload.pattern", "dependent", &given, &["file"], &[])?
             }
+            PatternKind::Htsim => keys_for("workload.pattern", "htsim", &given, &["file"], &[])?,
             PatternKind::Hotspot => {
                 keys_for("workload.pattern", "hotspot", &given, &[], &["node"])?;
                 let v = pt.node.unwrap_or(0) as u64;
@@ -684,6 +708,7 @@ impl Config {
                     | PatternKind::Trace
                     | PatternKind::Collective
                     | PatternKind::Dependent
+                    | PatternKind::Htsim
             )
         {
             return Err(ConfigError::new(
@@ -752,8 +777,9 @@ impl Config {
                 "a bin width must be > 0",
             ));
         }
-        let table = self.fabric_table(spec)?;
-        spec.layout(&table, &self.build_context())
+        let empty = toml::Table::new();
+        let table = self.tables.get(spec.table).unwrap_or(&empty);
+        spec.plan(table, variant, &self.build_context())
     }
 }
 

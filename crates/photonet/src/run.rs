@@ -105,7 +105,10 @@ pub fn input_files(
             paths.resolve(key, w.sizes.file.as_deref().unwrap_or(""))?,
         ));
     }
-    if w.pattern.kind == PatternKind::Trace {
+    if matches!(
+        w.pattern.kind,
+        PatternKind::Trace | PatternKind::Dependent | PatternKind::Htsim
+    ) {
         let key = "workload.pattern.file";
         out.push((
             key,
@@ -115,15 +118,15 @@ pub fn input_files(
     Ok(out)
 }
 
-/// Builds the fabric named by `config.fabric`, through the registry.
+/// Checks `config` and builds the fabric named by `config.fabric`, through
+/// the registry (planned once, built once).
 pub fn build_fabric(config: &Config) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-    let (spec, variant) = config.selected()?;
-    let table = config.fabric_table(spec)?;
-    spec.build(&table, variant, &config.build_context())
+    config.plan()?.build(&config.build_context())
 }
 
+/// Checks `config` (it need only have been parsed: [`Config::parse`]) and
+/// builds its fabric and workload.
 pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> {
-    config.validate()?;
     let fabric = build_fabric(config)?;
     let hosts = fabric.hosts() as u32;
     let streams = RngStreams::new(config.seed);
@@ -176,7 +179,7 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
                 Box::new(PingPong::new(hosts, pt.group, sizes, per_node, &streams));
             return Ok(Prepared::without_load(config, fabric, arrivals));
         }
-        PatternKind::Collective | PatternKind::Dependent => {
+        PatternKind::Collective | PatternKind::Dependent | PatternKind::Htsim => {
             return prepare_dependent(config, paths, fabric, &streams);
         }
         PatternKind::Trace => {
@@ -258,9 +261,14 @@ fn prepare_dependent(
         let file = pt.file.clone().unwrap_or_default();
         let path = paths.resolve("workload.pattern.file", &file)?;
         let bad = |reason| ConfigError::new("workload.pattern.file", format!("{file:?}"), reason);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
-        let (dag, labels) = crate::workload::dag::parse_dag(&text).map_err(bad)?;
+        let text = crate::files::read_text(&path, "workload file", crate::files::MAX_TRACE_BYTES)
+            .map_err(bad)?;
+        let (dag, labels) = if pt.kind == PatternKind::Htsim {
+            crate::workload::htsim::parse_cm(&text, hosts)
+        } else {
+            crate::workload::dag::parse_dag(&text)
+        }
+        .map_err(bad)?;
         let plan = collective::Plan {
             instances: (0..dag.len() as u32).map(|i| (0, i)).collect(),
             dag,
@@ -619,7 +627,7 @@ impl Arrivals for PingPong {
 
 /// Parses, prepares and runs a TOML config in one call (no progress reporting).
 pub fn run_toml(text: &str, paths: &Paths) -> Result<RunResult, Box<dyn std::error::Error>> {
-    let cfg = Config::from_toml(text)?;
+    let cfg = Config::parse(text)?;
     let p = prepare(&cfg, paths)?;
     Ok(simulate(p, &mut |_| true)?)
 }
@@ -805,6 +813,18 @@ mod tests {
                 prop_assert_eq!(table.delivered[i], want, "flow {}", i);
             }
         }
+    }
+
+    /// A run plans and builds its fabric once, through the path the CLI and
+    /// Python take (`Config::parse`, then `prepare`) and `run_toml`.
+    #[test]
+    fn a_run_builds_its_fabric_once() {
+        use crate::fabric::registry::builds_on_this_thread;
+        let text = "fabric = \"sirius\"\n[topology]\nracks = 4\nservers_per_rack = 2\nuplinks = 2\n[stop]\nflows = 20\n";
+        let before = builds_on_this_thread();
+        let r = run_toml(text, &crate::scenarios::workload_paths()).unwrap();
+        assert!(r.summary.completed > 0);
+        assert_eq!(builds_on_this_thread() - before, 1);
     }
 
     /// `input_files` lists exactly the files `prepare` reads: the CDF and the

@@ -168,10 +168,11 @@ def run_cli(a, console, out_console, backend: Optional[dict] = None) -> int:
         raise ConfigError(f"no experiments found in {experiments_root()}")
     only = [x for x in a.only.split(",") if x.strip()] if a.only is not None else None
     fabrics = [x.strip() for x in a.fabrics.split(",") if x.strip()] if a.fabrics is not None else None
-    for flag, given, names in (("--only", a.only, only), ("--fabrics", a.fabrics, fabrics)):
-        if names is not None and not names:
+    for flag, given, chosen in (("--only", a.only, only), ("--fabrics", a.fabrics, fabrics)):
+        if chosen is not None and not chosen:
             raise ConfigError(f"{flag} {given!r}: nothing given; expected comma-separated names")
     backend = backend or {}
+
     def out_of(name: str) -> Path:
         if a.out:
             return Path(a.out) / name if a.paper == "all" else Path(a.out)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -27,6 +28,10 @@ EXPERIMENT_FILE = "experiment.toml"
 # (lower bounds on the true statistic).
 FCT_STATS = ("p50", "p90", "p99", "p999", "mean", "max", "count", "unfinished",
              "censored_p50", "censored_p90", "censored_p99", "censored_p999", "censored_mean")
+# Statistics of a size class read from the point's flows.csv, not summary.json:
+# `share_within` (with `within_us`), the share of the class's flows that
+# finished within that many µs, unfinished ones counting as not.
+FLOW_STATS = ("share_within",)
 # Numeric top-level keys of summary.json a metric may name.
 SUMMARY_KEYS = ("goodput", "goodput_steady", "offered_load", "completed", "flows", "unfinished", "sim_time_us", "delivered_bytes",
                 "offered_bytes", "events", "hosts", "host_rate_bps")
@@ -34,9 +39,9 @@ SIM_PANEL_KINDS = ("line", "bar", "cdf", "timeseries")
 MODEL_PANEL_KINDS = ("line", "bar")
 CLAIM_KINDS = ("value", "ratio", "reduction")
 
-_TOP_KEYS = {"title", "report", "scales", "metrics", "reading"}
+_TOP_KEYS = {"title", "report", "scales", "metrics", "reading", "claims"}
 _REPORT_KEYS = {"intro", "quotes", "common", "setup_keys"}
-_METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "scale", "unit", "label"}
+_METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "scale", "unit", "label", "within_us"}
 _SIM_KEYS = {"title", "x", "x_key", "x_values", "x_set", "xlabel", "x_percent", "logx", "series", "panels", "claims",
              "notes", *SCALES}
 _MODEL_KEYS = {"title", "model", "options", "panels", "claims", "notes"}
@@ -48,7 +53,18 @@ _PANEL_KEYS = {
     "timeseries": {"kind", "at", "title"},
 }
 _MODEL_PANEL_KEYS = {"kind", "data", "x", "y", "legend", "title", "xlabel", "ylabel", "logy"}
-_CLAIM_COMMON = {"what", "figure", "paper", "paper_text", "expect", "quote", "unit", "note"}
+_CLAIM_COMMON = {"what", "figure", "paper", "paper_text", "expect", "quote", "unit", "note", "tolerance", "range", "sanity", "gap"}
+# What a claim checks, decided when the experiment loads (``claim_check``):
+#   "number":  the paper's number (`paper`) within a relative `tolerance`
+#              (the claim's, else [claims] tolerance of experiment.toml);
+#   "range":   a range the paper states (`range` = [lo, hi]), ours inside it;
+#   "words":   a qualitative statement: `expect` ("> x" / "< x") with its `quote`;
+#   "sanity":  `sanity = true` with an `expect`: a consequence of the inputs
+#              (arithmetic, a latency ordering the parameters guarantee),
+#              reported apart and never counted as reproducing the paper.
+# Only the first three count in the scorecard. `gap` = why ours differs
+# (a measurement), which makes a missed claim an explained gap.
+CHECKS = ("number", "range", "words", "sanity")
 _SIM_CLAIM_KEYS = _CLAIM_COMMON | {"metric", "kind", "a", "b", "at", "a_at", "b_at", "scale_sensitive"}
 _MODEL_CLAIM_KEYS = _CLAIM_COMMON | {"value"}
 
@@ -66,6 +82,7 @@ class Metric:
     scale: float = 1.0
     unit: str = ""
     label: str = ""
+    within_us: Optional[float] = None   # `fct = "share_within"` only
 
     def describe(self) -> str:
         """Where the number comes from, for 'no data' notes."""
@@ -223,6 +240,14 @@ def load_paper(name: str, root: Optional[Path] = None) -> Paper:
     title = _str(str(exp), "title", raw.get("title", name))
     files = [p for p in sorted(d.glob("*.toml")) if p.name != EXPERIMENT_FILE]
     figures = [_load_figure(p, metrics) for p in files]
+    claims_t = _table(str(exp), "claims", raw.get("claims", {}))
+    unknown(f"{exp}: [claims]", claims_t, {"tolerance", "about"})
+    default_tol = claims_t.get("tolerance")
+    if default_tol is not None and (not is_num(default_tol) or not 0 < default_tol < 10):
+        raise ConfigError(f"{exp}: [claims] `tolerance` = {default_tol!r} must be a relative tolerance such as 0.25 (±25 %)")
+    for f in figures:
+        for c in f.claims:
+            c["check"] = claim_check(f"{f.path}: [reproduce] claim {c['what']!r}", c, default_tol)
     ids = [f.id for f in figures]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
@@ -311,8 +336,8 @@ def parse_metric(where: str, name: str, t: dict) -> Metric:
     src = sources[0]
     key = t[src]
     if src == "fct":
-        if key not in FCT_STATS:
-            raise ConfigError(f"{where}: `fct` = {key!r} is not an FCT statistic; expected one of {', '.join(FCT_STATS)}")
+        if key not in FCT_STATS + FLOW_STATS:
+            raise ConfigError(f"{where}: `fct` = {key!r} is not an FCT statistic; expected one of {', '.join(FCT_STATS + FLOW_STATS)}")
         cls = t.get("class", "all")
         if not isinstance(cls, str) or not cls:
             raise ConfigError(f"{where}: `class` = {cls!r} must be a size class such as \"<100KB\" or \"all\"")
@@ -324,12 +349,17 @@ def parse_metric(where: str, name: str, t: dict) -> Metric:
             raise ConfigError(f"{where}: `summary` = {key!r} is not a numeric summary.json key; expected one of {', '.join(SUMMARY_KEYS)}")
         if src == "fabric_stat" and (not isinstance(key, str) or not key):
             raise ConfigError(f"{where}: `fabric_stat` = {key!r} must be a key of a summary's fabric_stats")
+    within = t.get("within_us")
+    if (src == "fct" and key == "share_within") != (within is not None):
+        raise ConfigError(f"{where}: `within_us` = {within!r} goes with `fct = \"share_within\"` (and it needs one)")
+    if within is not None and (not is_num(within) or within <= 0):
+        raise ConfigError(f"{where}: `within_us` = {within!r} must be a positive number of µs")
     scale = t.get("scale", 1.0)
     if not is_num(scale) or not math.isfinite(scale) or scale == 0:
         raise ConfigError(f"{where}: `scale` = {scale!r} must be a finite, non-zero number (the metric is the statistic times it)")
     unit = _str(where, "unit", t.get("unit", ""))
     label = _str(where, "label", t.get("label", name))
-    return Metric(name, src, key, cls, float(scale), unit, label)
+    return Metric(name, src, key, cls, float(scale), unit, label, float(within) if within is not None else None)
 
 
 # --------------------------------------------------------------------------- figure files
@@ -436,18 +466,54 @@ def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs:
     if kind == "cdf" and not isinstance(p.get("class", "all"), str):
         raise ConfigError(f"{w}: `class` = {p['class']!r} must be a size class such as \"<100KB\", \">=100KB\" or \"all\"")
     if kind == "cdf":
-        from .numbers import parse_class
-
         parse_class(w, p.get("class", "all"))
     return {"kind": kind, **p}
+
+
+def claim_check(w: str, c: dict, default_tol: Optional[float] = None) -> str:
+    """Which of CHECKS a claim is (see CHECKS); sets its `tolerance` from the
+    experiment's default when it states a number without one. An error when it
+    is none of them: a claim that cannot fail is not a reproduction."""
+    if c.get("sanity"):
+        if "expect" not in c:
+            raise ConfigError(f"{w}: a sanity line (`sanity = true`) needs `expect`, the check the inputs guarantee")
+        if "tolerance" in c or "range" in c:
+            raise ConfigError(f"{w}: a sanity line checks `expect` only; drop `tolerance`/`range`")
+        return "sanity"
+    if "range" in c:
+        if "tolerance" in c:
+            raise ConfigError(f"{w}: give `range` or `tolerance`, not both")
+        return "range"
+    if "paper" in c:
+        if "tolerance" not in c:
+            if default_tol is None:
+                raise ConfigError(f"{w}: `paper` = {c['paper']!r} needs a `tolerance` (relative, e.g. 0.25) "
+                                  f"or a [claims] tolerance in experiment.toml")
+            c["tolerance"] = float(default_tol)
+        return "number"
+    if "tolerance" in c:
+        raise ConfigError(f"{w}: `tolerance` applies to a `paper` number; this claim has none")
+    if "expect" in c and c.get("quote"):
+        return "words"
+    raise ConfigError(f"{w}: a claim must check something: a `paper` number (with `tolerance`), a `range`, "
+                      f"an `expect` with the paper's `quote`, or `sanity = true` with an `expect`; got "
+                      f"{', '.join(sorted(k for k in c if k in _CLAIM_COMMON)) or 'none'}")
 
 
 def _check_claim_common(w: str, c: dict) -> None:
     if "expect" in c:
         parse_expect(w, c["expect"])
+    if "tolerance" in c and (not is_num(c["tolerance"]) or not 0 < c["tolerance"] < 10):
+        raise ConfigError(f"{w}: `tolerance` = {c['tolerance']!r} must be a relative tolerance such as 0.25 (±25 %)")
+    if "range" in c:
+        r = c["range"]
+        if not (isinstance(r, list) and len(r) == 2 and all(is_num(v) for v in r) and r[0] <= r[1]):
+            raise ConfigError(f"{w}: `range` = {r!r} must be [low, high], the paper's stated range")
+    if "sanity" in c:
+        _bool(w, "sanity", c["sanity"])
     if "paper" in c and not is_num(c["paper"]):
         raise ConfigError(f"{w}: `paper` = {c['paper']!r} must be a number (use `paper_text` for words)")
-    for k in ("figure", "paper_text", "quote", "unit", "note"):
+    for k in ("figure", "paper_text", "quote", "unit", "note", "gap"):
         if k in c:
             _str(w, k, c[k])
 
@@ -469,9 +535,9 @@ def _check_sim_claim(where: str, c: Any, labels: list[str], xs: list, metrics: d
             raise ConfigError(f"{w}: `{k}` = {c.get(k)!r} is not a series label; expected one of {labels}")
     for k in ("at", "a_at", "b_at"):
         v = c.get(k)
-        if v is None or (k == "at" and v in ("max", "min")):
+        if v is None or (k == "at" and v in ("max", "min", "geomean")):
             continue
-        _check_at(w, k, v, xs, " (or \"max\"/\"min\")" if k == "at" else "")
+        _check_at(w, k, v, xs, " (or \"max\"/\"min\"/\"geomean\")" if k == "at" else "")
     if ("a_at" in c) != ("b_at" in c) and kind != "value":
         raise ConfigError(f"{w}: give both `a_at` and `b_at` (or `at`)")
     if "scale_sensitive" in c:
@@ -528,3 +594,29 @@ def _load_model_figure(path: Path, fid: str, params: dict, rep: dict, where: str
         claims.append({"kind": "value", **c})
     return Figure(id=fid, path=path.resolve(), title=str(rep.get("title", path.stem)), panels=panels, claims=claims,
                   notes=str(rep.get("notes", "")), model=model, params=params, options=options)
+
+
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*")
+_SIZE_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
+
+
+def parse_size(where: str, text: str) -> float:
+    """``"100KB"`` -> 100000 bytes (KB = 1000 B, KiB = 1024 B), as configs write sizes."""
+    m = _SIZE.fullmatch(text)
+    unit = m.group(2).upper() if m else None
+    if not m or unit not in _SIZE_UNITS:
+        raise ConfigError(f"{where}: {text!r} is not a size such as \"100KB\" or \"64KiB\"")
+    return float(m.group(1)) * _SIZE_UNITS[unit]
+
+
+def parse_class(where: str, cls: str) -> tuple[float, float]:
+    """A size class as summary.json names them (``all``, ``<100KB``, ``>=100KB``)
+    -> [lo, hi) in bytes."""
+    w = f"{where}: `class` = {cls!r}"
+    if cls == "all":
+        return 0.0, math.inf
+    if cls.startswith(">="):
+        return parse_size(w, cls[2:]), math.inf
+    if cls.startswith("<"):
+        return 0.0, parse_size(w, cls[1:])
+    raise ConfigError(f"{w} is not a size class; expected \"all\", \"<SIZE\" or \">=SIZE\"")

@@ -3,47 +3,24 @@ to the paper's (numbers.csv)."""
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import pandas as pd
 
 from ..config import ConfigError
-from .experiment import Figure, Metric, is_num, parse_expect, x_equal
+from .experiment import Figure, Metric, is_num, parse_class, parse_expect, parse_size, x_equal  # noqa: F401 (re-exported)
 from .models import ModelRun, lookup
 from .points import FigPoint, manifest_of, summary_of
 
 OK = ("done", "cached")
 POINT_COLUMNS = ["figure", "series", "fabric", "x", "status", "key"]
 RUN_COLUMNS = ["completed", "flows", "sim_time_us", "wall_s"]
-NUMBERS_COLUMNS = ["figure", "quantity", "unit", "ours", "paper", "ratio", "difference", "paper_text", "note", "paper_quote"]
-
-_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*")
-_SIZE_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
-
-
-def parse_size(where: str, text: str) -> float:
-    """``"100KB"`` -> 100000 bytes (KB = 1000 B, KiB = 1024 B), as configs write sizes."""
-    m = _SIZE.fullmatch(text)
-    unit = m.group(2).upper() if m else None
-    if not m or unit not in _SIZE_UNITS:
-        raise ConfigError(f"{where}: {text!r} is not a size such as \"100KB\" or \"64KiB\"")
-    return float(m.group(1)) * _SIZE_UNITS[unit]
-
-
-def parse_class(where: str, cls: str) -> tuple[float, float]:
-    """A size class as summary.json names them (``all``, ``<100KB``, ``>=100KB``)
-    -> [lo, hi) in bytes."""
-    w = f"{where}: `class` = {cls!r}"
-    if cls == "all":
-        return 0.0, math.inf
-    if cls.startswith(">="):
-        return parse_size(w, cls[2:]), math.inf
-    if cls.startswith("<"):
-        return 0.0, parse_size(w, cls[1:])
-    raise ConfigError(f"{w} is not a size class; expected \"all\", \"<SIZE\" or \">=SIZE\"")
-
+NUMBERS_COLUMNS = ["figure", "quantity", "unit", "ours", "paper", "ratio", "difference", "paper_text", "note", "paper_quote",
+                   "check", "verdict"]
+# A claim's verdict (the scorecard's rows). "sanity ok" / "sanity failed" are
+# counted apart: they check the inputs, not the paper.
+VERDICTS = ("reproduced", "explained gap", "unexplained gap", "not attempted")
 
 def _scaled(v: float, scale: float) -> float:
     # Divide by 1000 rather than multiply by 0.001 (not exact in binary) when
@@ -74,6 +51,19 @@ def metric_value(summary: dict, m: Metric) -> float:
     return _scaled(float(v), m.scale)
 
 
+def share_within(out: Path, key: str, m: Metric) -> float:
+    """The share of a class's flows (flows.csv) finished within ``m.within_us``;
+    unfinished flows count as not within. NaN without flows.csv or flows."""
+    flows = flows_of(out, key)
+    if flows is None:
+        return float("nan")
+    lo, hi = parse_class(m.name, m.fct_class)
+    g = flows[(flows["bytes"] >= lo) & (flows["bytes"] < hi)]
+    if not len(g):
+        return float("nan")
+    return _scaled(float((g["fct_us"].notna() & (g["fct_us"] <= m.within_us)).sum()) / len(g), m.scale)
+
+
 def metrics_of(summary: dict, metrics: dict[str, Metric]) -> dict:
     """Every declared metric of one summary.json."""
     return {name: metric_value(summary, m) for name, m in metrics.items()}
@@ -101,6 +91,9 @@ def table(out: Path, fps: list[FigPoint], metrics: dict[str, Metric]) -> pd.Data
         if fp.status in OK:
             s = summary_of(out, fp.key)
             row.update(metrics_of(s, metrics))
+            for m in metrics.values():
+                if m.within_us is not None:
+                    row[m.name] = share_within(out, fp.key, m)
             row.update(completed=s.get("completed"), flows=s.get("flows"), sim_time_us=s.get("sim_time_us"),
                        wall_s=manifest_of(out, fp.key).get("wall_s"))
         rows.append(row)
@@ -152,13 +145,58 @@ def evaluate_claim(df: pd.DataFrame, c: dict, metric: Optional[Metric] = None) -
         v = combine(val(c["a"], c["a_at"]), val(c["b"], c["b_at"]) if kind != "value" else float("nan"))
     else:
         at = c.get("at", "max")
-        cand = list(dict.fromkeys(df["x"])) if at in ("max", "min") else [at]
+        cand = list(dict.fromkeys(df["x"])) if at in ("max", "min", "geomean") else [at]
         vals = [combine(val(c["a"], x), val(c["b"], x) if kind != "value" else float("nan")) for x in cand]
-        vals = [x for x in vals if math.isfinite(x)]
-        v = (max(vals) if at == "max" else min(vals)) if vals else float("nan")
+        if at == "geomean":  # over every x value: all of them or no value
+            v = math.exp(sum(math.log(x) for x in vals) / len(vals)) if all(math.isfinite(x) and x > 0 for x in vals) else float("nan")
+        else:
+            vals = [x for x in vals if math.isfinite(x)]
+            v = (max(vals) if at == "max" else min(vals)) if vals else float("nan")
     if math.isfinite(v):
         return v, ""
     return float("nan"), why_missing(df, labels, metric)
+
+
+def _expect_ok(c: dict, ours: float) -> bool:
+    op, thr = parse_expect("", c["expect"])
+    if abs(ours - thr) <= 0.01 * max(abs(thr), 1e-12):
+        return False  # no clear effect
+    return ours > thr if op == ">" else ours < thr
+
+
+def check_text(c: dict) -> str:
+    """What the claim checks, in words (numbers.csv's `check`)."""
+    chk = c.get("check", "")
+    if chk == "number":
+        return f"within ±{c['tolerance'] * 100:g} % of {c['paper']:g}"
+    if chk == "range":
+        return f"in the paper's range [{c['range'][0]:g}, {c['range'][1]:g}]"
+    if chk == "words":
+        return f"{c['expect']} (the paper's words)"
+    if chk == "sanity":
+        return f"sanity: {c['expect']} (follows from the inputs)"
+    return ""
+
+
+def verdict(c: dict, ours: float) -> str:
+    """The claim's verdict: one of VERDICTS, or "sanity ok"/"sanity failed"."""
+    chk = c.get("check", "")
+    if chk == "sanity":
+        return "sanity ok" if math.isfinite(ours) and _expect_ok(c, ours) else "sanity failed"
+    if not math.isfinite(ours):
+        return "not attempted"
+    if chk == "number":
+        p = c["paper"]
+        ok = abs(ours - p) <= c["tolerance"] * abs(p) if p else abs(ours) <= c["tolerance"]
+    elif chk == "range":
+        ok = c["range"][0] <= ours <= c["range"][1]
+    elif chk == "words":
+        ok = _expect_ok(c, ours)
+    else:
+        return "unexplained gap"
+    if ok:
+        return "reproduced"
+    return "explained gap" if c.get("gap") else "unexplained gap"
 
 
 def _expect_note(c: dict, ours: float) -> Optional[str]:
@@ -168,11 +206,15 @@ def _expect_note(c: dict, ours: float) -> Optional[str]:
     if abs(ours - thr) <= 0.01 * max(abs(thr), 1e-12):
         return f"no clear effect: within 1% of {thr:g} (paper: {c['expect']})"
     ok = ours > thr if op == ">" else ours < thr
+    if c.get("check") == "sanity":
+        return f"sanity line ({c['expect']}: {'holds' if ok else 'FAILS'}; follows from the inputs, not a reproduction)"
     return f"{'as the paper says' if ok else 'unlike the paper'} ({c['expect']})"
 
 
 def _row(fig: Figure, c: dict, ours: float, unit: str, notes: list[str]) -> dict:
     paper = c.get("paper")
+    if c.get("gap") and verdict(c, ours) == "explained gap":
+        notes = notes + [f"gap: {c['gap']}"]
     have = paper is not None and math.isfinite(ours)
     return {
         "figure": c.get("figure", fig.id),
@@ -185,6 +227,8 @@ def _row(fig: Figure, c: dict, ours: float, unit: str, notes: list[str]) -> dict
         "paper_text": c.get("paper_text", ""),
         "note": "; ".join(notes),
         "paper_quote": c.get("quote", ""),
+        "check": check_text(c),
+        "verdict": verdict(c, ours),
         "file": fig.id,
     }
 
@@ -236,6 +280,16 @@ def numbers(
             default_unit = {"ratio": "x", "reduction": "fraction"}.get(c["kind"], m.unit if m else "")
             rows.append(_row(fig, c, ours, c.get("unit", default_unit), notes))
     return pd.DataFrame(rows, columns=NUMBERS_COLUMNS + ["file"])
+
+
+def scorecard(nums: pd.DataFrame) -> dict[str, int]:
+    """Counts of each verdict; sanity lines apart (they do not reproduce the paper)."""
+    v = list(nums["verdict"]) if "verdict" in nums else []
+    card = {k: v.count(k) for k in VERDICTS}
+    card["claims (counted)"] = sum(card.values())
+    card["sanity lines (apart)"] = sum(1 for x in v if str(x).startswith("sanity"))
+    card["sanity failed"] = v.count("sanity failed")
+    return card
 
 
 # --------------------------------------------------------------------------- per-flow data

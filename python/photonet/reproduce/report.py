@@ -15,7 +15,7 @@ from ..config import _deepcopy, apply_overrides
 from ..io import atomic_write_text
 from .experiment import Figure, Metric, Paper, fmt_x, is_num, x_equal
 from .models import ModelRun, records
-from .numbers import OK, at_x, class_fcts, flows_of, parse_class
+from .numbers import OK, at_x, class_fcts, flows_of, parse_class, scorecard
 
 
 def fmt(v: Any, digits: int = 3) -> str:
@@ -110,6 +110,22 @@ def _model_table(panel: dict, run: ModelRun) -> str:
     return md_table([panel["x"], *panel["y"]], [[fmt(r[panel["x"]], 4), *(fmt(r[y], 4) for y in panel["y"])] for r in rows])
 
 
+def scorecard_md(nums: pd.DataFrame, scale: str) -> str:
+    """The scorecard a reader sees first: each verdict's count, sanity lines apart."""
+    card = scorecard(nums)
+    keys = ["reproduced", "explained gap", "unexplained gap", "not attempted", "sanity lines (apart)"]
+    L = ["## Scorecard\n", md_table(keys, [[str(card[k]) for k in keys]]), "",
+         f"{card['claims (counted)']} claims of the paper, checked at the **{scale}** scale: a number within its stated tolerance, "
+         "ours inside a range the paper states, or the direction the paper's quoted words state (the `check` column of "
+         "`numbers.csv`). An explained gap names the measurement that accounts for it (`gap:` in the note). Sanity lines "
+         "check what the inputs guarantee (arithmetic, an ordering the parameters fix) and never count as reproducing the paper"
+         + (f"; {card['sanity failed']} of them FAIL" if card["sanity failed"] else "") + "."]
+    if scale != "full":
+        L.append(" Claims flagged scale-sensitive compare an absolute value at a smaller scale than the paper's: "
+                 "`--full` decides them.")
+    return "\n".join(L) + "\n"
+
+
 def write_report(
     out: Path,
     paper: Paper,
@@ -146,6 +162,7 @@ def write_report(
     L.append(f"This invocation: {info['ran']} points run, {info['cached']} cached, {info['skipped']} skipped, "
              f"{info['failed']} failed, {info['pending']} pending; {wall_s:.1f} s wall "
              f"(simulation wall time of all finished points: {sim_wall:.1f} s).\n")
+    L.append(scorecard_md(nums, scale))
     if rep["intro"]:
         L.append(rep["intro"].strip() + "\n")
     skipped = df[df["status"].str.startswith("skipped")]
@@ -166,8 +183,9 @@ def write_report(
              "`–` where we have no value (see the note)." + (f" {rep['quotes'].strip()}" if rep["quotes"] else "") + "\n")
     rows = []
     for _, r in nums.iterrows():
-        rows.append([r["figure"], r["quantity"], fmt(r["ours"], 4), paper_value(r), fmt(r["ratio"]), fmt(r["difference"]), r["unit"], r["note"]])
-    L.append(md_table(["figure", "quantity", "ours", "paper", "ours/paper", "ours − paper", "unit", "note"], rows))
+        rows.append([r["figure"], r["quantity"], fmt(r["ours"], 4), paper_value(r), fmt(r["ratio"]), fmt(r["difference"]), r["unit"],
+                     r["check"], r["verdict"], r["note"]])
+    L.append(md_table(["figure", "quantity", "ours", "paper", "ours/paper", "ours − paper", "unit", "check", "verdict", "note"], rows))
     L.append("")
     if sensitivity is not None and len(sensitivity):
         alts = paper.reading["alternatives"]

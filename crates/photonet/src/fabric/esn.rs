@@ -170,11 +170,13 @@ impl FabricModule for EsnIdeal {
         label: "ESN (Ideal)",
         description: "ESN (Ideal): non-blocking folded Clos with per-flow queues, back-pressure and packet spraying, as a max-min fair fluid model",
     }];
-    fn layout(p: &EsnParams, _: &BuildContext) -> Result<(), ConfigError> {
+    type Layout = ();
+    fn plan(p: &EsnParams, _: &Variant, _: &BuildContext) -> Result<(), ConfigError> {
         check_interval("esn", p.rate_update_interval)
     }
     fn build(
         p: EsnParams,
+        _: (),
         _: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
@@ -203,7 +205,8 @@ impl FabricModule for EsnOsub {
         description:
             "ESN-OSUB (Ideal): the same fluid Clos, oversubscribed (3:1 by default) at the aggregation tier beyond the racks (or at the rack uplinks)",
     }];
-    fn layout(p: &EsnOsubParams, ctx: &BuildContext) -> Result<(), ConfigError> {
+    type Layout = ();
+    fn plan(p: &EsnOsubParams, _: &Variant, ctx: &BuildContext) -> Result<(), ConfigError> {
         check_interval("esn_osub", p.rate_update_interval)?;
         if !(p.oversubscription >= 1.0 && p.oversubscription.is_finite()) {
             return Err(ConfigError::new(
@@ -238,6 +241,7 @@ impl FabricModule for EsnOsub {
     }
     fn build(
         p: EsnOsubParams,
+        _: (),
         _: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {

@@ -21,7 +21,8 @@
 //! for all its bytes on its VC (`net/`'s credits). The dragonfly puts a
 //! packet on the VC of its global hops so far (deadlock-free with UGAL);
 //! the multi-butterfly, feed-forward, spreads packets over VCs by flow.
-//! `flow_control = "pfc"` instead pauses an ingress link above `buffer`
+//! `flow_control = "pfc"` (multi-butterfly only: the dragonfly's routes
+//! deadlock on one class) instead pauses an ingress link above `buffer`
 //! minus the bytes one link round trip still delivers.
 //!
 //! The dragonfly routes by UGAL-L (`dragonfly_routing = "ugal"`, Table VI's
@@ -177,7 +178,7 @@ pub const DRAGONFLY: Variant = Variant {
 };
 
 /// A checked topology: which network, its delay per link, its hosts.
-enum Shape {
+pub enum Shape {
     Mb(MultiButterfly),
     Df(Dragonfly),
 }
@@ -335,6 +336,18 @@ fn pfc(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<PfcConfig, ConfigErro
     })
 }
 
+/// PFC here has one class: the dragonfly's routes (minimal local-global-local
+/// hops, and UGAL's detours) form cyclic buffer dependencies without virtual
+/// channels, so a loaded run deadlocks with flows pending.
+fn pfc_on_dragonfly() -> ConfigError {
+    bad(
+        HpcParams::TABLE,
+        "flow_control",
+        "\"pfc\"",
+        "the dragonfly's routing can deadlock under PFC (one class, cyclic buffer dependencies between local and global links); use flow_control = \"credit\" with vcs >= 2 (minimal) or 3 (ugal)",
+    )
+}
+
 /// The link-level flow control the table asks for.
 fn flow_control(p: &HpcParams, rate: Rate, prop: SimTime) -> Result<FlowControl, ConfigError> {
     let frame = p.packet.0 + p.header.0;
@@ -388,22 +401,28 @@ impl FabricModule for HpcModule {
     type Params = HpcParams;
     const VARIANTS: &'static [Variant] = &[MULTIBUTTERFLY, DRAGONFLY];
 
-    fn layout(p: &HpcParams, ctx: &BuildContext) -> Result<(), ConfigError> {
+    type Layout = (Shape, FlowControl);
+
+    fn plan(
+        p: &HpcParams,
+        v: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<(Shape, FlowControl), ConfigError> {
         check(p)?;
-        // Either shape must be buildable: the one asked for is re-checked
-        // at build time.
-        let s = Shape::new(p, &MULTIBUTTERFLY, ctx)
-            .or_else(|e| Shape::new(p, &DRAGONFLY, ctx).map_err(|_| e))?;
-        flow_control(p, ctx.topology.host_rate(), s.max_delay(p)).map(|_| ())
+        let shape = Shape::new(p, v, ctx)?;
+        if p.flow_control == HpcFlowControl::Pfc && matches!(shape, Shape::Df(_)) {
+            return Err(pfc_on_dragonfly());
+        }
+        let fc = flow_control(p, ctx.topology.host_rate(), shape.max_delay(p))?;
+        Ok((shape, fc))
     }
 
     fn build(
         p: HpcParams,
-        v: &Variant,
+        (shape, fc): (Shape, FlowControl),
+        _: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-        check(&p)?;
-        let shape = Shape::new(&p, v, ctx)?;
         let rate = ctx.topology.host_rate();
         let n = ctx.topology.hosts();
         let prop = shape.max_delay(&p);
@@ -415,7 +434,7 @@ impl FabricModule for HpcModule {
             propagation: prop,
             buffer: p.buffer.0,
             ecn_k: None,
-            flow_control: flow_control(&p, rate, prop)?,
+            flow_control: fc,
             transport: Transport::Paced,
             routing: p.routing,
             cut_through: p.cut_through,
@@ -527,7 +546,7 @@ mod tests {
     fn bad_input_names_key_value_and_reason() {
         let t = topo(1024);
         let bad = |p: HpcParams, v: &Variant, t: &Topology, key: &str, why: &str| {
-            let e = HpcModule::build(p, v, &BuildContext::test(t))
+            let e = HpcModule::plan_and_build(p, v, &BuildContext::test(t))
                 .err()
                 .expect("refused");
             assert!(e.key == key && e.reason.contains(why), "{e}");
@@ -611,7 +630,7 @@ mod tests {
     /// Runs one flow of `bytes` from `src` to `dst` alone; its FCT.
     fn lone_fct(p: &HpcParams, v: &Variant, n: u32, src: u32, dst: u32, bytes: u64) -> SimTime {
         let t = topo(n);
-        let mut fab = HpcModule::build(p.clone(), v, &BuildContext::test(&t)).unwrap();
+        let mut fab = HpcModule::plan_and_build(p.clone(), v, &BuildContext::test(&t)).unwrap();
         let f = Flow {
             id: 0,
             src,
@@ -737,8 +756,10 @@ mod tests {
                 })
                 .collect();
             for stop in &stop_rules(SimTime(at / 2), u64::from(n) * 20, SimTime::us(2)) {
-                let build =
-                    || HpcModule::build(HpcParams::default(), v, &BuildContext::test(&t)).unwrap();
+                let build = || {
+                    HpcModule::plan_and_build(HpcParams::default(), v, &BuildContext::test(&t))
+                        .unwrap()
+                };
                 let mut many = build();
                 let mut one = OneStep(build());
                 let a = outcome(many.as_mut(), &flows, stop);

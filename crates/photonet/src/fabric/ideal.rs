@@ -69,7 +69,9 @@ impl FabricModule for IdealFlat {
         description: "Ideal flat network: every endpoint one fixed latency (200 ns) from every other, limited only by its own NIC at R (Baldur's ideal baseline, Table VI)",
     }];
 
-    fn layout(p: &IdealParams, _: &BuildContext) -> Result<(), ConfigError> {
+    type Layout = ();
+
+    fn plan(p: &IdealParams, _: &Variant, _: &BuildContext) -> Result<(), ConfigError> {
         if p.packet.0 == 0 {
             return Err(ConfigError::new(
                 "ideal.packet",
@@ -82,6 +84,7 @@ impl FabricModule for IdealFlat {
 
     fn build(
         p: IdealParams,
+        _: (),
         _: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {

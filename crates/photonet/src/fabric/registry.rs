@@ -8,8 +8,10 @@
 //! A fabric module implements [`FabricModule`]: a parameter table (a serde
 //! struct whose doc comments and `Default` are the documentation), the
 //! `fabric = "…"` values it answers to ([`Variant`]s sharing that table), a
-//! `layout` step that checks everything before any simulated time, a `build`
-//! step, and the bounds on a lone flow's FCT that the conformance suite checks.
+//! `plan` step that derives and checks everything for the chosen variant
+//! before any simulated time, a `build` step handed that plan, and the bounds
+//! on a lone flow's FCT that the conformance suite checks. A run parses its
+//! table once, plans once and builds once ([`FabricSpec::plan`], [`FabricPlan::build`]).
 
 use crate::error::{from_toml_table, ConfigError};
 use crate::fabric::Fabric;
@@ -19,6 +21,7 @@ use crate::units::SimTime;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use std::cell::Cell;
 
 /// A fabric's parameter table, read from `[TABLE]` of a config.
 pub trait ParamTable: Serialize + DeserializeOwned + Default + JsonSchema + Clone {
@@ -125,19 +128,37 @@ pub struct FctBounds {
 }
 
 /// What a fabric module declares.
-pub trait FabricModule {
-    type Params: ParamTable;
+pub trait FabricModule: 'static {
+    type Params: ParamTable + Send;
+    /// What `plan` derives and `build` is built from (`()` when nothing is
+    /// derived beyond the checks).
+    type Layout: Send;
     /// The `fabric = "…"` values configured by `Params`' table.
     const VARIANTS: &'static [Variant];
-    /// Derives and checks everything the fabric needs from the topology and
+    /// Derives and checks everything `variant` needs from the topology and
     /// its table; errors name the key (`<table>.<key>` or `topology.<key>`).
-    fn layout(p: &Self::Params, ctx: &BuildContext) -> Result<(), ConfigError>;
-    /// Builds the fabric (after `layout` succeeded).
+    fn plan(
+        p: &Self::Params,
+        variant: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Self::Layout, ConfigError>;
+    /// Builds the fabric from its plan.
     fn build(
         p: Self::Params,
+        layout: Self::Layout,
         variant: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError>;
+    /// `plan`, then `build`: the fabric from its parameters alone (unit
+    /// tests; runs go through [`FabricSpec::plan`]).
+    fn plan_and_build(
+        p: Self::Params,
+        variant: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        let layout = Self::plan(&p, variant, ctx)?;
+        Self::build(p, layout, variant, ctx)
+    }
     /// Bounds on the FCT of a lone `bytes`-byte flow from `src` to `dst`
     /// starting in an idle fabric (checked by the conformance suite).
     fn lone_flow_fct(
@@ -150,9 +171,50 @@ pub trait FabricModule {
     ) -> Result<FctBounds, ConfigError>;
 }
 
-/// Type-erased [`FabricModule::build`] over a raw table.
-type BuildFn =
-    fn(&toml::Table, &Variant, &BuildContext) -> Result<Box<dyn Fabric + Send>, ConfigError>;
+/// A fabric planned for one variant: its parameters, parsed once, and its
+/// layout, derived once; [`FabricPlan::build`] consumes it.
+pub struct FabricPlan {
+    inner: Box<dyn Planned>,
+}
+
+trait Planned: Send {
+    fn build(self: Box<Self>, ctx: &BuildContext) -> Result<Box<dyn Fabric + Send>, ConfigError>;
+}
+
+struct PlannedBy<M: FabricModule> {
+    params: M::Params,
+    layout: M::Layout,
+    variant: &'static Variant,
+}
+
+impl<M: FabricModule> Planned for PlannedBy<M> {
+    fn build(self: Box<Self>, ctx: &BuildContext) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        let me = *self;
+        M::build(me.params, me.layout, me.variant, ctx)
+    }
+}
+
+thread_local! {
+    /// Fabrics built on this thread (see [`builds_on_this_thread`]).
+    static BUILDS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many fabrics [`FabricPlan::build`] has built on the calling thread: a test
+/// counts the builds of one run with it (a run is prepared on one thread).
+pub fn builds_on_this_thread() -> u64 {
+    BUILDS.with(|b| b.get())
+}
+
+impl FabricPlan {
+    /// Builds the fabric (`ctx` as given to [`FabricSpec::plan`]).
+    pub fn build(self, ctx: &BuildContext) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        BUILDS.with(|b| b.set(b.get() + 1));
+        self.inner.build(ctx)
+    }
+}
+
+/// Type-erased [`FabricModule::plan`] over a raw table.
+type PlanFn = fn(&toml::Table, &'static Variant, &BuildContext) -> Result<FabricPlan, ConfigError>;
 /// Type-erased [`FabricModule::lone_flow_fct`] over a raw table.
 type BoundsFn =
     fn(&toml::Table, &Variant, &BuildContext, u32, u32, u64) -> Result<FctBounds, ConfigError>;
@@ -162,8 +224,7 @@ pub struct FabricSpec {
     pub table: &'static str,
     pub variants: &'static [Variant],
     complete: fn(&toml::Table) -> Result<toml::Table, ConfigError>,
-    layout: fn(&toml::Table, &BuildContext) -> Result<(), ConfigError>,
-    build: BuildFn,
+    plan: PlanFn,
     bounds: BoundsFn,
     schema: fn() -> schemars::Schema,
 }
@@ -177,18 +238,20 @@ fn complete<M: FabricModule>(t: &toml::Table) -> Result<toml::Table, ConfigError
     Ok(toml::Table::try_from(&p).expect("a parameter table serialises"))
 }
 
-fn layout<M: FabricModule>(t: &toml::Table, ctx: &BuildContext) -> Result<(), ConfigError> {
-    M::layout(&params(t)?, ctx)
-}
-
-fn build<M: FabricModule>(
+fn plan<M: FabricModule>(
     t: &toml::Table,
-    v: &Variant,
+    variant: &'static Variant,
     ctx: &BuildContext,
-) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-    let p = params(t)?;
-    M::layout(&p, ctx)?;
-    M::build(p, v, ctx)
+) -> Result<FabricPlan, ConfigError> {
+    let params: M::Params = params(t)?;
+    let layout = M::plan(&params, variant, ctx)?;
+    Ok(FabricPlan {
+        inner: Box::new(PlannedBy::<M> {
+            params,
+            layout,
+            variant,
+        }),
+    })
 }
 
 fn bounds<M: FabricModule>(
@@ -212,8 +275,7 @@ impl FabricSpec {
             table: <M::Params as ParamTable>::TABLE,
             variants: M::VARIANTS,
             complete: complete::<M>,
-            layout: layout::<M>,
-            build: build::<M>,
+            plan: plan::<M>,
             bounds: bounds::<M>,
             schema: schema::<M>,
         }
@@ -224,16 +286,15 @@ impl FabricSpec {
     pub fn complete(&self, t: &toml::Table) -> Result<toml::Table, ConfigError> {
         (self.complete)(t)
     }
-    pub fn layout(&self, t: &toml::Table, ctx: &BuildContext) -> Result<(), ConfigError> {
-        (self.layout)(t, ctx)
-    }
-    pub fn build(
+    /// Parses the table (defaults where not given) and plans variant `v`:
+    /// every check before any simulated time.
+    pub fn plan(
         &self,
         t: &toml::Table,
-        v: &Variant,
+        v: &'static Variant,
         ctx: &BuildContext,
-    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-        (self.build)(t, v, ctx)
+    ) -> Result<FabricPlan, ConfigError> {
+        (self.plan)(t, v, ctx)
     }
     pub fn lone_flow_fct(
         &self,

@@ -1,6 +1,6 @@
 //! Dependent workloads as data: flows that start when a set of other flows
 //! have completed, plus a delay (compute time). The run loop releases them
-//! (`crate::dependent`); this module only describes and checks them.
+//! (the run-layer module `dependent`); this module only describes and checks them.
 //!
 //! A node starts at `max(earliest, last dependency's finish + delay)`; a node
 //! without dependencies starts at `earliest`. Dependencies are stored flat

@@ -6,6 +6,7 @@
 
 pub mod collective;
 pub mod dag;
+pub mod htsim;
 pub mod sizes;
 pub mod trace;
 

@@ -197,16 +197,18 @@ impl FabricModule for BaldurModule {
         description: "Baldur: bufferless clock-less all-optical multi-butterfly of 2x2 TL switches with path multiplicity m, drops, ACKs, timeout retransmission and binary exponential backoff",
     }];
 
-    fn layout(p: &BaldurParams, ctx: &BuildContext) -> Result<(), ConfigError> {
-        Layout::new(p, ctx).map(|_| ())
+    type Layout = Layout;
+
+    fn plan(p: &BaldurParams, _: &Variant, ctx: &BuildContext) -> Result<Layout, ConfigError> {
+        Layout::new(p, ctx)
     }
 
     fn build(
         p: BaldurParams,
+        l: Layout,
         _: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-        let l = Layout::new(&p, ctx)?;
         Ok(Box::new(
             Baldur::new(&p, l, &RngStreams::new(ctx.seed)).with_checks(ctx.check_invariants),
         ))

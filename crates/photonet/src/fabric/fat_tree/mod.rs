@@ -71,22 +71,20 @@ impl FabricModule for FatTreeModule {
     type Params = FatTreeParams;
     const VARIANTS: &'static [Variant] = &[FAT_TREE_VARIANT, LEAF_SPINE_VARIANT];
 
-    fn layout(p: &FatTreeParams, ctx: &BuildContext) -> Result<(), ConfigError> {
-        // Both shapes must be buildable from the table: check the one asked
-        // for at build time; here, the fat-tree unless it cannot be (then the
-        // leaf-spine; `build` re-checks with the variant).
-        let clos =
-            Clos::layout(p, false, ctx).or_else(|e| Clos::layout(p, true, ctx).map_err(|_| e))?;
-        check_params(p, &clos)
+    type Layout = Clos;
+
+    fn plan(p: &FatTreeParams, v: &Variant, ctx: &BuildContext) -> Result<Clos, ConfigError> {
+        let clos = Clos::layout(p, v.name == LEAF_SPINE_VARIANT.name, ctx)?;
+        check_params(p, &clos)?;
+        Ok(clos)
     }
 
     fn build(
         p: FatTreeParams,
+        clos: Clos,
         v: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-        let clos = Clos::layout(&p, v.name == LEAF_SPINE_VARIANT.name, ctx)?;
-        check_params(&p, &clos)?;
         Ok(Box::new(PacketFabric::new(&p, v, clos, ctx.seed)))
     }
 

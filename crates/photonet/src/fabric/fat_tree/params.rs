@@ -299,6 +299,19 @@ pub(super) fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigE
             "delayed ACKs need a timeout > 0",
         ));
     }
+    if p.cut_through && clos.host_rate < clos.uplink_rate {
+        // A switch would start a packet from a slow host on a fast link and
+        // hold that link until the packet's last bit arrived: the port's
+        // backlog would exceed what its buffer can hold.
+        return Err(err(
+            "cut_through",
+            true,
+            format!(
+                "needs hosts at least as fast as the switch links: a {} host feeding a {} link would hold the link idle until each packet's tail arrived (set cut_through = false, or topology.server_rate >= {})",
+                clos.host_rate, clos.uplink_rate, clos.uplink_rate
+            ),
+        ));
+    }
     if p.dupack_threshold == 0 {
         return Err(err("dupack_threshold", 0, "must be at least 1"));
     }

@@ -253,17 +253,18 @@ impl FabricModule for MordiaModule {
     type Params = MordiaParams;
     const VARIANTS: &'static [Variant] = VARIANTS;
 
-    fn layout(p: &MordiaParams, ctx: &BuildContext) -> Result<(), ConfigError> {
-        // The keys every variant uses; `build` checks the variant's own.
-        p.check(None, ctx)
+    type Layout = ();
+
+    fn plan(p: &MordiaParams, v: &Variant, ctx: &BuildContext) -> Result<(), ConfigError> {
+        p.check(Some(v), ctx)
     }
 
     fn build(
         p: MordiaParams,
+        _: (),
         v: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-        p.check(Some(v), ctx)?;
         Ok(Box::new(Mordia::new(&p, v.name == "mordia", ctx)))
     }
 

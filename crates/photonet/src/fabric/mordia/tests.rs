@@ -398,7 +398,7 @@ fn nic_delay_and_bad_parameters() {
         ..MordiaParams::default()
     };
     assert_eq!(
-        MordiaModule::layout(&p, &c).unwrap_err().key,
+        MordiaModule::plan(&p, &VARIANTS[0], &c).unwrap_err().key,
         "mordia.latency"
     );
     let p = MordiaParams {
@@ -409,7 +409,7 @@ fn nic_delay_and_bad_parameters() {
         p.check(Some(&VARIANTS[0]), &c).unwrap_err().key,
         "mordia.week"
     );
-    assert!(MordiaModule::build(p, &VARIANTS[0], &c).is_err());
+    assert!(MordiaModule::plan_and_build(p, &VARIANTS[0], &c).is_err());
 }
 
 #[test]

@@ -229,15 +229,13 @@ impl FabricModule for NegotiatorModule {
     type Params = NegotiatorParams;
     const VARIANTS: &'static [Variant] = VARIANTS;
 
-    fn layout(p: &NegotiatorParams, ctx: &BuildContext) -> Result<(), ConfigError> {
-        p.layout(ctx.topology, false).map(|_| ())
-    }
+    type Layout = NegotiatorLayout;
 
-    fn build(
-        p: NegotiatorParams,
+    fn plan(
+        p: &NegotiatorParams,
         v: &Variant,
         ctx: &BuildContext,
-    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+    ) -> Result<NegotiatorLayout, ConfigError> {
         let thin = v.name == "negotiator_thin_clos";
         if p.relay && !thin {
             return Err(bad(
@@ -246,7 +244,15 @@ impl FabricModule for NegotiatorModule {
                 "relay is for thin-clos (`negotiator_thin_clos`): on the parallel network every pair reaches every port directly",
             ));
         }
-        let l = p.layout(ctx.topology, thin)?;
+        p.layout(ctx.topology, thin)
+    }
+
+    fn build(
+        p: NegotiatorParams,
+        l: NegotiatorLayout,
+        v: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
         Ok(Box::new(Negotiator::new(
             l,
             &p,
@@ -495,6 +501,14 @@ impl NegotiatorParams {
             let left = epoch - slot * pre_slots as u64;
             (slot, 0, (left.0 / self.scheduled_slot.0) as usize)
         };
+        // Without piggybacking, scheduled slots are the only data path.
+        if !self.piggyback && (self.scheduled_slots == 0 || sched_slots == 0) {
+            return Err(bad(
+                "scheduled_slots",
+                0,
+                "with piggyback = false the scheduled phase is the only data path: no flow could ever be sent (set scheduled_slots >= 1 or piggyback = true)",
+            ));
+        }
         if self.iterations == 0 {
             return Err(bad("iterations", 0, "need at least one round"));
         }

@@ -95,7 +95,7 @@ pub(super) const VARIANTS: &[Variant] = &[
 
 /// Numbers derived once from the parameters and the topology.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Derived {
+pub struct Derived {
     pub n: usize,
     pub r: Rate,
     pub cap: Rate,
@@ -252,16 +252,18 @@ impl FabricModule for ReactorModule {
     type Params = ReactorParams;
     const VARIANTS: &'static [Variant] = VARIANTS;
 
-    fn layout(p: &ReactorParams, ctx: &BuildContext) -> Result<(), ConfigError> {
-        p.derive(false, ctx).map(|_| ())
+    type Layout = Derived;
+
+    fn plan(p: &ReactorParams, v: &Variant, ctx: &BuildContext) -> Result<Derived, ConfigError> {
+        p.derive(v.name == "reactor", ctx)
     }
 
     fn build(
         p: ReactorParams,
-        v: &Variant,
+        d: Derived,
+        _: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
-        let d = p.derive(v.name == "reactor", ctx)?;
         Ok(Box::new(Reactor::new(p, d, ctx.seed)))
     }
 

@@ -161,7 +161,9 @@ fn bad_parameters_name_their_key() {
         ),
     ];
     for (p, key) in cases {
-        let e = ReactorModule::build(p, &VARIANTS[0], &ctx).err().unwrap();
+        let e = ReactorModule::plan_and_build(p, &VARIANTS[0], &ctx)
+            .err()
+            .unwrap();
         assert_eq!(e.key, key, "{e}");
     }
 }

@@ -274,7 +274,18 @@ impl Sirius {
         seed: u64,
         check: bool,
     ) -> Result<Sirius, ConfigError> {
-        let layout = p.layout(topo)?;
+        Sirius::with_layout(topo, p, p.layout(topo)?, ideal, seed, check)
+    }
+
+    /// [`Sirius::new`] from a layout already derived (`p.layout(topo)`).
+    pub fn with_layout(
+        topo: &Topology,
+        p: &SiriusParams,
+        layout: SiriusLayout,
+        ideal: bool,
+        seed: u64,
+        check: bool,
+    ) -> Result<Sirius, ConfigError> {
         let n = layout.nodes;
         let prio_cuts: Vec<u64> = p.source_priorities.iter().map(|b| b.0).collect();
         if !prio_cuts.is_empty() && !ideal {

@@ -116,16 +116,29 @@ impl FabricModule for SiriusModule {
             description: "SIRIUS (IDEAL): the same fabric with zero-delay per-destination back-pressure instead of request/grant (the paper's bound)",
         },
     ];
-    fn layout(p: &SiriusParams, ctx: &BuildContext) -> Result<(), ConfigError> {
-        p.layout(ctx.topology).map(|_| ())
+    type Layout = SiriusLayout;
+    fn plan(
+        p: &SiriusParams,
+        _: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<SiriusLayout, ConfigError> {
+        p.layout(ctx.topology)
     }
     fn build(
         p: SiriusParams,
+        layout: SiriusLayout,
         v: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
         let ideal = v.name == "sirius_ideal";
-        let f = Sirius::new(ctx.topology, &p, ideal, ctx.seed, ctx.check_invariants)?;
+        let f = Sirius::with_layout(
+            ctx.topology,
+            &p,
+            layout,
+            ideal,
+            ctx.seed,
+            ctx.check_invariants,
+        )?;
         Ok(Box::new(f))
     }
     /// A lone flow of c cells between racks in an idle fabric.

@@ -1,0 +1,198 @@
+//! Issue 27, round 2: each reproducer (shrunk to 4 racks x 2 servers,
+//! 2 uplinks, a few hundred flows) is refused with the key and why, or runs
+//! to a physically possible result.
+
+use photonet::config::Config;
+use photonet::run::{prepare, simulate, Paths, RunResult};
+
+const BASE: &str = "seed = 1
+[topology]
+racks = 4
+servers_per_rack = 2
+uplinks = 2
+uplink_rate = \"50Gbps\"
+[workload]
+load = 0.5
+[workload.sizes]
+dist = \"pareto\"
+shape = 1.5
+mean = \"20KB\"
+[stop]
+flows = 300
+drain = true
+";
+
+/// The base config with `extra` merged in, table by table (a nested table
+/// such as `[workload.sizes]` is replaced whole).
+fn config(extra: &str) -> Result<Config, photonet::ConfigError> {
+    let mut cfg: toml::Table = toml::from_str(BASE).unwrap();
+    let extra: toml::Table = toml::from_str(extra).unwrap();
+    for (k, v) in extra {
+        match (cfg.get_mut(&k), v) {
+            (Some(toml::Value::Table(t)), toml::Value::Table(e)) => {
+                for (k2, v2) in e {
+                    match (t.get_mut(&k2), v2) {
+                        (Some(toml::Value::Table(t2)), toml::Value::Table(e2)) => *t2 = e2,
+                        (_, v2) => {
+                            t.insert(k2, v2);
+                        }
+                    }
+                }
+            }
+            (_, v) => {
+                cfg.insert(k, v);
+            }
+        }
+    }
+    Config::from_toml(&toml::to_string(&cfg).unwrap())
+}
+
+fn refused(extra: &str) -> photonet::ConfigError {
+    match config(extra) {
+        Err(e) => e,
+        Ok(c) => match prepare(&c, &Paths::default()) {
+            Err(e) => e,
+            Ok(_) => panic!("accepted: {extra}"),
+        },
+    }
+}
+
+fn run(extra: &str) -> RunResult {
+    let c = config(extra).unwrap_or_else(|e| panic!("{e}"));
+    let p = prepare(&c, &Paths::default()).unwrap_or_else(|e| panic!("{e}"));
+    simulate(p, &mut |_| true).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn unfinished(r: &RunResult) -> usize {
+    (0..r.flows.id.len())
+        .filter(|&i| r.flows.finish(i).is_none())
+        .count()
+}
+
+/// Item 1: PFC has one class; dragonfly routes (minimal or UGAL) have
+/// cyclic channel dependencies without virtual channels, so the run
+/// deadlocked with flows pending.
+#[test]
+fn dragonfly_with_pfc_is_refused_because_its_routing_can_deadlock() {
+    let e = refused("fabric = \"dragonfly\"\n[hpc]\nflow_control = \"pfc\"\n");
+    assert!(
+        e.key == "hpc.flow_control" && e.reason.contains("deadlock"),
+        "{e}"
+    );
+    // The multi-butterfly is feed-forward: PFC stays allowed there.
+    let r = run("fabric = \"multibutterfly\"\n[hpc]\nflow_control = \"pfc\"\n");
+    assert_eq!(unfinished(&r), 0);
+}
+
+/// Item 15: a dragonfly host count it cannot build gave only the
+/// multi-butterfly's message and its round_up_nodes hint.
+#[test]
+fn an_unbuildable_dragonfly_names_the_dragonfly() {
+    for racks in [3, 5, 7, 9] {
+        let e = match config(&format!(
+            "fabric = \"dragonfly\"\n[topology]\nracks = {racks}\nservers_per_rack = 1\nserver_rate = \"10Gbps\"\n"
+        )) {
+            Err(e) => e,
+            Ok(c) => match prepare(&c, &Paths::default()) {
+                Err(e) => e,
+                Ok(_) => continue,
+            },
+        };
+        // The plan knows the variant: the dragonfly's own reason, without
+        // the multi-butterfly's round_up_nodes hint.
+        assert!(
+            e.reason.contains("no balanced dragonfly")
+                && !e.reason.contains("multibutterfly")
+                && !e.reason.contains("round_up_nodes"),
+            "{racks}: {e}"
+        );
+    }
+}
+
+/// Item 2: stateful NegotiaToR without piggybacking strands the bytes a
+/// partly used grant leaves behind (2 of 300 flows never finish). Open: a
+/// refusal would also forbid a configuration another test relies on; the
+/// fix is to report unused granted capacity back to the demand count.
+#[test]
+#[ignore = "issue 27 item 2 is open: stranded bytes with stateful = true, piggyback = false"]
+fn negotiator_stateful_without_piggyback_finishes_every_flow_or_is_refused() {
+    for fabric in ["negotiator", "negotiator_thin_clos"] {
+        let extra = format!(
+            "fabric = \"{fabric}\"\n[stop]\ndrain_limit = \"10ms\"\n[negotiator]\nstateful = true\npiggyback = false\n"
+        );
+        let e = refused(&extra);
+        assert!(
+            e.key == "negotiator.stateful" && e.reason.contains("piggyback = true"),
+            "{e}"
+        );
+    }
+}
+
+/// Item 3: no scheduled slot and no piggybacked payload: no data path.
+#[test]
+fn negotiator_without_scheduled_slots_or_piggyback_is_refused() {
+    let e =
+        refused("fabric = \"negotiator\"\n[negotiator]\nscheduled_slots = 0\npiggyback = false\n");
+    assert!(
+        e.key == "negotiator.scheduled_slots" && e.reason.contains("piggyback"),
+        "{e}"
+    );
+}
+
+/// The smallest FCT of a flow of `bytes` at `bps`, in ps.
+fn serialisation_ps(bytes: u64, bps: u64) -> u64 {
+    (bytes as u128 * 8 * 1_000_000_000_000 / bps as u128) as u64
+}
+
+/// Every finished flow took at least its serialisation at `bps`.
+fn assert_no_fct_below(r: &RunResult, bps: u64, what: &str) {
+    let f = &r.flows;
+    for i in 0..f.id.len() {
+        if let Some(end) = f.finish(i) {
+            let fct = end - f.start_ps[i];
+            let floor = serialisation_ps(f.bytes[i], bps);
+            assert!(
+                fct >= floor,
+                "{what}: flow {} of {} B in {fct} ps, below {floor} ps",
+                f.id[i],
+                f.bytes[i]
+            );
+        }
+    }
+}
+
+/// Item 7 (a guard only: this size does not reproduce the fuzzer's cases,
+/// where FCTs were up to one 1 µs tick below the floor; not fixed yet).
+#[test]
+fn reactor_fcts_are_never_below_the_serialisation_floor() {
+    for fabric in ["reactor", "reactor_circuit"] {
+        let r = run(&format!(
+            "fabric = \"{fabric}\"\n[topology]\nuplink_rate = \"100Gbps\"\n[workload.sizes]\ndist = \"fixed\"\nsize = \"100KB\"\n"
+        ));
+        assert!(r.summary.completed > 0);
+        assert_no_fct_below(&r, r.summary.host_rate_bps, fabric);
+    }
+}
+
+/// Item 13: cut-through behind slow hosts held fast ports busy until each
+/// packet's tail arrived (`port 23 holds 32768000 ps of backlog, with a
+/// 256000 B buffer`, silently without the check); refused. Hosts as fast as
+/// the links keep cut-through and the invariants hold.
+#[test]
+fn fat_tree_cut_through_behind_slow_hosts_is_refused() {
+    let e = refused(
+        "fabric = \"fat_tree\"\n[topology]\nserver_rate = \"10Gbps\"\n[fat_tree]\ncut_through = true\n",
+    );
+    assert!(
+        e.key == "fat_tree.cut_through" && e.reason.contains("server_rate"),
+        "{e}"
+    );
+    let r = run(
+        "fabric = \"fat_tree\"\n[topology]\nserver_rate = \"50Gbps\"\n[fat_tree]\ncut_through = true\n[metrics]\ncheck_invariants = true\n",
+    );
+    assert!(
+        r.summary.invariant_violations.is_empty(),
+        "{:?}",
+        r.summary.invariant_violations
+    );
+}

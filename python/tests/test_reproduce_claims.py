@@ -1,0 +1,93 @@
+"""Every claim in experiments/ checks something the paper says, or says it is
+a sanity line; the scorecard counts only the former (issue 26, section 1)."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+import photonet.reproduce as R
+from photonet.reproduce.experiment import CHECKS, claim_check
+from photonet.reproduce.numbers import scorecard, verdict
+
+
+def _claims():
+    for name in R.papers():
+        for f in R.load_paper(name).figures:
+            for c in f.claims:
+                yield name, f.id, c
+
+
+def test_every_claim_in_experiments_is_a_number_a_range_quoted_words_or_a_sanity_line():
+    seen = set()
+    for name, fid, c in _claims():
+        where = f"{name}/{fid}: {c['what']}"
+        assert c["check"] in CHECKS, where
+        seen.add(c["check"])
+        if c["check"] == "number":
+            assert math.isfinite(c["paper"]) and 0 < c["tolerance"] < 10, where
+        elif c["check"] == "range":
+            assert c["range"][0] <= c["range"][1] and c.get("quote"), where
+        elif c["check"] == "words":
+            assert c.get("expect") and c.get("quote"), where
+        else:
+            assert c.get("sanity") is True and c.get("expect"), where
+    assert seen == set(CHECKS)
+
+
+@pytest.mark.parametrize("claim, err", [
+    ({"what": "x", "paper_text": "large"}, "must check something"),
+    ({"what": "x", "expect": "> 1"}, "must check something"),          # words need their quote
+    ({"what": "x", "paper": 2.0}, "needs a `tolerance`"),
+    ({"what": "x", "sanity": True}, "needs `expect`"),
+    ({"what": "x", "tolerance": 0.1, "expect": "> 1", "quote": "q"}, "applies to a `paper` number"),
+])
+def test_a_claim_that_checks_nothing_is_refused(claim, err):
+    with pytest.raises(R.ConfigError, match=err):
+        claim_check("f.toml: claim 'x'", dict(claim))
+
+
+def test_verdicts_and_the_scorecard_count_sanity_lines_apart():
+    num = {"check": "number", "paper": 10.0, "tolerance": 0.25}
+    assert verdict(num, 12.4) == "reproduced"
+    assert verdict(num, 13.0) == "unexplained gap"
+    assert verdict({**num, "gap": "measured: ..."}, 13.0) == "explained gap"
+    assert verdict(num, float("nan")) == "not attempted"
+    rng = {"check": "range", "range": [1.9, 6.3]}
+    assert (verdict(rng, 2.0), verdict(rng, 11.9)) == ("reproduced", "unexplained gap")
+    words = {"check": "words", "expect": "> 0.8"}
+    assert (verdict(words, 0.85), verdict(words, 0.63), verdict(words, 0.805)) == ("reproduced", "unexplained gap", "unexplained gap")
+    sanity = {"check": "sanity", "expect": "> 1"}
+    assert (verdict(sanity, 5.0), verdict(sanity, 0.5)) == ("sanity ok", "sanity failed")
+    nums = pd.DataFrame({"verdict": [verdict(num, 12.0), verdict(sanity, 5.0), verdict(sanity, 0.5), verdict(words, 0.6)]})
+    card = scorecard(nums)
+    assert card["reproduced"] == 1 and card["unexplained gap"] == 1 and card["claims (counted)"] == 2
+    assert card["sanity lines (apart)"] == 2 and card["sanity failed"] == 1
+
+
+def test_readme_scorecards_block_is_the_generators_output():
+    """The README's scorecards are written by `docs_gen --readme` from the
+    quick-scale numbers.csv: the block parses back into the same table."""
+    from pathlib import Path
+
+    from photonet import docs_gen
+
+    text = (Path(docs_gen.ROOT) / "README.md").read_text()
+    block = text.split(docs_gen.README_BEGIN, 1)[1].split(docs_gen.README_END, 1)[0].strip()
+    rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in block.splitlines()]
+    names = rows[0][1:]
+    assert names == list(docs_gen.README_NAMES.values())
+    cards = {n: {r[0]: int(r[1 + i]) for r in rows[2:]} for i, n in enumerate(names)}
+    assert [r[0] for r in rows[2:]] == ["reproduced", "explained gap", "unexplained gap", "not attempted", "sanity lines (apart)"]
+    assert docs_gen.readme_scorecards(cards) == block
+    # and the block is what the generator writes into a README
+    tmp = Path(docs_gen.ROOT) / "results" / "README-scorecards-test.md"
+    tmp.parent.mkdir(exist_ok=True)
+    tmp.write_text(f"x\n{docs_gen.README_BEGIN}\nold\n{docs_gen.README_END}\ny\n")
+    try:
+        keyed = dict(zip(docs_gen.README_NAMES, cards.values()))
+        docs_gen.write_readme_scorecards(keyed, tmp)
+        assert tmp.read_text() == f"x\n{docs_gen.README_BEGIN}\n{block}\n{docs_gen.README_END}\ny\n"
+    finally:
+        tmp.unlink()
