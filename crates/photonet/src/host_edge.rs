@@ -107,13 +107,19 @@ pub struct HostEdge {
 }
 
 impl HostEdge {
+    /// The most entries the serialisation table holds (512 KiB).
+    pub const MAX_TABLED: u64 = 1 << 16;
+
     /// `tors` ToRs of `servers_per_rack` endpoints each, draining at `rate`;
     /// entries of up to `tabled` bytes look their serialisation time up.
     pub fn new(rate: Rate, tors: usize, servers_per_rack: usize, tabled: u64) -> HostEdge {
         HostEdge {
             rate,
             servers_per_rack,
-            tx_table: (0..=tabled).map(|b| rate.tx_time(b)).collect(),
+            // Capped: a larger entry computes its time (the same value).
+            tx_table: (0..=tabled.min(Self::MAX_TABLED))
+                .map(|b| rate.tx_time(b))
+                .collect(),
             queues: vec![HostQ::EMPTY; tors * servers_per_rack],
             active: Vec::new(),
             due: Vec::new(),

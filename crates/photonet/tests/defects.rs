@@ -229,3 +229,29 @@ fn intra_rack_bytes_are_spread_over_the_series() {
         );
     }
 }
+
+/// Item 9: only Sirius refused a topology it could not hold; NegotiaToR
+/// with 4e9 uplinks aborted on a 64 GB allocation (3e8 here: 4e9 x 50 Gb/s
+/// is now refused as a rate), leaf-spine and fat-tree
+/// with 1e8 uplinks too. Every fabric now estimates its memory in its plan
+/// and the registry refuses above the limit, naming the key.
+#[test]
+fn a_fabric_too_big_for_memory_is_refused_by_its_plan() {
+    for (fabric, extra) in [
+        ("negotiator", "uplinks = 300000000"),
+        ("negotiator_thin_clos", "uplinks = 300000000"),
+        (
+            "leaf_spine",
+            "uplinks = 100000000\n[fat_tree]\npod_racks = 2",
+        ),
+        ("fat_tree", "uplinks = 100000000\n[fat_tree]\npod_racks = 2"),
+    ] {
+        let e = refused(&format!(
+            "fabric = \"{fabric}\"\n[topology]\nserver_rate = \"10Gbps\"\n{extra}\n"
+        ));
+        assert!(
+            e.key.starts_with("topology.") && e.reason.contains("would need about"),
+            "{fabric}: {e}"
+        );
+    }
+}
