@@ -255,3 +255,20 @@ fn a_fabric_too_big_for_memory_is_refused_by_its_plan() {
         );
     }
 }
+
+/// Found by the fuzzer: NegotiaToR thin-clos with selective relay left
+/// relayed bytes at an intermediate forever when they were below the
+/// piggyback request threshold (relayed data is never piggybacked, so only
+/// a REQUEST moves it): a drained run stalled with 1 flow pending.
+#[test]
+fn relayed_bytes_below_the_request_threshold_are_requested() {
+    let c = config(
+        "fabric = \"negotiator_thin_clos\"\nseed = 397\n[topology]\nracks = 6\nservers_per_rack = 3\nuplinks = 3\nuplink_rate = \"100Gbps\"\n\
+         [workload]\nload = 0.05\n[workload.sizes]\ndist = \"cdf\"\nfile = \"meta_hadoop.cdf\"\n[stop]\nflows = 63\n\
+         [negotiator]\nrequest_threshold = 6\npriority_queues = false\nrelay = true\n",
+    )
+    .unwrap();
+    let p = prepare(&c, &photonet::scenarios::workload_paths()).unwrap();
+    let r = simulate(p, &mut |_| true).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(unfinished(&r), 0);
+}

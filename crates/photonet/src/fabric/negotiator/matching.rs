@@ -437,8 +437,11 @@ impl Matcher {
         let mut any = false;
         for &d in cx.relay.active(s) {
             let d = d as usize;
-            if src.bytes(s, d) > 0 || cx.relay.bytes(s, d) <= self.threshold {
-                continue; // with own data: requested above
+            // With own data: requested above. Relayed data is never
+            // piggybacked, so any of it is requested: below the piggyback
+            // threshold it stranded (issue 27, found by the fuzzer).
+            if src.bytes(s, d) > 0 || cx.relay.bytes(s, d) == 0 {
+                continue;
             }
             self.c.requests += 1;
             p.requests[d].push(Request {
