@@ -514,7 +514,13 @@ pub fn simulate(
         end: out.end_time,
         floor,
         goodput: summary.goodput,
-        drain: p.stop.drain,
+        // Configured node failures strand their flows by design (Sirius:
+        // a failed node's own traffic and traffic to it): not a lost drain.
+        drain: p.stop.drain
+            && summary
+                .fabric_stats
+                .get("failed_nodes")
+                .is_none_or(|&n| n == 0.0),
         drain_limit: p.stop.drain_limit,
         cancelled: out.cancelled,
     })?;
