@@ -72,6 +72,23 @@ PAPER_SCENARIOS: dict[str, dict] = {
         }
         for k, routing in [(16, "spray"), (16, "ecmp"), (8, "spray"), (20, "spray"), (8, "ecmp"), (20, "ecmp")]
     },
+    # Issue 25: the htsim speed anchor like for like: htsim's own permutation
+    # traffic file (gen_permutation.py N N 2097152 0 13, experiments/htsim/data/),
+    # NDP on both sides with htsim's parameters, until every flow completes.
+    **{
+        f"fat-tree-k{k}-ndp-htsim": {
+            "about": f"packet fat-tree k={k} ({k**3 // 4:,} hosts), NDP as htsim runs it (34-packet trimming queues, window 50, "
+                     f"pulls at 99 %, source-routed spraying), htsim's perm_{k**3 // 4}.cm: 2 MiB per host at t = 0, until done",
+            "config": {
+                "seed": 13,
+                "fabric": "fat_tree",
+                "topology": {"uplink_rate": "100Gbps"},
+                "fat_tree": {"k": k, "transport": "ndp", "buffer": f"{35 * 4096}B", "init_cwnd": 50, "ndp_full_packets": True},
+            },
+            "htsim_cm": f"perm_{k**3 // 4}",
+        }
+        for k in (8, 16, 20)
+    },
     "fat-tree-k16-websearch": {
         "about": "packet fat-tree k=16 (1,024 hosts), ECMP, Poisson arrivals at load 0.4, web-search sizes, 2 ms",
         "config": {
@@ -299,6 +316,11 @@ def _worker(name: str) -> None:
     cfg = copy.deepcopy(sc["config"])
     perm = sc.get("permutation")
     with tempfile.TemporaryDirectory() as tmp:
+        if sc.get("htsim_cm"):
+            from .reproduce.experiment import experiments_root
+
+            cm = sc["htsim_cm"]
+            cfg.setdefault("workload", {})["pattern"] = {"kind": "htsim", "file": str(experiments_root() / "htsim" / "data" / cm / f"{cm}.cm")}
         if perm:
             f = Path(tmp) / "permutation.csv"
             f.write_text(_permutation_trace(perm["hosts"], perm["bytes"]))

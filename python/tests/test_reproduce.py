@@ -144,7 +144,7 @@ def test_a_failing_point_is_reported_and_the_others_finish(tmp_path, monkeypatch
 
 
 def test_bad_names_are_errors_that_name_them(tmp_path):
-    with pytest.raises(ConfigError, match="fig99.*fig09, fig10, fig11, fig12, fig12x, fig13"):
+    with pytest.raises(ConfigError, match="fig99.*fig09, fig10, fig11, fig12, fig12w, fig12x, fig13"):
         R.reproduce("sirius", tmp_path / "x", only=["fig09", "fig99"])
     with pytest.raises(ConfigError, match="'nosuch'"):
         R.reproduce("nosuch", tmp_path / "x")
@@ -167,7 +167,7 @@ def test_every_point_validates_at_both_scales():
     tables = set(table_of.values())
     for scale in R.SCALES:
         figs, fps = R.build_points(paper, scale)
-        assert len([f for f in figs if not f.is_model]) == 6
+        assert len([f for f in figs if not f.is_model]) == 8
         assert [f.id for f in figs if f.is_model] == ["model"]
         for fp in fps:
             if fp.fabric in built:
@@ -182,8 +182,9 @@ def test_every_point_validates_at_both_scales():
                 assert fp.status == f"skipped: fabric {fp.fabric} not built" and fp.key is None
         esn = [fp for fp in fps if fp.fabric == "esn"]
         flows = {tomllib.loads(fp.point.config_toml)["stop"]["flows"] for fp in esn}
-        # fig12x (fixed 100 KB flows) runs 50,000 flows at full scale.
-        assert flows == ({200000, 50000} if scale == "full" else {10000})
+        # fig12x (fixed 100 KB flows) runs 50,000 flows at full scale; fig12w
+        # (one all-to-all) and fig13s (a fixed time of arrivals) have no flow count.
+        assert flows == ({200000, 50000, 100000000} if scale == "full" else {10000, 100000000})
 
 
 def _df(rows):

@@ -168,6 +168,11 @@ pub struct PatternConfig {
     /// Hotspot: the destination host (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<u32>,
+    /// Group permutation: map each group one-to-one onto its partner group
+    /// (true) instead of drawing each sender's destination independently
+    /// (false, the default: two senders may share a receiver).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distinct: Option<bool>,
     /// Collective: the jobs, each a collective on its participants.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<Vec<crate::workload::collective::JobConfig>>,
@@ -588,6 +593,7 @@ impl Config {
             ("group", pt.group.is_some()),
             ("node", pt.node.is_some()),
             ("jobs", pt.jobs.is_some()),
+            ("distinct", pt.distinct.is_some()),
         ];
         let n = self.topology.hosts() as u64;
         match pt.kind {
@@ -642,7 +648,7 @@ impl Config {
                     "group_permutation",
                     &given,
                     &["group"],
-                    &[],
+                    &["distinct"],
                 )?;
                 let g = pt.group.unwrap_or_default() as u64;
                 if g == 0 || !n.is_multiple_of(g) || n / g < 2 {

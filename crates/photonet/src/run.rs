@@ -163,6 +163,7 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
         PatternKind::Bisection => Pattern::Fixed(FixedMap::Bisection),
         PatternKind::GroupPermutation => Pattern::Fixed(FixedMap::GroupPermutation {
             group: pt.group.unwrap_or(1),
+            distinct: pt.distinct.unwrap_or(false),
         }),
         PatternKind::Hotspot => Pattern::Fixed(FixedMap::Hotspot {
             node: pt.node.unwrap_or(0),

@@ -32,18 +32,23 @@ FCT_STATS = ("p50", "p90", "p99", "p999", "mean", "max", "count", "unfinished",
 # `share_within` (with `within_us`), the share of the class's flows that
 # finished within that many µs, unfinished ones counting as not.
 FLOW_STATS = ("share_within",)
+# Per-flow comparisons with the figure's `reference_flows` (another
+# simulator's flows.csv: src, dst, bytes, start_us, fct_us), flows matched by
+# (src, dst, bytes, start): the largest, mean and 99th-percentile relative
+# FCT difference |ours / theirs - 1| over the flows both finished.
+REFERENCE_STATS = ("max_rel_err", "mean_rel_err", "p99_rel_err")
 # Numeric top-level keys of summary.json a metric may name.
 SUMMARY_KEYS = ("goodput", "goodput_steady", "offered_load", "completed", "flows", "unfinished", "sim_time_us", "delivered_bytes",
                 "offered_bytes", "events", "hosts", "host_rate_bps")
-SIM_PANEL_KINDS = ("line", "bar", "cdf", "timeseries")
+SIM_PANEL_KINDS = ("line", "bar", "cdf", "timeseries", "reference_cdf", "reference_scatter")
 MODEL_PANEL_KINDS = ("line", "bar")
 CLAIM_KINDS = ("value", "ratio", "reduction")
 
 _TOP_KEYS = {"title", "report", "scales", "metrics", "reading", "claims"}
 _REPORT_KEYS = {"intro", "quotes", "common", "setup_keys"}
-_METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "scale", "unit", "label", "within_us"}
+_METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "reference", "scale", "unit", "label", "within_us"}
 _SIM_KEYS = {"title", "x", "x_key", "x_values", "x_set", "xlabel", "x_percent", "logx", "series", "panels", "claims",
-             "notes", *SCALES}
+             "notes", "reference_flows", "reference_label", *SCALES}
 _MODEL_KEYS = {"title", "model", "options", "panels", "claims", "notes"}
 _SERIES_KEYS = {"label", "fabric", "set"}
 _PANEL_KEYS = {
@@ -51,6 +56,8 @@ _PANEL_KEYS = {
     "bar": {"kind", "metric", "at", "title", "logy", "ylabel"},
     "cdf": {"kind", "at", "class", "title", "logx"},
     "timeseries": {"kind", "at", "title"},
+    "reference_cdf": {"kind", "at", "title", "logx"},
+    "reference_scatter": {"kind", "at", "title"},
 }
 _MODEL_PANEL_KEYS = {"kind", "data", "x", "y", "legend", "title", "xlabel", "ylabel", "logy"}
 _CLAIM_COMMON = {"what", "figure", "paper", "paper_text", "expect", "quote", "unit", "note", "tolerance", "range", "sanity", "gap"}
@@ -76,7 +83,7 @@ class Metric:
     """A number read from one point's summary.json, times ``scale``."""
 
     name: str
-    source: str                   # "fct" | "summary" | "fabric_stat"
+    source: str                   # "fct" | "summary" | "fabric_stat" | "reference"
     key: str                      # FCT statistic, summary key or fabric_stats key
     fct_class: str = "all"        # size class (source "fct" only)
     scale: float = 1.0
@@ -88,6 +95,8 @@ class Metric:
         """Where the number comes from, for 'no data' notes."""
         if self.source == "fct":
             return f"{self.key} FCT of class {self.fct_class}"
+        if self.source == "reference":
+            return f"{self.key} of FCTs against the figure's reference_flows"
         return f"{self.key} in {'fabric_stats' if self.source == 'fabric_stat' else 'summary'}"
 
 
@@ -117,6 +126,8 @@ class Figure:
     logx: bool = False
     series: list[Series] = field(default_factory=list)
     scale_set: dict[str, dict] = field(default_factory=dict)
+    reference: Optional[Path] = None              # another simulator's per-flow results (flows.csv)
+    reference_label: str = "reference"
     # model figures
     model: Optional[str] = None
     params: dict = field(default_factory=dict)   # model parameters (the file without [reproduce])
@@ -252,6 +263,10 @@ def load_paper(name: str, root: Optional[Path] = None) -> Paper:
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
         raise ConfigError(f"{d}: two figure files share the id(s) {sorted(dup)} (the file name up to the first '_')")
+    for sc, t in scales.items():
+        bad = [f for f in t.get("figures", []) if f not in ids]
+        if bad:
+            raise ConfigError(f"{exp}: [scales.{sc}] `figures` names {bad}, not figure ids here ({', '.join(ids)})")
     return Paper(name, d, title, scales, metrics, report, figures, reading)
 
 
@@ -295,8 +310,14 @@ def _load_scales(exp: Path, raw: Any) -> dict[str, dict]:
         if not isinstance(t, dict):
             raise ConfigError(f"{exp}: missing table [scales.{s}]")
         where = f"{exp}: [scales.{s}]"
-        unknown(where, t, {"about", "set"})
+        unknown(where, t, {"about", "set", "figures"})
         out[s] = {"about": _str(where, "about", t.get("about", s)), "set": dict(_table(where, "set", t.get("set", {})))}
+        if "figures" in t:
+            # The figures this scale runs (default: all), e.g. the small cases for CI.
+            figs = t["figures"]
+            if not isinstance(figs, list) or not figs or not all(isinstance(f, str) and f for f in figs):
+                raise ConfigError(f"{where}: `figures` = {figs!r} must be a non-empty list of figure ids")
+            out[s]["figures"] = list(figs)
     return out
 
 
@@ -328,11 +349,11 @@ def parse_metric(where: str, name: str, t: dict) -> Metric:
     ``class``, ``summary = "<key>"`` or ``fabric_stat = "<key>"``), then
     ``scale`` (a factor, default 1), ``unit`` and ``label`` (the axis label)."""
     unknown(where, t, _METRIC_KEYS)
-    sources = [k for k in ("fct", "summary", "fabric_stat") if k in t]
+    sources = [k for k in ("fct", "summary", "fabric_stat", "reference") if k in t]
     if len(sources) != 1:
         got = f"got {', '.join(f'`{k}`' for k in sources)}" if sources else "got none"
-        raise ConfigError(f"{where}: give exactly one of `fct` (a statistic of a size class), `summary` (a summary.json key) "
-                          f"or `fabric_stat` (a fabric_stats key); {got}")
+        raise ConfigError(f"{where}: give exactly one of `fct` (a statistic of a size class), `summary` (a summary.json key), "
+                          f"`fabric_stat` (a fabric_stats key) or `reference` (a per-flow comparison); {got}")
     src = sources[0]
     key = t[src]
     if src == "fct":
@@ -347,6 +368,8 @@ def parse_metric(where: str, name: str, t: dict) -> Metric:
         cls = "all"
         if src == "summary" and key not in SUMMARY_KEYS:
             raise ConfigError(f"{where}: `summary` = {key!r} is not a numeric summary.json key; expected one of {', '.join(SUMMARY_KEYS)}")
+        if src == "reference" and key not in REFERENCE_STATS:
+            raise ConfigError(f"{where}: `reference` = {key!r} is not known; expected one of {', '.join(REFERENCE_STATS)}")
         if src == "fabric_stat" and (not isinstance(key, str) or not key):
             raise ConfigError(f"{where}: `fabric_stat` = {key!r} must be a key of a summary's fabric_stats")
     within = t.get("within_us")
@@ -411,6 +434,21 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
     panels = [_check_sim_panel(where, i, p, metrics, xs, numeric) for i, p in enumerate(rep.get("panels", []))]
     if not panels:
         raise ConfigError(f"{where}: `panels` is empty")
+    reference = None
+    if "reference_flows" in rep:
+        reference = (path.parent / _str(where, "reference_flows", rep["reference_flows"])).resolve()
+        if not reference.is_file():
+            raise ConfigError(f"{where}: `reference_flows` = {rep['reference_flows']!r} is not a file (relative to {path.parent})")
+        head = reference.read_text().splitlines()[0].split(",")
+        miss = [c for c in REFERENCE_COLUMNS if c not in head]
+        if miss:
+            raise ConfigError(f"{where}: `reference_flows` = {rep['reference_flows']!r} lacks the column(s) {', '.join(miss)}")
+    for i, p in enumerate(panels):
+        if p["kind"].startswith("reference_") and reference is None:
+            raise ConfigError(f"{where} panel #{i + 1} ({p['kind']}): needs the figure's `reference_flows`")
+    for m in metrics.values():
+        if m.source == "reference" and reference is None and any(c.get("metric") == m.name for c in rep.get("claims", [])):
+            raise ConfigError(f"{where}: a claim on metric {m.name!r} (a per-flow comparison) needs the figure's `reference_flows`")
     claims = [_check_sim_claim(where, c, labels, xs, metrics) for c in rep.get("claims", [])]
     scale_set = {}
     for s in SCALES:
@@ -433,7 +471,13 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
         logx=bool(rep.get("logx", False)),
         series=series,
         scale_set=scale_set,
+        reference=reference,
+        reference_label=_str(where, "reference_label", rep.get("reference_label", "reference")),
     )
+
+
+# The columns a `reference_flows` file needs.
+REFERENCE_COLUMNS = ("src", "dst", "bytes", "start_us", "fct_us")
 
 
 def _check_at(where: str, key: str, v: Any, xs: list, extra: str = "") -> None:
@@ -455,7 +499,7 @@ def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs:
                               f"expected one of {', '.join(metrics) or '(none declared)'}")
     if kind == "line" and not numeric:
         raise ConfigError(f"{w}: a line needs a numeric x axis, and `x` is categorical; use kind = \"bar\"")
-    if kind in ("cdf", "timeseries"):
+    if kind in ("cdf", "timeseries", "reference_cdf", "reference_scatter"):
         if "at" not in p and len(xs) != 1:
             raise ConfigError(f"{w}: say at which x value to draw, `at` = one of {[fmt_x(x) for x in xs]}")
     if "at" in p:

@@ -64,6 +64,35 @@ def share_within(out: Path, key: str, m: Metric) -> float:
     return _scaled(float((g["fct_us"].notna() & (g["fct_us"] <= m.within_us)).sum()) / len(g), m.scale)
 
 
+def matched_flows(out: Path, key: str, reference: Optional[Path]) -> Optional[pd.DataFrame]:
+    """Our flows.csv joined with ``reference`` (another simulator's per-flow
+    results) on (src, dst, bytes, start to the picosecond): columns ``fct_us``
+    (ours) and ``fct_ref_us``. None without either file."""
+    flows = flows_of(out, key)
+    if flows is None or reference is None:
+        return None
+    ref = pd.read_csv(reference)
+    def k(d: pd.DataFrame) -> pd.DataFrame:
+        d = d[["src", "dst", "bytes", "start_us", "fct_us"]].copy()
+        d["start_ps"] = (d["start_us"] * 1e6).round().astype("int64")
+        return d.drop(columns="start_us")
+    return k(flows).merge(k(ref).rename(columns={"fct_us": "fct_ref_us"}), on=["src", "dst", "bytes", "start_ps"], how="inner")
+
+
+def vs_reference(out: Path, key: str, reference: Optional[Path], m: Metric) -> float:
+    """A per-flow comparison with the reference (see REFERENCE_STATS); NaN
+    when no flow of the reference matches one of ours."""
+    j = matched_flows(out, key, reference)
+    if j is None:
+        return float("nan")
+    j = j.dropna(subset=["fct_us", "fct_ref_us"])
+    if not len(j):
+        return float("nan")
+    err = (j["fct_us"] / j["fct_ref_us"] - 1.0).abs()
+    v = {"max_rel_err": err.max(), "mean_rel_err": err.mean(), "p99_rel_err": err.quantile(0.99, interpolation="higher")}[m.key]
+    return _scaled(float(v), m.scale)
+
+
 def metrics_of(summary: dict, metrics: dict[str, Metric]) -> dict:
     """Every declared metric of one summary.json."""
     return {name: metric_value(summary, m) for name, m in metrics.items()}
@@ -94,6 +123,8 @@ def table(out: Path, fps: list[FigPoint], metrics: dict[str, Metric]) -> pd.Data
             for m in metrics.values():
                 if m.within_us is not None:
                     row[m.name] = share_within(out, fp.key, m)
+                if m.source == "reference":
+                    row[m.name] = vs_reference(out, fp.key, fp.reference, m)
             row.update(completed=s.get("completed"), flows=s.get("flows"), sim_time_us=s.get("sim_time_us"),
                        wall_s=manifest_of(out, fp.key).get("wall_s"))
         rows.append(row)

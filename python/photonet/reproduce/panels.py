@@ -229,6 +229,58 @@ def _cdf(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
     return res
 
 
+def _reference(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
+    """Each series' FCTs beside the figure's reference simulator's: their
+    CDFs (``reference_cdf``) or flow by flow (``reference_scatter``)."""
+    from .numbers import matched_flows
+
+    res = _Panel()
+    x = _at(fig, panel)
+    styles = _styles(fig)
+    ref = pd.read_csv(fig.reference)
+    if panel["kind"] == "reference_cdf":
+        r = ref["fct_us"].dropna().sort_values()
+        ax.step(r, (pd.RangeIndex(1, len(r) + 1) / len(r)).to_numpy(), where="post", color="k", linestyle="--",
+                label=fig.reference_label)
+    lo = hi = None
+    for i, s in enumerate(fig.series):
+        row = at_x(df, fig, s.label, x)
+        if row is None or row["status"] not in OK:
+            res.miss("no such point" if row is None else row["status"], s.label)
+            continue
+        if panel["kind"] == "reference_cdf":
+            flows = flows_of(out, row["key"])
+            if flows is None:
+                res.miss("no flows.csv", s.label)
+                continue
+            f = flows["fct_us"].dropna().sort_values()
+            ax.step(f, (pd.RangeIndex(1, len(f) + 1) / len(f)).to_numpy(), where="post", color=styles[i][0], label=s.label)
+        else:
+            j = matched_flows(out, row["key"], fig.reference)
+            if j is None or not len(j):
+                res.miss("no flow matches the reference", s.label)
+                continue
+            ax.scatter(j["fct_ref_us"], j["fct_us"], s=6, color=styles[i][0], marker=styles[i][1], label=f"{s.label} ({len(j)} flows)")
+            a, b = float(min(j["fct_ref_us"].min(), j["fct_us"].min())), float(max(j["fct_ref_us"].max(), j["fct_us"].max()))
+            lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+        res.drawn += 1
+    if panel["kind"] == "reference_cdf":
+        if res.drawn and panel.get("logx", True):
+            ax.set_xscale("log")
+        ax.set_xlabel("FCT (µs)")
+        ax.set_ylabel("fraction of finished flows")
+        ax.set_ylim(0, 1.02)
+    else:
+        if lo is not None:
+            ax.plot([lo, hi], [lo, hi], color="0.5", linewidth=0.8, label="equal")
+            if hi / max(lo, 1e-9) > 50:
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+        ax.set_xlabel(f"FCT, {fig.reference_label} (µs)")
+        ax.set_ylabel("FCT, photonet (µs)")
+    return res
+
+
 def _timeseries(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
     res = _Panel()
     x = _at(fig, panel)
@@ -307,10 +359,13 @@ def draw(
             res = _bar(ax, fig, g, panel, metrics[panel["metric"]])
         elif kind == "cdf":
             res = _cdf(ax, fig, df, panel, out)
+        elif kind.startswith("reference_"):
+            res = _reference(ax, fig, df, panel, out)
         else:
             res = _timeseries(ax, fig, df, panel, out)
-        if not fig.is_model and kind in ("cdf", "timeseries"):
-            what = "FCT CDF" if kind == "cdf" else "goodput over time"
+        if not fig.is_model and kind in ("cdf", "timeseries", "reference_cdf", "reference_scatter"):
+            what = {"cdf": "FCT CDF", "timeseries": "goodput over time", "reference_cdf": f"FCT CDF vs {fig.reference_label}",
+                    "reference_scatter": f"per-flow FCT vs {fig.reference_label}"}[kind]
             ax.set_title(panel.get("title", f"{what} at {fig.xlabel} = {_xlabel_of(fig, _at(fig, panel))}"), fontsize=10)
         else:
             ax.set_title(panel.get("title", panel.get("metric", panel.get("data", kind))), fontsize=10)

@@ -37,6 +37,7 @@ class FigPoint:
     x: Any
     key: Optional[str] = None
     status: str = "pending"       # done | cached | pending | skipped: ... | failed: ...
+    reference: Optional[Path] = None  # the figure's reference_flows
     point: Optional[sweep.Point] = field(default=None, repr=False)
 
 
@@ -106,7 +107,7 @@ def build_points(
             continue
         for s in fig.series:
             for x, xset in zip(fig.xs, fig.x_sets):
-                fp = FigPoint(fig.id, s.label, s.fabric, x)
+                fp = FigPoint(fig.id, s.label, s.fabric, x, reference=fig.reference)
                 out.append(fp)
                 if fabrics is not None and s.fabric not in fabrics:
                     fp.status = f"skipped: fabric {s.fabric} not selected (--fabrics)"

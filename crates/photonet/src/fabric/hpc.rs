@@ -88,6 +88,10 @@ pub struct HpcParams {
     /// Multi-butterfly: path multiplicity m, ports per direction of every
     /// radix-2 switch (Table VI: 4).
     pub multiplicity: u32,
+    /// Multi-butterfly: last-stage outputs per direction that may carry a
+    /// packet to its host: 0 (the default) = m, so a host receives on m
+    /// links; 1..m: that many (one: a host with one receiver).
+    pub ejection_links: u32,
     /// Multi-butterfly: wire each sorting group's outputs by a seeded random
     /// permutation (the same wiring as `fabric = "baldur"` for a seed);
     /// false: in order.
@@ -142,6 +146,7 @@ impl Default for HpcParams {
     fn default() -> Self {
         HpcParams {
             multiplicity: 4,
+            ejection_links: 0,
             random_wiring: true,
             dragonfly_p: 0,
             dragonfly_a: 0,
@@ -212,13 +217,28 @@ impl Shape {
                     format!("ports per direction of a switch must be 1..{MAX_MULTIPLICITY}"),
                 ));
             }
+            if p.ejection_links > p.multiplicity {
+                return Err(bad(
+                    HpcParams::TABLE,
+                    "ejection_links",
+                    p.ejection_links,
+                    format!(
+                        "a host has at most m = {} links from the last stage",
+                        p.multiplicity
+                    ),
+                ));
+            }
             let k = n.next_power_of_two().trailing_zeros();
             let mut rng = RngStreams::new(ctx.seed).stream("baldur.wiring");
-            Ok(Shape::Mb(MultiButterfly::new(
-                k,
-                p.multiplicity,
-                p.random_wiring.then_some(&mut rng),
-            )))
+            let eject = if p.ejection_links == 0 {
+                p.multiplicity
+            } else {
+                p.ejection_links
+            };
+            Ok(Shape::Mb(
+                MultiButterfly::new(k, p.multiplicity, p.random_wiring.then_some(&mut rng))
+                    .with_ejection(eject),
+            ))
         } else {
             let hosts = u32::try_from(n).map_err(|_| topo_err(format!("{n} hosts")))?;
             let d = if p.dragonfly_p == 0 {

@@ -19,12 +19,26 @@
 //!
 //! # Power (§VI-A)
 //! Per node: the switches' TL gates ((N/2)·k switches, each Table V's gates
-//! for its m, at `gate_power_mw`) divided by N, plus `transceivers_per_node`
-//! transceivers (1.5 W, SFP28), `serdes_per_node` SerDes (0.693 W) and one
-//! 1 MB retransmission buffer (0.741 W). Switch power is scaled by each of
+//! for its m, at `gate_power_mw`) divided by N, plus the node's transceivers
+//! (1.5 W, SFP28) and SerDes (0.693 W), and one 1 MB retransmission buffer
+//! (0.741 W). A node transmits on one link and receives on one
+//! (`node_receivers = "one"`) or on the m outputs of its last-stage
+//! direction (`"multiplicity"`, §IV-E: "2m output ports (m output ports per
+//! each output direction)"); its optical interfaces, 1 + r, count as
+//! max(1, r) transceivers (`transceiver_counting = "module"`: an SFP28
+//! module has one transmitter and one receiver, so r receivers need r
+//! modules) or (1 + r) / 2 (`"lane"`: a transmitter or a receiver is half a
+//! module). `transceivers_per_node` and `serdes_per_node` multiply that
+//! count (a SerDes per transceiver). The report's `readings` give the power
+//! under each count. Switch power is scaled by each of
 //! `switch_power_multipliers` for the sensitivity analysis (Fig. 9). The
 //! electrical networks' power (ORION 3.0 / CACTI 6.5 in the paper) is not
 //! modelled.
+//!
+//! # The AWGR comparison (§VII)
+//! At `awgr_log2_nodes` (32 nodes), the one-shot search picks m as for every
+//! scale, and the report gives the TL chips' power per node (switches only:
+//! the paper excludes transceivers and SerDes, "the same for both networks").
 //!
 //! # Cost (§VI-B, Fig. 10)
 //! The paper counts fibres, FAUs, RFECs, optical interposers and optical
@@ -69,9 +83,19 @@ pub struct BaldurModelParams {
     /// Power of one TL gate (Table IV: 0.406 mW).
     pub gate_power_mw: f64,
     pub transceiver_power_w: f64,
+    /// Factor on the node's transceiver count (see `transceiver_counting`).
     pub transceivers_per_node: f64,
     pub serdes_power_w: f64,
+    /// Factor on the node's SerDes count (one per transceiver).
     pub serdes_per_node: f64,
+    /// Receivers per node: "one" or "multiplicity" (the m last-stage outputs
+    /// of the node's direction).
+    pub node_receivers: String,
+    /// How a node's 1 transmitter and r receivers count as transceivers:
+    /// "module" (max(1, r)) or "lane" ((1 + r) / 2).
+    pub transceiver_counting: String,
+    /// The AWGR comparison's scale (§VII: 32 nodes).
+    pub awgr_log2_nodes: u32,
     /// A 1 MB retransmission buffer per node (0.741 W).
     pub retx_buffer_power_w: f64,
     /// The drop rate a multiplicity must stay under (§IV-E: 1 %).
@@ -121,6 +145,9 @@ impl Default for BaldurModelParams {
             transceivers_per_node: 1.0,
             serdes_power_w: 0.693,
             serdes_per_node: 1.0,
+            node_receivers: "one".into(),
+            transceiver_counting: "module".into(),
+            awgr_log2_nodes: 5,
             retx_buffer_power_w: 0.741,
             drop_threshold: 0.01,
             patterns: vec![
@@ -188,7 +215,7 @@ pub fn cost(p: &BaldurModelParams, k: u32, m: u32, x: f64) -> Option<CostRow> {
     let fau = faus as f64 * p.fau_usd * x / nf;
     let rfec = rfecs as f64 * p.rfec_usd * x / nf;
     let fibre = p.fibres_per_node * p.fibre_usd * x;
-    let trx = p.transceivers_per_node * p.transceiver_usd * x;
+    let trx = p.transceivers_per_node * node_transceivers(p, m) * p.transceiver_usd * x;
     Some(CostRow {
         log2_nodes: k,
         nodes: n,
@@ -209,6 +236,25 @@ pub fn cost(p: &BaldurModelParams, k: u32, m: u32, x: f64) -> Option<CostRow> {
 
 fn bad(key: &str, v: impl std::fmt::Display, why: impl Into<String>) -> ConfigError {
     ConfigError::new(key, v, why)
+}
+
+/// Transceivers of one node of a multiplicity-m Baldur, before the
+/// `transceivers_per_node` factor (see the module docs).
+pub fn node_transceivers(p: &BaldurModelParams, m: u32) -> f64 {
+    count_transceivers(&p.node_receivers, &p.transceiver_counting, m)
+}
+
+fn count_transceivers(receivers: &str, counting: &str, m: u32) -> f64 {
+    let r = if receivers == "multiplicity" {
+        m as f64
+    } else {
+        1.0
+    };
+    if counting == "lane" {
+        (1.0 + r) / 2.0
+    } else {
+        r.max(1.0)
+    }
 }
 
 impl BaldurModelParams {
@@ -266,6 +312,23 @@ impl BaldurModelParams {
                 format!("{:?}", p.cost_multipliers),
                 "price factors must be positive",
             ));
+        }
+        if !["one", "multiplicity"].contains(&p.node_receivers.as_str()) {
+            return Err(bad(
+                "node_receivers",
+                format!("{:?}", p.node_receivers),
+                "expected \"one\" or \"multiplicity\"",
+            ));
+        }
+        if !["module", "lane"].contains(&p.transceiver_counting.as_str()) {
+            return Err(bad(
+                "transceiver_counting",
+                format!("{:?}", p.transceiver_counting),
+                "expected \"module\" or \"lane\"",
+            ));
+        }
+        if !(2..=24).contains(&p.awgr_log2_nodes) {
+            return Err(bad("awgr_log2_nodes", p.awgr_log2_nodes, "need 2..=24"));
         }
         if p.patterns.is_empty() {
             return Err(bad("patterns", "[]", "give at least one pattern"));
@@ -368,6 +431,68 @@ struct OneShotRow {
     drop_rate: f64,
 }
 
+/// The one-shot search at 2^k nodes: its rows, and the smallest m (with its
+/// worst drop rate) under `drop_threshold` for every pattern, if any.
+fn choose(
+    p: &BaldurModelParams,
+    k: u32,
+    streams: &RngStreams,
+) -> (Vec<OneShotRow>, Option<(u32, f64)>) {
+    let n = 1u64 << k;
+    let samples = (p.packets_per_point / n).max(1) as usize;
+    let mut rng = streams.stream(&format!("one_shot.{k}"));
+    let traffic: Vec<(String, Vec<HostId>)> = p
+        .patterns
+        .iter()
+        .flat_map(|pat| (0..samples).map(move |_| pat.clone()))
+        .map(|pat| {
+            let d = destinations(&pat, n as u32, &mut rng);
+            (pat, d)
+        })
+        .collect();
+    let batches: Vec<Vec<HostId>> = traffic.iter().map(|(_, d)| d.clone()).collect();
+    let mut rows = Vec::new();
+    for m in 1..=p.gates_per_switch.len() as u32 {
+        let drops = one_shot(k, m, p.seed ^ ((k as u64) << 32 | m as u64), &batches);
+        let mut worst: f64 = 0.0;
+        for pat in &p.patterns {
+            let (mut sent, mut lost) = (0u64, 0u64);
+            for ((name, d), &x) in traffic.iter().zip(&drops) {
+                if name == pat {
+                    sent += d.iter().filter(|&&v| v != u32::MAX).count() as u64;
+                    lost += x;
+                }
+            }
+            let rate = lost as f64 / sent.max(1) as f64;
+            worst = worst.max(rate);
+            rows.push(OneShotRow {
+                log2_nodes: k,
+                nodes: n,
+                multiplicity: m,
+                pattern: pat.clone(),
+                packets: sent,
+                dropped: lost,
+                drop_rate: rate,
+            });
+        }
+        if worst < p.drop_threshold {
+            return (rows, Some((m, worst)));
+        }
+    }
+    (rows, None)
+}
+
+/// TL-switch power per node of a 2^k-node Baldur of multiplicity m, W.
+fn switch_w_per_node(p: &BaldurModelParams, k: u32, m: u32) -> f64 {
+    k as f64 / 2.0 * p.gates_per_switch[m as usize - 1] as f64 * p.gate_power_mw / 1000.0
+}
+
+/// Power per node besides the switches: transceivers, SerDes, retransmission buffer.
+fn node_w(p: &BaldurModelParams, count: f64) -> f64 {
+    count * (p.transceivers_per_node * p.transceiver_power_w + p.serdes_per_node * p.serdes_power_w)
+        + p.retx_buffer_power_w
+}
+
 fn evaluate(
     params_toml: &str,
     options: &serde_json::Value,
@@ -386,47 +511,8 @@ fn evaluate(
     let mut cost_sensitivity = Vec::new();
     for k in p.min_log2_nodes..=p.max_log2_nodes {
         let n = 1u64 << k;
-        let samples = (p.packets_per_point / n).max(1) as usize;
-        let mut rng = streams.stream(&format!("one_shot.{k}"));
-        let traffic: Vec<(String, Vec<HostId>)> = p
-            .patterns
-            .iter()
-            .flat_map(|pat| (0..samples).map(move |_| pat.clone()))
-            .map(|pat| {
-                let d = destinations(&pat, n as u32, &mut rng);
-                (pat, d)
-            })
-            .collect();
-        let batches: Vec<Vec<HostId>> = traffic.iter().map(|(_, d)| d.clone()).collect();
-        let mut pick = None;
-        for m in 1..=p.gates_per_switch.len() as u32 {
-            let drops = one_shot(k, m, p.seed ^ ((k as u64) << 32 | m as u64), &batches);
-            let mut worst: f64 = 0.0;
-            for pat in &p.patterns {
-                let (mut sent, mut lost) = (0u64, 0u64);
-                for ((name, d), &x) in traffic.iter().zip(&drops) {
-                    if name == pat {
-                        sent += d.iter().filter(|&&v| v != u32::MAX).count() as u64;
-                        lost += x;
-                    }
-                }
-                let rate = lost as f64 / sent.max(1) as f64;
-                worst = worst.max(rate);
-                rows.push(OneShotRow {
-                    log2_nodes: k,
-                    nodes: n,
-                    multiplicity: m,
-                    pattern: pat.clone(),
-                    packets: sent,
-                    dropped: lost,
-                    drop_rate: rate,
-                });
-            }
-            if worst < p.drop_threshold {
-                pick = Some((m, worst));
-                break;
-            }
-        }
+        let (r, pick) = choose(&p, k, &streams);
+        rows.extend(r);
         chosen.push(json!({
             "log2_nodes": k, "nodes": n,
             "multiplicity": pick.map(|x| x.0), "worst_drop_rate": pick.map(|x| x.1),
@@ -445,10 +531,9 @@ fn evaluate(
             }
             let gates = p.gates_per_switch[m as usize - 1] as f64;
             let switches_per_node = k as f64 / 2.0;
-            let switch_w = switches_per_node * gates * p.gate_power_mw / 1000.0;
-            let other = p.transceivers_per_node * p.transceiver_power_w
-                + p.serdes_per_node * p.serdes_power_w
-                + p.retx_buffer_power_w;
+            let switch_w = switch_w_per_node(&p, k, m);
+            let count = node_transceivers(&p, m);
+            let other = node_w(&p, count);
             for &x in &p.switch_power_multipliers {
                 sensitivity.push(json!({
                     "log2_nodes": k, "nodes": n, "switch_power_multiplier": x,
@@ -459,8 +544,9 @@ fn evaluate(
                 "log2_nodes": k, "nodes": n, "multiplicity": m,
                 "switches": (n / 2) * k as u64, "tl_gates_per_node": switches_per_node * gates,
                 "switch_w_per_node": switch_w,
-                "transceiver_w_per_node": p.transceivers_per_node * p.transceiver_power_w,
-                "serdes_w_per_node": p.serdes_per_node * p.serdes_power_w,
+                "transceivers_per_node": count * p.transceivers_per_node,
+                "transceiver_w_per_node": count * p.transceivers_per_node * p.transceiver_power_w,
+                "serdes_w_per_node": count * p.serdes_per_node * p.serdes_power_w,
                 "retx_buffer_w_per_node": p.retx_buffer_power_w,
                 "w_per_node": switch_w + other,
             }));
@@ -475,8 +561,43 @@ fn evaluate(
             .find(|c| c["log2_nodes"] == k)
             .and_then(|c| c["multiplicity"].as_u64())
     };
+    // Power per node at the smallest and largest scale under each way of
+    // counting a node's transceivers (the rest of the model as configured).
+    let (m_min, m_max) = (m_at(p.min_log2_nodes), m_at(p.max_log2_nodes));
+    let mut readings = Vec::new();
+    for (recv, counting) in [
+        ("one", "module"),
+        ("multiplicity", "module"),
+        ("multiplicity", "lane"),
+    ] {
+        let at = |k: u32, m: Option<u64>| {
+            m.map(|m| {
+                let m = m as u32;
+                switch_w_per_node(&p, k, m) + node_w(&p, count_transceivers(recv, counting, m))
+            })
+        };
+        let (a, b) = (at(p.min_log2_nodes, m_min), at(p.max_log2_nodes, m_max));
+        readings.push(json!({
+            "node_receivers": recv, "transceiver_counting": counting,
+            "transceivers_min_scale": m_min.map(|m| count_transceivers(recv, counting, m as u32)),
+            "transceivers_max_scale": m_max.map(|m| count_transceivers(recv, counting, m as u32)),
+            "w_per_node_min_scale": a, "w_per_node_max_scale": b,
+            "power_growth_max_vs_min": match (a, b) { (Some(a), Some(b)) => Some(b / a), _ => None },
+        }));
+    }
+    // §VII: the TL chips' power per node at the AWGR comparison's scale.
+    let (awgr_rows, awgr_pick) = choose(&p, p.awgr_log2_nodes, &streams);
+    let awgr = json!({
+        "log2_nodes": p.awgr_log2_nodes, "nodes": 1u64 << p.awgr_log2_nodes,
+        "multiplicity": awgr_pick.map(|x| x.0), "worst_drop_rate": awgr_pick.map(|x| x.1),
+        "tl_w_per_node": awgr_pick.map(|x| switch_w_per_node(&p, p.awgr_log2_nodes, x.0)),
+        "one_shot": awgr_rows,
+    });
     let paper_points = json!({
         "multiplicity_1k": m_at(10),
+        "switch_w_1k": m_at(10).map(|m| p.gates_per_switch[m as usize - 1] as f64 * p.gate_power_mw / 1000.0),
+        "awgr_multiplicity": awgr["multiplicity"],
+        "awgr_tl_w_per_node": awgr["tl_w_per_node"],
         "multiplicity_max_scale": m_at(p.max_log2_nodes),
         "power_growth_max_vs_min": match (first_w, last_w) { (Some(a), Some(b)) => Some(b / a), _ => None },
         "w_per_node_min_scale": first_w,
@@ -494,6 +615,8 @@ fn evaluate(
         "sensitivity": sensitivity,
         "cost": costs,
         "cost_sensitivity": cost_sensitivity,
+        "readings": readings,
+        "awgr": awgr,
         "paper_points": paper_points,
     }))
 }
@@ -524,6 +647,38 @@ mod tests {
             (w - (5.0 * g * 0.406e-3 + 1.5 + 0.693 + 0.741)).abs() < 1e-9,
             "{w}"
         );
+    }
+
+    /// A node with 1 transmitter and r receivers: r SFP28 modules ("module")
+    /// or (1 + r) / 2 ("lane"); one receiver is one module either way. The
+    /// power rows and the readings table use the same count.
+    #[test]
+    fn transceiver_counts_and_the_awgr_scale() {
+        assert_eq!(count_transceivers("one", "lane", 4), 1.0);
+        assert_eq!(count_transceivers("one", "module", 4), 1.0);
+        assert_eq!(count_transceivers("multiplicity", "module", 4), 4.0);
+        assert_eq!(count_transceivers("multiplicity", "lane", 4), 2.5);
+        let r = evaluate(
+            "min_log2_nodes = 6\nmax_log2_nodes = 7\npackets_per_point = 8192\nnode_receivers = \"multiplicity\"\ntransceiver_counting = \"lane\"\n",
+            &serde_json::Value::Null,
+        )
+        .unwrap();
+        let row = &r["power"][0];
+        let m = row["multiplicity"].as_f64().unwrap();
+        let w = 3.0 * TABLE_V_GATES[m as usize - 1] as f64 * 0.406e-3
+            + (1.0 + m) / 2.0 * (1.5 + 0.693)
+            + 0.741;
+        assert!(
+            (row["w_per_node"].as_f64().unwrap() - w).abs() < 1e-9,
+            "{row}"
+        );
+        assert_eq!(r["readings"][2]["w_per_node_min_scale"], row["w_per_node"]);
+        // 32 nodes: 2.5 switches per node, TL gates only.
+        let am = r["awgr"]["multiplicity"].as_u64().unwrap() as usize;
+        let tl = r["awgr"]["tl_w_per_node"].as_f64().unwrap();
+        assert!((tl - 2.5 * TABLE_V_GATES[am - 1] as f64 * 0.406e-3).abs() < 1e-12);
+        let e = BaldurModelParams::from_toml("node_receivers = \"two\"").unwrap_err();
+        assert_eq!(e.key, "node_receivers");
     }
 
     #[test]

@@ -20,6 +20,8 @@
 //!   its links — growable paced flows ([`Network::extend_flow`]), host
 //!   pause / backlog queries, PFC reaction delays drawn from a range,
 //!   strict-priority outside load on a port, a delivery log, `run_until`;
+//! - [`ndp`]: NDP hosts and trimming switches over the same graph and
+//!   routers, with an event loop of its own (`transport = "ndp"`);
 //! - [`external`]: built on those hooks through the network's public API,
 //!   [`ClassFlows`] (an outside fabric's traffic classes as growing net
 //!   flows; REACToR's EPS, Mordia's packet switch) and [`StarRouter`].
@@ -53,6 +55,7 @@ pub mod dctcp;
 pub mod dragonfly;
 pub mod external;
 pub mod multibutterfly;
+pub mod ndp;
 pub mod route;
 pub mod sim;
 

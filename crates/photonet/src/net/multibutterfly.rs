@@ -31,6 +31,8 @@ pub struct MultiButterfly {
     k: u32,
     m: u32,
     hosts: u32,
+    /// Last-stage outputs per direction a packet may take to its host (m: all).
+    eject: u32,
     /// `next[s·N·m + port]`: the switch (within stage s+1) that output `port`
     /// of stage s feeds, as [`wire_stage`] numbers them.
     next: Vec<u32>,
@@ -55,7 +57,21 @@ impl MultiButterfly {
                 &mut next[s_ * per_stage..(s_ + 1) * per_stage],
             );
         }
-        MultiButterfly { k, m, hosts, next }
+        MultiButterfly {
+            k,
+            m,
+            eject: m,
+            hosts,
+            next,
+        }
+    }
+
+    /// Routes packets to their host over only the first `links` (1..=m) of
+    /// the m last-stage outputs of its direction (a host with that many
+    /// receivers; the others carry nothing).
+    pub fn with_ejection(mut self, links: u32) -> Self {
+        self.eject = links.clamp(1, self.m);
+        self
     }
 
     pub fn hosts(&self) -> u32 {
@@ -140,7 +156,7 @@ impl Router for MultiButterfly {
         // = self.port(s, idx % half, b): (s·half + i) is idx itself.
         Candidates {
             first: self.hosts + (idx * 2 + b) * self.m,
-            count: self.m,
+            count: if s + 1 == self.k { self.eject } else { self.m },
         }
     }
 
@@ -186,6 +202,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// One ejection link: the last stage offers a packet one port (the
+    /// first of its direction), every other stage m.
+    #[test]
+    fn one_ejection_link_leaves_one_candidate_at_the_last_stage() {
+        let (k, m) = (4, 3);
+        let mb = MultiButterfly::new(k, m, None).with_ejection(1);
+        let g = mb.graph(Rate::gbps(25));
+        let mut node = g.ports[0].to;
+        let mut counts = Vec::new();
+        while node >= mb.hosts() {
+            let c = mb.candidates(node, 9);
+            counts.push(c.count);
+            node = g.ports[c.first as usize].to;
+        }
+        assert_eq!(node, 9);
+        assert_eq!(counts, vec![3, 3, 3, 1]);
     }
 
     /// Every switch input of stages 1.. is fed by exactly 2m outputs (m per

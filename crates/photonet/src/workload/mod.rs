@@ -49,8 +49,10 @@ pub enum FixedMap {
     Bisection,
     /// Hosts in consecutive groups of `group` (dragonfly groups); the groups
     /// are paired by a random derangement, and each host sends to one random
-    /// host of its partner group, fixed for the run.
-    GroupPermutation { group: u32 },
+    /// host of its partner group, fixed for the run: drawn independently
+    /// (with replacement: two senders may share a receiver), or, with
+    /// `distinct`, as a random one-to-one map onto the partner group.
+    GroupPermutation { group: u32, distinct: bool },
     /// Every other host sends to `node`.
     Hotspot { node: u32 },
 }
@@ -86,12 +88,33 @@ pub fn fixed_destinations(n: u32, map: &FixedMap, rng: &mut SimRng) -> Vec<Optio
             }
             d
         }
-        FixedMap::GroupPermutation { group } => {
+        FixedMap::GroupPermutation {
+            group,
+            distinct: false,
+        } => {
             let groups = n / group;
             let partner = derangement(groups, rng);
             (0..n)
                 .map(|a| Some(partner[(a / group) as usize] * group + rng.random_range(0..group)))
                 .collect()
+        }
+        FixedMap::GroupPermutation {
+            group,
+            distinct: true,
+        } => {
+            let groups = n / group;
+            let partner = derangement(groups, rng);
+            let mut d = vec![None; n as usize];
+            let mut order: Vec<HostId> = (0..group).collect();
+            for g in 0..groups {
+                for i in (1..group as usize).rev() {
+                    order.swap(i, rng.random_range(0..=i));
+                }
+                for (k, &o) in order.iter().enumerate() {
+                    d[(g * group) as usize + k] = Some(partner[g as usize] * group + o);
+                }
+            }
+            d
         }
         FixedMap::Hotspot { node } => (0..n).map(|a| (a != node).then_some(node)).collect(),
     }
@@ -693,10 +716,34 @@ mod tests {
             assert_ne!(d as usize, a);
             assert_eq!(b[d as usize], Some(a as u32), "partners send to each other");
         }
-        let g = fixed_destinations(16, &FixedMap::GroupPermutation { group: 4 }, &mut rng);
+        let g = fixed_destinations(
+            16,
+            &FixedMap::GroupPermutation {
+                group: 4,
+                distinct: false,
+            },
+            &mut rng,
+        );
         for (a, d) in g.iter().enumerate() {
             assert_ne!(d.unwrap() / 4, a as u32 / 4);
         }
+        // Distinct: each group maps one-to-one onto its partner group, and
+        // the partners pair groups (every host receives from exactly one).
+        let u = fixed_destinations(
+            16,
+            &FixedMap::GroupPermutation {
+                group: 4,
+                distinct: true,
+            },
+            &mut rng,
+        );
+        let mut got: Vec<u32> = u.iter().map(|d| d.unwrap()).collect();
+        for (a, &d) in got.iter().enumerate() {
+            assert_ne!(d / 4, a as u32 / 4);
+            assert_eq!(got[a - a % 4] / 4, d / 4, "one partner group per group");
+        }
+        got.sort_unstable();
+        assert_eq!(got, (0..16).collect::<Vec<u32>>(), "no receiver shared");
         let h = fixed_destinations(16, &FixedMap::Hotspot { node: 3 }, &mut rng);
         assert_eq!(h.iter().filter(|d| **d == Some(3)).count(), 15);
         assert_eq!(h[3], None);

@@ -219,10 +219,15 @@ impl Baldur {
         // results in half the memory).
         let span = hop * (l.stages as u64 - 1) + l.wire_time(p.packet.0).max(ack_wire) + l.gap;
         let rng = p.random_wiring.then_some(&mut wiring);
-        let net = if span.0 <= NarrowButterfly::SPAN {
-            Net::Narrow(NarrowButterfly::new(l.stages, l.m, rng))
+        let eject = if p.ejection_links == 0 {
+            l.m
         } else {
-            Net::Wide(Butterfly::new(l.stages, l.m, rng))
+            p.ejection_links
+        };
+        let net = if span.0 <= NarrowButterfly::SPAN {
+            Net::Narrow(NarrowButterfly::new(l.stages, l.m, rng).with_ejection(eject))
+        } else {
+            Net::Wide(Butterfly::new(l.stages, l.m, rng).with_ejection(eject))
         };
         let ports = (1usize << l.stages) * l.m as usize * l.stages as usize;
         Baldur {

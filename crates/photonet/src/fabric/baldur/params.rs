@@ -35,6 +35,10 @@ pub struct BaldurParams {
     pub stage_link: SimTime,
     /// Delay of the link from the last stage to a node (Table VI: 100 ns).
     pub ejection_link: SimTime,
+    /// Links from the last stage into a node: 0 (the default) = m, the m
+    /// outputs of its direction (a node receives up to m packets at once);
+    /// 1..m keeps the first that many (one: a node with one receiver).
+    pub ejection_links: u32,
     /// Largest data packet (payload): flows are cut into packets of at most
     /// this size (§V-A: 512 B).
     pub packet: ByteSize,
@@ -70,6 +74,7 @@ impl Default for BaldurParams {
             injection_link: SimTime::ns(100),
             stage_link: SimTime::ZERO,
             ejection_link: SimTime::ns(100),
+            ejection_links: 0,
             packet: ByteSize(512),
             ack: ByteSize(16),
             end_gap_bits: 6,
@@ -116,6 +121,13 @@ impl Layout {
                 "baldur.multiplicity",
                 m,
                 format!("the multiplicity (ports per direction of a 2x2 switch) must be 1..{MAX_MULTIPLICITY}"),
+            ));
+        }
+        if p.ejection_links > m {
+            return Err(ConfigError::new(
+                "baldur.ejection_links",
+                p.ejection_links,
+                format!("a node has at most m = {m} links from the last stage"),
             ));
         }
         let switch_latency = match p.switch_latency {

@@ -18,6 +18,8 @@ use crate::units::SimTime;
 pub struct Stages<S: Stamp> {
     k: u32,
     m: u32,
+    /// Outputs per last-stage direction that reach the node (m: all).
+    eject: u32,
     /// Direction groups per stage (N/2 switches × 2 directions = 2^k).
     groups: usize,
     /// Group g of stage s (the m outputs of one switch direction) is the 2m
@@ -182,11 +184,33 @@ impl<S: Stamp> Stages<S> {
         Stages {
             k,
             m,
+            eject: m,
             groups,
             words,
             off,
             base: SimTime::ZERO,
             scratch: Vec::new(),
+        }
+    }
+
+    /// Keeps only the first `links` (1..=m) of each last-stage direction's
+    /// m outputs: a node receives on that many links (the others are never
+    /// free, so a packet finding them all busy is dropped).
+    pub fn with_ejection(mut self, links: u32) -> Self {
+        self.eject = links.clamp(1, self.m);
+        self.block_ejection();
+        self
+    }
+
+    /// Marks the last stage's outputs beyond `eject` busy for ever (MAX is
+    /// after every time a lookup can ask about).
+    fn block_ejection(&mut self) {
+        let m = self.m as usize;
+        for g in 0..self.groups {
+            let at = self.group_at(self.k as usize - 1, g);
+            for f in &mut self.words[at + self.eject as usize..at + m] {
+                *f = S::from_u64(S::MAX);
+            }
         }
     }
 
@@ -215,6 +239,9 @@ impl<S: Stamp> Stages<S> {
             }
         }
         self.base = t0;
+        if self.eject < self.m {
+            self.block_ejection();
+        }
     }
 
     /// Pushes a packet from `src` to `dst` through every stage: its head

@@ -629,3 +629,34 @@ fn same_wiring_as_baldur_for_a_seed() {
         }
     }
 }
+
+/// One ejection link: of two packets reaching the same last-stage
+/// direction together, the second is dropped (with m links both pass),
+/// also after the stored times were rebased (32-bit times move their base
+/// every 2^30 ps), and in the batched traversal.
+#[test]
+fn one_ejection_link_drops_the_second_of_two_packets_to_a_node() {
+    for links in [2u32, 1] {
+        // k = 1: the only stage is the last; nodes 0 and 1 share switch 0.
+        let mut bf = NarrowButterfly::new(1, 2, None).with_ejection(links);
+        for t0 in [SimTime(0), SimTime(3 << 30)] {
+            let a = bf.traverse(0, 1, t0, SimTime(1), SimTime(10), |_, _, _, _| {});
+            let b = bf.traverse(1, 1, t0, SimTime(1), SimTime(10), |_, _, _, _| {});
+            assert_eq!(a, Fate::Delivered);
+            let want = if links == 1 {
+                Fate::Dropped { stage: 0 }
+            } else {
+                Fate::Delivered
+            };
+            assert_eq!(b, want, "links {links} at {t0:?}");
+        }
+        let mut wide = Butterfly::new(3, 2, None).with_ejection(links);
+        let mut batch = vec![
+            Probe::new(0, 5, SimTime(0), SimTime(10)),
+            Probe::new(1, 5, SimTime(0), SimTime(10)),
+        ];
+        wide.traverse_batch(&mut batch, SimTime(1));
+        let dropped = batch.iter().filter(|p| p.dropped.is_some()).count();
+        assert_eq!(dropped, if links == 1 { 1 } else { 0 }, "links {links}");
+    }
+}

@@ -3,7 +3,9 @@
 //! "leaf_spine"`), on the packet substrate of `net/`: finite output-queued
 //! buffers with drop-tail and ECN, optional PFC, per-flow ECMP / per-packet
 //! spraying / adaptive routing on up-down paths, and DCTCP (or paced,
-//! window-free) hosts. One table, `[fat_tree]`, configures both.
+//! window-free) hosts; or, with `transport = "ndp"`, NDP hosts over
+//! trimming switches (`net::ndp`, [`NdpFabric`]). One table, `[fat_tree]`,
+//! configures both.
 //!
 //! # Shape
 //! A 3-tier Clos of `P` pods; a pod has `T` ToRs of `H` hosts and `A`
@@ -33,6 +35,7 @@
 //! adds at most one round trip per doubling of the window.
 
 mod clos;
+mod ndp_fabric;
 mod net_fabric;
 mod params;
 mod stats;
@@ -40,6 +43,7 @@ mod stats;
 mod tests;
 
 pub use clos::Clos;
+pub use ndp_fabric::{ndp_config, NdpFabric};
 pub use net_fabric::{NetExtras, NetFabric};
 pub use params::{FatTreeParams, FlowControlKind, PriorityKind, TransportKind, MAX_FRAME};
 pub use stats::ClosExtras;
@@ -107,6 +111,9 @@ impl FabricModule for FatTreeModule {
         v: &Variant,
         ctx: &BuildContext,
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
+        if p.transport == TransportKind::Ndp {
+            return Ok(Box::new(NdpFabric::new(&p, v, clos, ctx.seed)));
+        }
         Ok(Box::new(PacketFabric::new(&p, v, clos, ctx.seed)))
     }
 
@@ -153,6 +160,15 @@ pub fn lone_flow_bounds(
         let rtt = slowest.tx_time(first) * h + prop + ack;
         extra = rtt * rounds;
     }
+    if p.transport == TransportKind::Ndp {
+        // The sender hears of the last packet an ACK's return later; past
+        // the initial window, packets come one per PULL, at the pull rate.
+        let ack = slowest.tx_time(p.ack_size.0) * h + prop;
+        let pulled = npkts.saturating_sub(p.init_cwnd as u64);
+        let gap =
+            SimTime((slowest.tx_time(p.mtu.0 + p.header.0).0 as f64 / p.ndp_pull_rate) as u64);
+        extra = ack + (gap + slowest.tx_time(p.mtu.0 + p.header.0)) * pulled.min(1) + gap * pulled;
+    }
     FctBounds {
         min,
         max: pipeline + extra + SimTime(npkts * h),
@@ -190,6 +206,7 @@ impl PacketFabric {
             (TransportKind::Dctcp, FlowControlKind::Credit) => "DCTCP+credit",
             (TransportKind::Paced, FlowControlKind::Credit) => "paced+credit",
             (TransportKind::Paced, _) => "paced+PFC",
+            (TransportKind::Ndp, _) => "NDP",
         };
         let shape = if v.name == LEAF_SPINE_VARIANT.name {
             "Leaf-spine"

@@ -20,6 +20,10 @@ pub enum TransportKind {
     Dctcp,
     /// Window-free line-rate sending (lossless networks only: `flow_control = "pfc"` or `"credit"`).
     Paced,
+    /// NDP (receiver-pulled, trimming switches, per-packet source routing;
+    /// `net::ndp`): `buffer` is each switch port's data queue, `init_cwnd`
+    /// the initial window; `routing` does not apply.
+    Ndp,
 }
 
 /// Link-level flow control.
@@ -91,9 +95,10 @@ pub struct FatTreeParams {
     /// "ecmp" (per-flow hash), "spray" (per-packet random) or "adaptive"
     /// (least-occupied minimal port).
     pub routing: Routing,
-    /// "dctcp" (window, ECN, retransmission) or "paced" (window-free; needs PFC or credits).
+    /// "dctcp" (window, ECN, retransmission), "paced" (window-free; needs PFC or credits)
+    /// or "ndp" (trimming switches, receiver pulls; lossy, one class).
     pub transport: TransportKind,
-    /// DCTCP initial window, packets.
+    /// DCTCP (and NDP) initial window, packets.
     pub init_cwnd: u32,
     /// DCTCP largest window, packets.
     pub max_cwnd: u32,
@@ -152,6 +157,12 @@ pub struct FatTreeParams {
     /// when the NIC is free, as a fair-queueing qdisc with TCP small queues)
     /// or "fifo" (each flow puts its whole window into one shared FIFO).
     pub nic_queues: NicQueues,
+    /// NDP: a receiver's pull pacer runs at this fraction of its link rate.
+    pub ndp_pull_rate: f64,
+    /// NDP: a flow that hears nothing for this long resends what is unacknowledged.
+    pub ndp_rto: SimTime,
+    /// NDP: every data packet full size, the last too (as htsim sends them).
+    pub ndp_full_packets: bool,
 }
 
 impl Default for FatTreeParams {
@@ -191,6 +202,9 @@ impl Default for FatTreeParams {
             cut_through: false,
             loss_rate: 0.0,
             nic_queues: NicQueues::RoundRobin,
+            ndp_pull_rate: 0.99,
+            ndp_rto: SimTime::ms(50),
+            ndp_full_packets: false,
         }
     }
 }
@@ -255,7 +269,7 @@ pub(super) fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigE
             format!("smaller than one MTU-sized packet (mtu + header = {frame} B)"),
         ));
     }
-    if p.ecn_threshold.0 > p.buffer.0 {
+    if p.ecn_threshold.0 > p.buffer.0 && p.transport != TransportKind::Ndp {
         return Err(err(
             "ecn_threshold",
             format!("\"{}\"", p.ecn_threshold),
@@ -311,6 +325,9 @@ pub(super) fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigE
                 clos.host_rate, clos.uplink_rate, clos.uplink_rate
             ),
         ));
+    }
+    if p.transport == TransportKind::Ndp {
+        check_ndp(p)?;
     }
     if p.dupack_threshold == 0 {
         return Err(err("dupack_threshold", 0, "must be at least 1"));
@@ -435,6 +452,41 @@ pub(super) fn check_params(p: &FatTreeParams, clos: &Clos) -> Result<(), ConfigE
     Ok(())
 }
 
+/// NDP runs lossy with one class and no loss model of its own.
+fn check_ndp(p: &FatTreeParams) -> Result<(), ConfigError> {
+    const WHY: &str = "is not supported with transport = \"ndp\"";
+    if p.flow_control != FlowControlKind::None {
+        return Err(err("flow_control", format!("{:?}", p.flow_control), WHY));
+    }
+    if p.priority != PriorityKind::None {
+        return Err(err("priority", format!("{:?}", p.priority), WHY));
+    }
+    if p.cut_through {
+        return Err(err("cut_through", true, WHY));
+    }
+    if p.loss_rate > 0.0 {
+        return Err(err("loss_rate", p.loss_rate, WHY));
+    }
+    if !(p.ndp_pull_rate > 0.0 && p.ndp_pull_rate <= 1.0) {
+        return Err(err(
+            "ndp_pull_rate",
+            p.ndp_pull_rate,
+            "a fraction of the link rate in (0, 1]",
+        ));
+    }
+    if p.ndp_rto.0 == 0 {
+        return Err(err(
+            "ndp_rto",
+            "\"0ps\"",
+            "a retransmission timeout must be > 0",
+        ));
+    }
+    if p.mtu.0 + p.header.0 > u16::MAX as u64 {
+        return Err(err("mtu", p.mtu.0, "NDP frames must fit 64 KiB"));
+    }
+    Ok(())
+}
+
 pub(super) fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
     NetConfig {
         payload: p.mtu.0 as u32,
@@ -470,6 +522,7 @@ pub(super) fn net_config(p: &FatTreeParams, seed: u64) -> NetConfig {
                 delayed_ack_timeout: p.delayed_ack_timeout,
             }),
             TransportKind::Paced => Transport::Paced,
+            TransportKind::Ndp => unreachable!("NDP runs on net::ndp, not net::sim"),
         },
         routing: p.routing,
         cut_through: p.cut_through,

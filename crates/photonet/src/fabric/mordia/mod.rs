@@ -245,7 +245,7 @@ impl Mordia {
         let off = if self.p.loopback { 0 } else { 1 };
         (0..n - off)
             .map(|d| Day {
-                len: self.p.day,
+                len: self.p.days.get(d).copied().unwrap_or(self.p.day),
                 perm: (0..n).map(|i| ((i + d + off) % n) as u32).collect(),
             })
             .collect()
@@ -515,6 +515,18 @@ impl Mordia {
                 s = s + self.week[self.day_idx].len + self.p.night;
                 self.day_idx += 1;
             }
+            self.day_start = s;
+        } else if !self.p.days.is_empty() {
+            // Variable-length days: find `now` in its week.
+            let w: u64 = self.week.iter().map(|d| (d.len + self.p.night).0).sum();
+            let k = now.0 / w;
+            let mut s = SimTime(k * w);
+            self.day_idx = 0;
+            while s + self.week[self.day_idx].len + self.p.night <= now {
+                s = s + self.week[self.day_idx].len + self.p.night;
+                self.day_idx += 1;
+            }
+            self.global_day = k * self.week.len() as u64 + self.day_idx as u64;
             self.day_start = s;
         } else {
             let slot = self.slot();

@@ -54,6 +54,11 @@ pub struct MordiaParams {
     /// `mordia_rr`: length of every day (the stable part of a slot; §6.2 uses
     /// 123.5 µs, Fig. 10 sweeps slots of 61–300 µs).
     pub day: SimTime,
+    /// `mordia_rr`: the length of each day of the week, in order, one per
+    /// day (N − 1 of them, N with `loopback`; day d connects rack i to rack
+    /// (i + d + 1) mod N, (i + d) with loopback), for the variable-length
+    /// days of Fig. 7; empty (the default): every day is `day`.
+    pub days: Vec<SimTime>,
     /// `mordia_rr`: include the loopback day (rack i to itself), carrying
     /// intra-rack traffic through the OCS as in the paper's Fig. 2(d)/Fig. 4.
     pub loopback: bool,
@@ -105,6 +110,7 @@ impl Default for MordiaParams {
         MordiaParams {
             night: SimTime::ns(11_500),
             day: SimTime::ns(94_500),
+            days: Vec::new(),
             loopback: false,
             week: SimTime::ZERO,
             min_day: SimTime::us(20),
@@ -192,12 +198,27 @@ impl MordiaParams {
         }
         let Some(v) = v else { return Ok(()) };
         if v.name == "mordia_rr" {
-            if self.day <= self.nic_delay || self.day - self.nic_delay < link.tx_time(self.packet.0)
-            {
+            let week_days = t.racks as usize - if self.loopback { 0 } else { 1 };
+            if !self.days.is_empty() && self.days.len() != week_days {
                 return Err(bad(
                     MordiaParams::TABLE,
-                    "day",
-                    self.day,
+                    "days",
+                    format!("{} days", self.days.len()),
+                    format!(
+                        "give one length per day of the round-robin week: {week_days} for {} racks",
+                        t.racks
+                    ),
+                ));
+            }
+            let (key, day) = match self.days.iter().min() {
+                Some(&d) => ("days", d),
+                None => ("day", self.day),
+            };
+            if day <= self.nic_delay || day - self.nic_delay < link.tx_time(self.packet.0) {
+                return Err(bad(
+                    MordiaParams::TABLE,
+                    key,
+                    day,
                     format!(
                         "a day must hold the NIC delay ({}) plus one {} B packet at {} Gbps",
                         self.nic_delay,
@@ -315,8 +336,17 @@ impl FabricModule for MordiaModule {
         let day_bytes = |d: SimTime| ((d - p.nic_delay).0 / per_pkt.0) * p.packet.0;
         let max = if v.name == "mordia_rr" {
             let n = t.racks as u64 - if p.loopback { 0 } else { 1 };
-            let week = (p.day + p.night) * n;
-            at_r + week * (bytes.div_ceil(day_bytes(p.day)) + 1) + p.day + p.night + p.latency
+            let (week, shortest, longest) = if p.days.is_empty() {
+                ((p.day + p.night) * n, p.day, p.day)
+            } else {
+                let w = p.days.iter().fold(SimTime::ZERO, |a, &d| a + d + p.night);
+                (
+                    w,
+                    *p.days.iter().min().unwrap(),
+                    *p.days.iter().max().unwrap(),
+                )
+            };
+            at_r + week * (bytes.div_ceil(day_bytes(shortest)) + 1) + longest + p.night + p.latency
         } else {
             let n = t.racks as u64;
             let rr_day = p.week_len(n).0 / (n - 1).max(1) - p.night.0;

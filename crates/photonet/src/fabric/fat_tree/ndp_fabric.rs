@@ -1,0 +1,110 @@
+//! The fat-tree or leaf-spine with NDP hosts and trimming switches
+//! (`transport = "ndp"`): the network of `net::ndp` as a [`Fabric`].
+
+use super::{Clos, FatTreeParams, LEAF_SPINE_VARIANT};
+use crate::fabric::registry::Variant;
+use crate::fabric::{Fabric, FabricStats};
+use crate::flow::Flow;
+use crate::net::ndp::{NdpConfig, NdpNetwork};
+use crate::recorder::Recorder;
+use crate::units::{Rate, SimTime};
+
+/// NDP's settings from the `[fat_tree]` table: `buffer` is each switch
+/// port's data queue, `init_cwnd` the initial window.
+pub fn ndp_config(p: &FatTreeParams, seed: u64) -> NdpConfig {
+    NdpConfig {
+        payload: p.mtu.0 as u32,
+        header: p.header.0 as u32,
+        ctrl: p.ack_size.0 as u32,
+        propagation: p.propagation,
+        buffer: p.buffer.0,
+        init_window: p.init_cwnd,
+        pull_rate: p.ndp_pull_rate,
+        rto: p.ndp_rto,
+        full_packets: p.ndp_full_packets,
+        seed,
+    }
+}
+
+pub struct NdpFabric {
+    label: String,
+    rate: Rate,
+    net: NdpNetwork<Clos>,
+}
+
+impl NdpFabric {
+    pub fn new(p: &FatTreeParams, v: &Variant, clos: Clos, seed: u64) -> NdpFabric {
+        let mut graph = clos.graph();
+        if p.host_propagation.is_some() {
+            // Tiers 0 and 1 are the host links (NIC up, ToR down).
+            graph.delays = graph
+                .ports
+                .iter()
+                .map(|s| {
+                    if s.tier <= 1 {
+                        p.host_prop()
+                    } else {
+                        p.propagation
+                    }
+                })
+                .collect();
+        }
+        let shape = if v.name == LEAF_SPINE_VARIANT.name {
+            "Leaf-spine"
+        } else {
+            "Fat-tree"
+        };
+        NdpFabric {
+            label: format!("{shape} (packet, NDP, per-packet source routing)"),
+            rate: clos.host_rate,
+            net: NdpNetwork::new(ndp_config(p, seed), graph, clos),
+        }
+    }
+
+    pub fn net(&self) -> &NdpNetwork<Clos> {
+        &self.net
+    }
+}
+
+impl Fabric for NdpFabric {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+    fn hosts(&self) -> usize {
+        self.net.hosts()
+    }
+    fn host_rate(&self) -> Rate {
+        self.rate
+    }
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
+        self.net.add_flow(now, flow, rec);
+    }
+    fn next_event(&self) -> Option<SimTime> {
+        self.net.next_event()
+    }
+    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+        self.net.advance(now, rec);
+    }
+    fn advance_until(&mut self, now: SimTime, bound: SimTime, rec: &mut Recorder) -> u64 {
+        // Bounded, so that the run loop still reports progress.
+        const MAX_STEPS: u64 = 1 << 12;
+        let mut t = now;
+        let mut steps = 0;
+        loop {
+            self.net.advance(t, rec);
+            steps += 1;
+            match self.net.next_event() {
+                Some(next) if next <= bound && steps < MAX_STEPS => t = next,
+                _ => break,
+            }
+        }
+        steps
+    }
+    fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
+    fn stats(&self) -> FabricStats {
+        self.net.stats().into_iter().collect()
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.net.check_invariants()
+    }
+}
