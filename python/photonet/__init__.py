@@ -7,7 +7,7 @@ electrical baselines.
     >>> r.summary["goodput"], r.fct("<100KB", "p99_us"), r.fct_table()
     >>> df = photonet.sweep("examples/esn_paper.toml", {"workload.load": [0.2, 0.5]}, jobs=2)
 """
-from ._core import __version__
+from ._core import SimulationError, __version__
 from .api import FabricInfo, Result, default_config, fabric_names, fabrics, run
 from .config import ConfigError
 
@@ -26,5 +26,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["run", "sweep", "collect", "Result", "ConfigError", "default_config", "fabrics", "fabric_names", "FabricInfo",
+__all__ = ["run", "sweep", "collect", "Result", "ConfigError", "SimulationError", "default_config", "fabrics", "fabric_names", "FabricInfo",
            "__version__"]

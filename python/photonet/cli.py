@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import _core
+from ._core import SimulationError
 from .config import ConfigError, complete, tomllib
 
 console = Console(stderr=True)
@@ -648,6 +649,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             raise
         console.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         code = 2
+    except SimulationError as e:
+        if debug:
+            raise
+        console.print(f"[red]simulation error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+        code = 4
     except KeyboardInterrupt:
         if debug:
             raise

@@ -23,6 +23,13 @@ create_exception!(
     "A configuration value that cannot be simulated."
 );
 
+create_exception!(
+    _core,
+    SimulationError,
+    pyo3::exceptions::PyRuntimeError,
+    "A run that stalled or whose output is physically impossible (the message names the violation)."
+);
+
 fn paths(base_dir: Option<String>, search: Vec<String>) -> Paths {
     Paths {
         base_dir: base_dir.map(PathBuf::from),
@@ -221,6 +228,7 @@ fn run_prepared<'py>(
     if let Some(e) = interrupted {
         return Err(e);
     }
+    let result = result.map_err(|e| SimulationError::new_err(e.to_string()))?;
     // `..`: fields RunResult may gain are not needed here.
     let RunResult {
         summary,
@@ -302,6 +310,7 @@ fn model_report(name: &str, params_toml: &str, options_json: &str) -> PyResult<S
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

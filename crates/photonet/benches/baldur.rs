@@ -53,7 +53,7 @@ fn run(c: &mut Criterion, name: &str, cfg: &Config) {
     g.bench_function(name, |b| {
         b.iter(|| {
             let p = prepare(cfg, &Paths::default()).unwrap();
-            black_box(simulate(p, &mut |_| true).summary.completed)
+            black_box(simulate(p, &mut |_| true).unwrap().summary.completed)
         })
     });
     g.finish();

@@ -48,7 +48,7 @@ fn bench_point(c: &mut Criterion, name: &str, cfg: &Config, paths: &Paths) {
     g.bench_function(name, |b| {
         b.iter(|| {
             let p = prepare(cfg, paths).unwrap();
-            black_box(simulate(p, &mut |_| true).summary.goodput)
+            black_box(simulate(p, &mut |_| true).unwrap().summary.goodput)
         })
     });
     g.finish();

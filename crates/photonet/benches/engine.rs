@@ -15,7 +15,7 @@ fn bench_run(c: &mut Criterion, name: &str, cfg: &Config) {
     g.bench_function(name, |b| {
         b.iter(|| {
             let p = prepare(cfg, &Paths::default()).unwrap();
-            black_box(simulate(p, &mut |_| true).summary.goodput)
+            black_box(simulate(p, &mut |_| true).unwrap().summary.goodput)
         })
     });
     g.finish();
@@ -84,7 +84,7 @@ fn negotiator_paper_network(c: &mut Criterion) {
     g.bench_function("negotiator_parallel_128x8_hadoop_load1.0_3ms", |b| {
         b.iter(|| {
             let p = prepare(&cfg, &paths).unwrap();
-            black_box(simulate(p, &mut |_| true).summary.goodput)
+            black_box(simulate(p, &mut |_| true).unwrap().summary.goodput)
         })
     });
     g.finish();

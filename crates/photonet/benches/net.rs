@@ -94,7 +94,7 @@ pub fn websearch() -> f64 {
     use photonet::run::{prepare, simulate};
     let c = scenarios::websearch_config(16);
     let paths = scenarios::workload_paths();
-    let r = simulate(prepare(&c, &paths).unwrap(), &mut |_| true);
+    let r = simulate(prepare(&c, &paths).unwrap(), &mut |_| true).unwrap();
     r.summary.fabric_stats["data_packets_delivered"]
 }
 

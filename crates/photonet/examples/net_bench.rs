@@ -92,7 +92,7 @@ fn websearch(k: u32) {
     let c = scenarios::websearch_config(k);
     let paths = scenarios::workload_paths();
     let t0 = Instant::now();
-    let r = simulate(prepare(&c, &paths).unwrap(), &mut |_| true);
+    let r = simulate(prepare(&c, &paths).unwrap(), &mut |_| true).unwrap();
     let wall = t0.elapsed().as_secs_f64();
     let cpu = cpu_s(wall);
     let s = &r.summary;

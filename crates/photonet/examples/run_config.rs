@@ -21,7 +21,8 @@ fn main() {
     let r = simulate(
         prepare(&cfg, &paths).unwrap_or_else(|e| panic!("{e}")),
         &mut |_| true,
-    );
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     eprintln!("wall {:.3} s", t0.elapsed().as_secs_f64());
     println!("{}", serde_json::to_string_pretty(&r.summary).unwrap());
 }

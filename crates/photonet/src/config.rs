@@ -258,6 +258,16 @@ pub struct StopConfig {
     /// With `drain`: the most simulated time spent draining after the last
     /// arrival; flows still unfinished then are reported as unfinished.
     pub drain_limit: Option<SimTime>,
+    /// The progress watchdog: a run whose pending flows see no delivery for
+    /// this much simulated time stops with a "stalled" error instead of
+    /// running on (default 1 s when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_limit: Option<SimTime>,
+}
+
+impl StopConfig {
+    /// The watchdog's limit when `stall_limit` is absent.
+    pub const DEFAULT_STALL_LIMIT: SimTime = SimTime(SimTime::S);
 }
 
 impl Default for StopConfig {
@@ -267,6 +277,7 @@ impl Default for StopConfig {
             duration: None,
             drain: false,
             drain_limit: None,
+            stall_limit: None,
         }
     }
 }
@@ -724,6 +735,13 @@ impl Config {
         }
         if s.duration == Some(SimTime::ZERO) {
             return Err(ConfigError::new("stop.duration", "\"0ps\"", "must be > 0"));
+        }
+        if s.stall_limit == Some(SimTime::ZERO) {
+            return Err(ConfigError::new(
+                "stop.stall_limit",
+                "\"0ps\"",
+                "must be > 0",
+            ));
         }
         if let Some(d) = s.drain_limit {
             if !s.drain {

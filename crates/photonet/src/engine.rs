@@ -74,6 +74,9 @@ pub struct StopRule {
     pub drain: bool,
     /// Cap on the simulated time spent draining, after the last arrival.
     pub drain_limit: Option<SimTime>,
+    /// The progress watchdog: stop with [`RunOutput::stalled`] when flows are
+    /// pending and nothing was delivered for this long (None: no watchdog).
+    pub stall_limit: Option<SimTime>,
 }
 
 impl StopRule {
@@ -105,6 +108,58 @@ pub struct RunOutput {
     pub end_time: SimTime,
     pub events: u64,
     pub cancelled: bool,
+    /// Set when the watchdog stopped the run: "stalled: N flows pending, …".
+    pub stalled: Option<String>,
+}
+
+/// The progress watchdog's state: when a delivery (or an idle moment, no
+/// flow pending) was last seen by the run loop.
+struct Watchdog {
+    limit: SimTime,
+    deliveries: u64,
+    since: SimTime,
+}
+
+impl Watchdog {
+    fn new(limit: Option<SimTime>) -> Self {
+        Watchdog {
+            limit: limit.unwrap_or(SimTime::MAX),
+            deliveries: 0,
+            since: SimTime::ZERO,
+        }
+    }
+
+    /// Looks at the run at `now`: Some(message) once pending flows have seen
+    /// no delivery for longer than the limit.
+    #[inline]
+    fn look(&mut self, now: SimTime, rec: &Recorder) -> Option<String> {
+        let d = rec.deliveries();
+        if d != self.deliveries || rec.completed() == rec.flows() as u64 {
+            self.deliveries = d;
+            self.since = now;
+            return None;
+        }
+        if now.0.saturating_sub(self.since.0) <= self.limit.0 {
+            return None;
+        }
+        Some(format!(
+            "stalled: {} flows pending, no delivery since {} (stop.stall_limit = {}; at {})",
+            rec.flows() as u64 - rec.completed(),
+            self.since,
+            self.limit,
+            now
+        ))
+    }
+
+    /// The latest time the fabric may run to before the run loop looks again.
+    #[inline]
+    fn bound(&self, limit: SimTime) -> SimTime {
+        limit.min(
+            self.since
+                .saturating_add(self.limit)
+                .saturating_add(SimTime(1)),
+        )
+    }
 }
 
 /// The fabric's steps from `b` up to `bound`, when nothing else can happen
@@ -186,6 +241,8 @@ pub fn run_arrivals(
     let horizon = stop.duration.unwrap_or(SimTime::MAX);
     // Set when the flow count ends the arrivals before the duration does.
     let mut count_came_first = false;
+    let mut watchdog = Watchdog::new(stop.stall_limit);
+    let mut stalled = None;
 
     // Open loop, one arrival at a time (most fabrics): the next flow is
     // taken at once and held here, so a trip only compares its start with
@@ -210,7 +267,7 @@ pub fn run_arrivals(
             }
             let now = match fabric.next_event() {
                 Some(b) if b <= a => {
-                    events += fabric.advance_until(b, a, &mut rec) - 1;
+                    events += fabric.advance_until(b, watchdog.bound(a), &mut rec) - 1;
                     b
                 }
                 _ => {
@@ -223,6 +280,10 @@ pub fn run_arrivals(
                 }
             };
             events += 1;
+            if let Some(m) = watchdog.look(now, &rec) {
+                stalled = Some(m);
+                break;
+            }
             if events >= next_report {
                 next_report = events + REPORT_EVERY;
                 if !report(progress, now, &rec, events) {
@@ -233,7 +294,7 @@ pub fn run_arrivals(
         }
     }
 
-    while !cancelled {
+    while !cancelled && stalled.is_none() {
         if closed {
             rec.take_completions(&mut done_log);
             for &(id, t) in &done_log {
@@ -271,11 +332,11 @@ pub fn run_arrivals(
         let now = match (ta, tf) {
             (None, None) => break,
             (Some(a), Some(b)) if b <= a => {
-                events += steps(fabric, closed, b, a, &mut rec) - 1;
+                events += steps(fabric, closed, b, watchdog.bound(a), &mut rec) - 1;
                 b
             }
             (None, Some(b)) => {
-                events += steps(fabric, closed, b, limit, &mut rec) - 1;
+                events += steps(fabric, closed, b, watchdog.bound(limit), &mut rec) - 1;
                 b
             }
             (Some(a), _) if fabric.batches_arrivals() => {
@@ -304,6 +365,10 @@ pub fn run_arrivals(
             }
         };
         events += 1;
+        if let Some(m) = watchdog.look(now, &rec) {
+            stalled = Some(m);
+            break;
+        }
         if events >= next_report {
             next_report = events + REPORT_EVERY;
             if !report(progress, now, &rec, events) {
@@ -324,6 +389,10 @@ pub fn run_arrivals(
         stop.end_without_drain(last_arrival, count_came_first)
     };
     fabric.finish(end_time, &mut rec);
+    // The one rule for the run's end: a completion a fabric reports after it
+    // (a latency added past the last step, a slot finishing late) does not
+    // count; with drain the end is the last completion, so none is lost.
+    rec.censor_after(end_time);
     let events = events + rec.internal_events();
     progress(Progress {
         now: end_time,
@@ -336,6 +405,7 @@ pub fn run_arrivals(
         end_time,
         events,
         cancelled,
+        stalled,
     }
 }
 
@@ -498,6 +568,78 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A fabric that ticks every microsecond and never delivers.
+    struct Mute(u64);
+
+    impl Fabric for Mute {
+        fn name(&self) -> String {
+            "mute".into()
+        }
+        fn hosts(&self) -> usize {
+            2
+        }
+        fn host_rate(&self) -> crate::units::Rate {
+            crate::units::Rate(8_000_000_000)
+        }
+        fn add_flow(&mut self, now: SimTime, _: &Flow, _: &mut Recorder) {
+            self.0 = self.0.max(now.0 + 1_000_000);
+        }
+        fn next_event(&self) -> Option<SimTime> {
+            (self.0 > 0).then_some(SimTime(self.0))
+        }
+        fn advance(&mut self, now: SimTime, _: &mut Recorder) {
+            self.0 = now.0 + 1_000_000;
+        }
+        fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
+    }
+
+    /// A drained run on a fabric that never delivers used to run forever;
+    /// the watchdog stops it and says how many flows and since when. A
+    /// fabric that delivers is never stopped.
+    #[test]
+    fn the_watchdog_stops_a_run_without_progress() {
+        let flows: Vec<Flow> = (0..3u32)
+            .map(|i| Flow {
+                id: i,
+                src: 0,
+                dst: 1,
+                bytes: 100,
+                start: SimTime(u64::from(i) * 10),
+            })
+            .collect();
+        let stop = StopRule {
+            drain: true,
+            stall_limit: Some(SimTime::ms(1)),
+            ..StopRule::default()
+        };
+        let out = run(
+            &mut Mute(0),
+            &mut flows.iter().copied(),
+            &stop,
+            Recorder::new(None),
+            &mut |_| true,
+        );
+        let why = out.stalled.expect("stalled");
+        assert!(
+            why.starts_with("stalled: 3 flows pending, no delivery since 0ps"),
+            "{why}"
+        );
+        assert!(out.end_time <= SimTime::ms(2), "{}", out.end_time);
+        for batches in [false, true] {
+            let out = run(
+                &mut Toy::new(batches),
+                &mut flows.iter().copied(),
+                &StopRule {
+                    stall_limit: Some(SimTime(50)),
+                    ..stop.clone()
+                },
+                Recorder::new(None),
+                &mut |_| true,
+            );
+            assert_eq!((out.stalled, out.recorder.completed()), (None, 3));
+        }
+    }
+
     proptest! {
         /// The open-loop fast path against the general loop (the same toy
         /// fabric taking its arrivals in batches: flows of at least 2 B have
@@ -542,6 +684,7 @@ mod tests {
                 duration,
                 drain,
                 drain_limit: drain_limit.map(SimTime),
+                stall_limit: None,
             };
             let go = |batches: bool| {
                 let mut toy = Toy::new(batches);

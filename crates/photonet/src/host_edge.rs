@@ -107,13 +107,19 @@ pub struct HostEdge {
 }
 
 impl HostEdge {
+    /// The most entries the serialisation table holds (512 KiB).
+    pub const MAX_TABLED: u64 = 1 << 16;
+
     /// `tors` ToRs of `servers_per_rack` endpoints each, draining at `rate`;
     /// entries of up to `tabled` bytes look their serialisation time up.
     pub fn new(rate: Rate, tors: usize, servers_per_rack: usize, tabled: u64) -> HostEdge {
         HostEdge {
             rate,
             servers_per_rack,
-            tx_table: (0..=tabled).map(|b| rate.tx_time(b)).collect(),
+            // Capped: a larger entry computes its time (the same value).
+            tx_table: (0..=tabled.min(Self::MAX_TABLED))
+                .map(|b| rate.tx_time(b))
+                .collect(),
             queues: vec![HostQ::EMPTY; tors * servers_per_rack],
             active: Vec::new(),
             due: Vec::new(),
@@ -125,6 +131,10 @@ impl HostEdge {
         }
     }
 
+    /// The drain rate R.
+    pub fn rate(&self) -> Rate {
+        self.rate
+    }
     /// Endpoints.
     pub fn endpoints(&self) -> usize {
         self.queues.len()
@@ -247,12 +257,22 @@ impl HostEdge {
 }
 
 /// Reports entries to the recorder: each a delivery at its time, the
-/// flow's last one its completion.
+/// flow's last one its completion. An entry of more than `spread_above`
+/// bytes (a whole flow put in at once, e.g. within a rack) left the queue at
+/// R over its drain time and is delivered spread over it, as fluid fabrics
+/// report theirs: at a point its bytes would all land in its last instant's
+/// time-series bin, many times N·R. Packets stay points (less than a slot).
 #[inline]
-pub fn deliver(due: &[HostEntry], rec: &mut Recorder) {
+pub fn deliver(due: &[HostEntry], rate: Rate, spread_above: u64, rec: &mut Recorder) {
     for e in due {
         let b = e.bytes();
-        if e.is_last() {
+        if b > spread_above {
+            let from = e.done.saturating_sub(rate.tx_time(b));
+            rec.deliver_span(e.flow, from, e.done, b);
+            if e.is_last() {
+                rec.complete(e.flow, e.done);
+            }
+        } else if e.is_last() {
             rec.deliver_last(e.flow, e.done, b);
         } else {
             rec.deliver_point(e.flow, e.done, b);

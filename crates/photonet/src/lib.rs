@@ -52,7 +52,9 @@ pub mod engine;
 pub mod config;
 pub mod metrics;
 pub mod run;
+pub mod sanity;
 pub mod scenarios;
 
 pub use config::{Config, ConfigError};
 pub use run::{prepare, simulate, Prepared, RunResult};
+pub use sanity::RunError;

@@ -9,14 +9,13 @@ use crate::units::SimTime;
 /// At most this many violation messages are kept (the count is exact).
 const MAX_VIOLATION_MESSAGES: usize = 100;
 
-/// Bytes delivered per fixed-width time bin. At most `MAX_BINS` bins: bytes
-/// delivered beyond them are left out and `truncated` says so (a run is
-/// refused up front when its arrivals alone would need more).
+/// Bytes delivered per fixed-width time bin. At most `MAX_BINS` bins: a
+/// delivery beyond them widens the bins (a run is refused up front when its
+/// arrivals alone would need more at the bin asked for).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimeSeries {
     pub bin: SimTime,
     pub bytes: Vec<f64>,
-    pub truncated: bool,
 }
 
 impl TimeSeries {
@@ -25,11 +24,24 @@ impl TimeSeries {
         TimeSeries {
             bin,
             bytes: Vec::new(),
-            truncated: false,
         }
     }
 
     pub const MAX_BINS: usize = 1 << 24;
+
+    /// Doubles the bin width (merging neighbours) until time `t` falls in
+    /// the last bin or before.
+    fn widen(&mut self, t: u64) {
+        while t / self.bin.0 >= Self::MAX_BINS as u64 {
+            let n = self.bytes.len().div_ceil(2);
+            for i in 0..n {
+                let pair = self.bytes[2 * i] + self.bytes.get(2 * i + 1).copied().unwrap_or(0.0);
+                self.bytes[i] = pair;
+            }
+            self.bytes.truncate(n);
+            self.bin = SimTime(self.bin.0.saturating_mul(2));
+        }
+    }
 
     /// Adds `bytes` spread evenly over [t0, t1] (a point if t0 == t1).
     pub fn add_span(&mut self, t0: SimTime, t1: SimTime, bytes: u64) {
@@ -41,8 +53,11 @@ impl TimeSeries {
             (t1.0.saturating_sub(1).max(t0.0) / self.bin.0) as usize,
         );
         if b1 >= Self::MAX_BINS {
-            self.truncated = true;
-            return;
+            // Sized for the run: a drained run may outlast the bins its
+            // arrivals needed; the bins widen (pairs merge) instead of
+            // dropping later deliveries. `bin` says the width kept.
+            self.widen(t1.0.saturating_sub(1).max(t0.0));
+            return self.add_span(t0, t1, bytes);
         }
         if self.bytes.len() <= b1 {
             self.bytes.resize(b1 + 1, 0.0);
@@ -226,6 +241,8 @@ pub struct Recorder {
     completed: u64,
     last_completion: SimTime,
     internal_events: u64,
+    /// Deliveries reported so far (the run loop's progress watchdog).
+    deliveries: u64,
     series: Option<TimeSeries>,
     coarse: CoarseSeries,
     violations: Vec<String>,
@@ -315,16 +332,7 @@ impl Recorder {
     pub fn deliver_span(&mut self, id: FlowId, t0: SimTime, t1: SimTime, bytes: u64) {
         self.tally_delivery(id, bytes);
         if let Some(s) = &mut self.series {
-            let was = s.truncated;
             s.add_span(t0, t1, bytes);
-            if s.truncated && !was {
-                let msg = format!(
-                    "time series: deliveries after {} bins of {} are left out",
-                    TimeSeries::MAX_BINS,
-                    s.bin
-                );
-                self.violation(msg);
-            }
         }
         self.coarse.add_span(t0, t1, bytes);
     }
@@ -334,7 +342,7 @@ impl Recorder {
     #[inline]
     pub fn deliver_point(&mut self, id: FlowId, t: SimTime, bytes: u64) {
         if self.series.is_some() {
-            // The fine series (and its truncation message): the span path.
+            // The fine series: the span path.
             self.deliver_span(id, t, t, bytes);
             return;
         }
@@ -345,6 +353,7 @@ impl Recorder {
     /// Adds `bytes` to flow `id`'s delivered count (a violation past its size).
     #[inline]
     fn tally_delivery(&mut self, id: FlowId, bytes: u64) {
+        self.deliveries += 1;
         let i = id as usize;
         let d = &mut self.flows.delivered[i];
         *d = d.saturating_add(bytes);
@@ -371,6 +380,7 @@ impl Recorder {
             && t.0 != FlowRecords::UNFINISHED
         {
             // Neither call would record a violation.
+            self.deliveries += 1;
             self.flows.delivered[i] = delivered;
             self.coarse.add_point(t, bytes);
             self.finished(id, t);
@@ -443,6 +453,33 @@ impl Recorder {
     pub fn internal_events(&self) -> u64 {
         self.internal_events
     }
+    /// Deliveries reported so far (any flow, any size).
+    #[inline]
+    pub fn deliveries(&self) -> u64 {
+        self.deliveries
+    }
+
+    /// Flows completed after `end` are unfinished again: a run's results
+    /// stop at its end (one pass over the record, once per run). Their
+    /// bytes stay delivered.
+    pub fn censor_after(&mut self, end: SimTime) {
+        if self.last_completion <= end {
+            return;
+        }
+        let mut last = SimTime::ZERO;
+        for f in self.flows.finish_ps.iter_mut() {
+            if *f == FlowRecords::UNFINISHED {
+                continue;
+            }
+            if *f > end.0 {
+                *f = FlowRecords::UNFINISHED;
+                self.completed -= 1;
+            } else {
+                last = last.max(SimTime(*f));
+            }
+        }
+        self.last_completion = last;
+    }
     /// Bytes delivered over all flows (u128: a sum of many large flows must
     /// not wrap).
     pub fn delivered_total(&self) -> u128 {
@@ -508,6 +545,34 @@ mod tests {
         assert_eq!(ts.bytes[3], 7.0);
         let total: f64 = ts.bytes.iter().sum();
         assert_eq!(total, 207.0);
+    }
+
+    /// A drained run outlasting the series' bins used to drop later
+    /// deliveries (and flag it); the bins now widen and keep every byte.
+    #[test]
+    fn a_series_widens_instead_of_dropping_late_deliveries() {
+        let mut ts = TimeSeries::new(SimTime(1));
+        ts.add_span(SimTime(3), SimTime(3), 5);
+        let far = TimeSeries::MAX_BINS as u64 * 3;
+        ts.add_span(SimTime(far), SimTime(far), 7);
+        assert_eq!(ts.bin, SimTime(4));
+        assert!(ts.bytes.len() <= TimeSeries::MAX_BINS);
+        assert_eq!((ts.bytes[0], ts.bytes[(far / 4) as usize]), (5.0, 7.0));
+        assert_eq!(ts.bytes.iter().sum::<f64>(), 12.0);
+    }
+
+    /// Completions reported after the run's end are not counted.
+    #[test]
+    fn completions_after_the_end_are_censored() {
+        let mut r = Recorder::new(None);
+        for (i, t) in [10u64, 20, 30].into_iter().enumerate() {
+            r.register(&flow(i as u32, 1));
+            r.deliver(i as u32, SimTime(t), 1);
+            r.complete(i as u32, SimTime(t));
+        }
+        r.censor_after(SimTime(20));
+        assert_eq!((r.completed(), r.last_completion()), (2, SimTime(20)));
+        assert_eq!((r.finish(1), r.finish(2)), (Some(SimTime(20)), None));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::flow::Flow;
 use crate::metrics::{summarise, Summary, SummaryInput};
 use crate::recorder::{FlowRecords, Recorder, TimeSeries};
 use crate::rng::RngStreams;
+use crate::sanity::{self, Floor, RunError};
 use crate::units::{limits, SimTime};
 use crate::workload::collective::{self, Plan};
 use crate::workload::{trace, Cdf, FixedMap, Generator, LoadInfo, Pattern, PingPong, SizeDist};
@@ -304,6 +305,7 @@ fn prepare_dependent(
             duration: config.stop.duration,
             drain: true,
             drain_limit: config.stop.drain_limit,
+            stall_limit: Some(stall_limit(config)),
         },
         load: None,
         dependent: Some(plan),
@@ -379,7 +381,15 @@ fn stop_rule(config: &Config) -> StopRule {
         duration: config.stop.duration,
         drain: config.stop.drain,
         drain_limit: config.stop.drain_limit,
+        stall_limit: Some(stall_limit(config)),
     }
+}
+
+fn stall_limit(config: &Config) -> SimTime {
+    config
+        .stop
+        .stall_limit
+        .unwrap_or(crate::config::StopConfig::DEFAULT_STALL_LIMIT)
 }
 
 /// Per-flow records as columns (times in picoseconds; unfinished flows have
@@ -438,8 +448,22 @@ pub struct RunResult {
     pub cancelled: bool,
 }
 
-/// Runs a prepared simulation, calling `progress` now and then (return false to stop).
-pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> RunResult {
+/// Runs a prepared simulation, calling `progress` now and then (return false
+/// to stop). A run that stalls (the watchdog) or whose output breaks
+/// physical sanity ([`crate::sanity`]) is an error naming why.
+pub fn simulate(
+    mut p: Prepared,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<RunResult, RunError> {
+    // The floor is the fabric's own lone-flow bound: computed before the run
+    // (the fabric is freed before the checks).
+    let floor = match p.config.selected() {
+        Ok((spec, variant)) => Floor::of(&p.config, spec, variant, p.fabric.hosts() as u32),
+        Err(_) => Floor {
+            rate: Some(p.config.topology.host_rate()),
+            latency: SimTime::ZERO,
+        },
+    };
     let series = p.config.metrics.time_series.map(TimeSeries::new);
     let rec = Recorder::new(series);
     let out = if p.config.metrics.check_invariants {
@@ -483,14 +507,32 @@ pub fn simulate(mut p: Prepared, progress: &mut dyn FnMut(Progress) -> bool) -> 
     if let (Some(plan), Some(origins)) = (&p.dependent, p.arrivals.origins()) {
         summary.collectives = Some(dependent_summary(plan, origins, &out, rate));
     }
+    if let Some(why) = &out.stalled {
+        return Err(RunError(why.clone()));
+    }
+    sanity::check(&sanity::Run {
+        records: out.recorder.records(),
+        end: out.end_time,
+        floor,
+        goodput: summary.goodput,
+        // Configured node failures strand their flows by design (Sirius:
+        // a failed node's own traffic and traffic to it): not a lost drain.
+        drain: p.stop.drain
+            && summary
+                .fabric_stats
+                .get("failed_nodes")
+                .is_none_or(|&n| n == 0.0),
+        drain_limit: p.stop.drain_limit,
+        cancelled: out.cancelled,
+    })?;
     let mut recorder = out.recorder;
     let series = recorder.take_series();
-    RunResult {
+    Ok(RunResult {
         summary,
         flows: FlowTable::from(recorder.into_records()),
         series,
         cancelled: out.cancelled,
-    }
+    })
 }
 
 /// Per job of a dependent workload: completion, algbw/busbw and slowdown
@@ -591,10 +633,10 @@ impl Arrivals for PingPong {
 }
 
 /// Parses, prepares and runs a TOML config in one call (no progress reporting).
-pub fn run_toml(text: &str, paths: &Paths) -> Result<RunResult, ConfigError> {
+pub fn run_toml(text: &str, paths: &Paths) -> Result<RunResult, Box<dyn std::error::Error>> {
     let cfg = Config::parse(text)?;
     let p = prepare(&cfg, paths)?;
-    Ok(simulate(p, &mut |_| true))
+    Ok(simulate(p, &mut |_| true)?)
 }
 
 #[cfg(test)]
@@ -845,7 +887,7 @@ mod tests {
         let e = prepare(&no_end, &paths).err().unwrap().to_string();
         assert!(e.contains("stop.drain") && e.contains("0 µs"), "{e}");
         let drained = Config::from_toml(&format!("{base}[stop]\ndrain = true\n")).unwrap();
-        let r = simulate(prepare(&drained, &paths).unwrap(), &mut |_| true);
+        let r = simulate(prepare(&drained, &paths).unwrap(), &mut |_| true).unwrap();
         assert_eq!(r.summary.completed, 56);
     }
 }

@@ -30,7 +30,7 @@ fn hotspot(fabric: &str) -> Config {
 }
 
 fn run(c: &Config) -> RunResult {
-    let r = simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true);
+    let r = simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
     assert!(r.summary.invariant_violations.is_empty());
     assert_eq!(r.summary.unfinished, 0);
     r

@@ -25,7 +25,7 @@ fn ping_pong(fabric: &str, hosts: u32, per_node: u64, group: Option<u32>) -> Con
 }
 
 fn run(c: &Config) -> RunResult {
-    let r = simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true);
+    let r = simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
     assert!(
         r.summary.invariant_violations.is_empty(),
         "{:?}",

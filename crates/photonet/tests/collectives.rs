@@ -32,7 +32,7 @@ jobs = [{jobs}]
 
 fn run(c: &Config) -> RunResult {
     let p = prepare(c, &Paths::default()).unwrap_or_else(|e| panic!("{}: {e}", c.fabric));
-    simulate(p, &mut |_| true)
+    simulate(p, &mut |_| true).unwrap()
 }
 
 /// Last finish − first start over every flow (every flow must finish).

@@ -33,7 +33,7 @@ fn small(fabric: &str) -> Config {
 
 fn run(c: &Config, paths: &Paths) -> RunResult {
     let p = prepare(c, paths).unwrap_or_else(|e| panic!("{}: {e}", c.fabric));
-    simulate(p, &mut |_| true)
+    simulate(p, &mut |_| true).unwrap()
 }
 
 fn no_violations(r: &RunResult, what: &str) {
@@ -195,11 +195,13 @@ fn under_heavy_load_no_invariant_is_violated_and_no_byte_is_invented() {
         assert!(s.delivered_bytes <= s.offered_bytes, "{name}");
         for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {
             assert!(d <= b, "{name}: flow {i} got {d} of {b} B");
+            // A finished flow has all its bytes; one whose completion fell
+            // after the run's end may hold them too, censored (issue 27
+            // item 18: no completion after the end counts).
             let finished = r.flows.finish(i).is_some();
-            assert_eq!(
-                finished,
-                d == b,
-                "{name}: flow {i} finished = {finished} with {d} of {b} B"
+            assert!(
+                !finished || d == b,
+                "{name}: flow {i} finished with {d} of {b} B"
             );
         }
     }

@@ -31,7 +31,7 @@ mod common;
 use common::tempdir;
 
 fn finishes(c: &Config, p: &Paths) -> Vec<Option<u64>> {
-    let r = simulate(prepare(c, p).unwrap(), &mut |_| true);
+    let r = simulate(prepare(c, p).unwrap(), &mut |_| true).unwrap();
     assert!(
         r.summary.invariant_violations.is_empty(),
         "{:?}",
@@ -112,7 +112,7 @@ fn random_workload_conserves_bytes_and_respects_link_capacity() {
         c.stop.flows = Some(3_000);
         c.stop.drain = true;
         c.metrics.check_invariants = true;
-        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
         let s = &r.summary;
         assert!(
             s.invariant_violations.is_empty(),
@@ -184,7 +184,7 @@ fn rate_update_interval_approaches_the_exact_model() {
         c.stop.flows = Some(4_000);
         c.stop.drain = true;
         c.edit(|p: &mut EsnOsubParams| p.rate_update_interval = SimTime(interval));
-        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
         assert!(r.summary.invariant_violations.is_empty());
         assert_eq!(r.summary.delivered_bytes, r.summary.offered_bytes);
         (
@@ -290,7 +290,7 @@ fn pods_of_one_rack_are_exactly_the_rack_tier() {
             o.tier = tier;
             o.pod_racks = pod_racks;
         });
-        simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true)
+        simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap()
     };
     let rack = run(OsubTier::Rack, 0);
     let pods = run(OsubTier::Aggregation, 1);

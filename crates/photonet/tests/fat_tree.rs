@@ -606,7 +606,7 @@ fn the_same_seed_gives_identical_runs_with_spraying() {
     let go = |seed| {
         let mut c = small_config("fat_tree", 0.7, seed);
         c.edit(|p: &mut FatTreeParams| p.routing = Routing::Spray);
-        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
         (
             r.flows.finish_ps,
             serde_json::to_string(&r.summary.fabric_stats).unwrap(),
@@ -618,7 +618,7 @@ fn the_same_seed_gives_identical_runs_with_spraying() {
 
 /// Mean FCT (us) of completed flows of a run.
 fn mean_fct(c: &Config) -> (f64, Vec<(u32, u32, u64, u64)>) {
-    let r = simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true);
+    let r = simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
     assert!(r.summary.invariant_violations.is_empty());
     assert_eq!(r.summary.completed, r.summary.flows);
     let t = &r.flows;

@@ -46,7 +46,7 @@ fn refused_with(tables: &str) -> photonet::ConfigError {
 }
 
 fn run(c: &Config) -> RunResult {
-    simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true)
+    simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true).unwrap()
 }
 
 #[test]

@@ -41,7 +41,7 @@ fn four_tors(fabric: &str, trace: &str) -> (Config, Paths, tempdir::Dir) {
 }
 
 fn run(c: &Config, p: &Paths) -> RunResult {
-    let r = simulate(prepare(c, p).unwrap(), &mut |_| true);
+    let r = simulate(prepare(c, p).unwrap(), &mut |_| true).unwrap();
     assert!(
         r.summary.invariant_violations.is_empty(),
         "{:?}",
@@ -644,5 +644,31 @@ fn a_lone_flow_takes_as_long_after_idle_gaps_as_alone() {
         big(&mut c1);
         let alone = fct_ps(&run(&c1, &p1), 0);
         assert_eq!(fct_ps(&r, i), alone, "flow {i} ({line})");
+    }
+}
+
+/// Issue 27 item 2: stateful matching without piggybacking left flows
+/// unserved forever (a drained run never ended; the watchdog now stops such
+/// a run). The unused part of a grant's reservation is demand again after
+/// its scheduled phase: every flow completes, well before the watchdog.
+#[test]
+fn stateful_without_piggyback_completes_every_flow() {
+    for fabric in ["negotiator", "negotiator_thin_clos"] {
+        let mut c = Config::default();
+        c.fabric = fabric.into();
+        c.topology.racks = 4;
+        c.topology.servers_per_rack = 2;
+        c.topology.uplinks = 2;
+        c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(20_000));
+        c.stop.flows = Some(300);
+        c.stop.drain = true;
+        c.stop.stall_limit = Some(SimTime::ms(2));
+        c.edit(|p: &mut NegotiatorParams| {
+            p.stateful = true;
+            p.piggyback = false;
+        });
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true)
+            .unwrap_or_else(|e| panic!("{fabric}: {e}"));
+        assert_eq!(r.summary.unfinished, 0, "{fabric}");
     }
 }

@@ -66,8 +66,8 @@ proptest! {
         prop_assert_eq!(a.violations(), b.violations());
         prop_assert_eq!(bins(a.coarse()), bins(b.coarse()));
         prop_assert_eq!(
-            a.series().map(|s| (s.bytes.clone(), s.truncated)),
-            b.series().map(|s| (s.bytes.clone(), s.truncated))
+            a.series().map(|s| (s.bytes.clone(), s.bin)),
+            b.series().map(|s| (s.bytes.clone(), s.bin))
         );
     }
 }

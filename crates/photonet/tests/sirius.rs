@@ -32,7 +32,7 @@ fn trace_config(fabric: &str, trace: &str) -> (Config, Paths, tempdir::Dir) {
 }
 
 fn run(c: &Config, p: &Paths) -> RunResult {
-    let r = simulate(prepare(c, p).unwrap(), &mut |_| true);
+    let r = simulate(prepare(c, p).unwrap(), &mut |_| true).unwrap();
     assert!(
         r.summary.invariant_violations.is_empty(),
         "{:?}",
@@ -198,7 +198,7 @@ proptest! {
     ) {
         let fabric = if ideal { "sirius_ideal" } else { "sirius" };
         let c = random_config(fabric, racks, spr, uplinks, q, load, seed);
-        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
         let s = &r.summary;
         prop_assert!(s.invariant_violations.is_empty(), "{:?}", s.invariant_violations);
         prop_assert_eq!(s.delivered_bytes, s.offered_bytes);
@@ -212,8 +212,8 @@ proptest! {
 #[test]
 fn same_seed_same_summary() {
     let c = random_config("sirius", 8, 3, 2, 4, 0.9, 7);
-    let a = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
-    let b = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+    let a = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
+    let b = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
     assert_eq!(a.flows.finish_ps, b.flows.finish_ps);
     assert_eq!(
         serde_json::to_string(&a.summary.fabric_stats).unwrap(),
@@ -221,7 +221,7 @@ fn same_seed_same_summary() {
     );
     let mut c2 = c.clone();
     c2.seed = 8;
-    let d = simulate(prepare(&c2, &Paths::default()).unwrap(), &mut |_| true);
+    let d = simulate(prepare(&c2, &Paths::default()).unwrap(), &mut |_| true).unwrap();
     assert_ne!(a.flows.finish_ps, d.flows.finish_ps);
 }
 
@@ -229,7 +229,7 @@ fn same_seed_same_summary() {
 fn two_hop_paths_reorder_cells_and_the_reorder_buffer_sees_it() {
     let mut c = random_config("sirius", 16, 2, 2, 4, 1.0, 3);
     c.workload.sizes = SizesConfig::fixed(ByteSize(50_000));
-    let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+    let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
     let st = &r.summary.fabric_stats;
     assert!(st["cells_out_of_order"] > 0.0);
     assert!(st["peak_reorder_bytes"] >= st["cell_bytes"]);
@@ -249,7 +249,7 @@ fn p99_with_guardband(gb_ns: u64) -> f64 {
     c.stop.flows = Some(3_000);
     c.edit(|p: &mut SiriusParams| p.guardband = SimTime::ns(gb_ns));
     c.edit(|p: &mut SiriusParams| p.slot = Some(SimTime::ns(10 * gb_ns)));
-    let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+    let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
     assert_eq!(r.summary.delivered_bytes, r.summary.offered_bytes);
     r.summary.fct["<10KB"].p50_us
 }
@@ -271,7 +271,7 @@ fn more_uplinks_more_goodput_under_overload() {
         c.stop.drain = false;
         c.workload.sizes = SizesConfig::fixed(ByteSize(20_000));
         c.edit(|p: &mut SiriusParams| p.uplink_multiplier = m);
-        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true);
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
         r.summary.goodput
     };
     let (g1, g2) = (goodput(1.0), goodput(2.0));
@@ -602,7 +602,7 @@ proptest! {
         let Ok(prep) = prepare(&c, &Paths::default()) else {
             return Ok(()); // a layout this topology cannot have
         };
-        let r = simulate(prep, &mut |_| true);
+        let r = simulate(prep, &mut |_| true).unwrap();
         prop_assert!(r.summary.invariant_violations.is_empty(), "{:?}", r.summary.invariant_violations);
         let rate = c.topology.host_rate();
         for i in 0..r.flows.bytes.len() {

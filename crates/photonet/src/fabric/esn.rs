@@ -20,7 +20,9 @@
 //! and nothing moves between them).
 
 use crate::error::ConfigError;
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::registry::{
+    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+};
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
 use crate::queue::IndexedQueue;
@@ -174,6 +176,13 @@ impl FabricModule for EsnIdeal {
     fn plan(p: &EsnParams, _: &Variant, _: &BuildContext) -> Result<(), ConfigError> {
         check_interval("esn", p.rate_update_interval)
     }
+    fn memory(_: &EsnParams, _: &(), _: &Variant, ctx: &BuildContext) -> Vec<MemoryPart> {
+        vec![MemoryPart::per_host(
+            ctx,
+            1024,
+            "per-host links and rate state",
+        )]
+    }
     fn build(
         p: EsnParams,
         _: (),
@@ -238,6 +247,13 @@ impl FabricModule for EsnOsub {
             ));
         }
         Ok(())
+    }
+    fn memory(_: &EsnOsubParams, _: &(), _: &Variant, ctx: &BuildContext) -> Vec<MemoryPart> {
+        vec![MemoryPart::per_host(
+            ctx,
+            1024,
+            "per-host links and rate state",
+        )]
     }
     fn build(
         p: EsnOsubParams,

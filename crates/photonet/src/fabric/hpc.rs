@@ -42,7 +42,9 @@
 
 use crate::error::{bad, ConfigError};
 use crate::fabric::fat_tree::NetFabric;
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::registry::{
+    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+};
 use crate::fabric::Fabric;
 use crate::net::dragonfly::Dragonfly;
 use crate::net::multibutterfly::MultiButterfly;
@@ -437,6 +439,18 @@ impl FabricModule for HpcModule {
         Ok((shape, fc))
     }
 
+    fn memory(
+        _: &HpcParams,
+        _: &(Shape, FlowControl),
+        _: &Variant,
+        ctx: &BuildContext,
+    ) -> Vec<MemoryPart> {
+        vec![MemoryPart::per_host(
+            ctx,
+            16384,
+            "switches, ports and links per host",
+        )]
+    }
     fn build(
         p: HpcParams,
         (shape, fc): (Shape, FlowControl),

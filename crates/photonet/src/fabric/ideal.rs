@@ -18,7 +18,9 @@
 //! default ideal network is limited by its NIC at R.
 
 use crate::error::ConfigError;
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::registry::{
+    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+};
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId, HostId};
 use crate::queue::EventQueue;
@@ -82,6 +84,9 @@ impl FabricModule for IdealFlat {
         Ok(())
     }
 
+    fn memory(_: &IdealParams, _: &(), _: &Variant, ctx: &BuildContext) -> Vec<MemoryPart> {
+        vec![MemoryPart::per_host(ctx, 512, "per-host queues")]
+    }
     fn build(
         p: IdealParams,
         _: (),

@@ -127,6 +127,78 @@ pub struct FctBounds {
     pub max: SimTime,
 }
 
+/// A part of the memory a fabric allocates up front (at build, or sized by
+/// the topology alone), and the config key whose value drives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryPart {
+    pub bytes: u128,
+    /// The key to lower, e.g. `"topology.racks"`, and its value as written.
+    pub key: &'static str,
+    pub value: String,
+    /// What the bytes hold, e.g. `"queues for every pair of ToRs"`.
+    pub what: &'static str,
+}
+
+impl MemoryPart {
+    /// `count` items of `each` bytes (saturating).
+    pub fn of(
+        count: u128,
+        each: u128,
+        key: &'static str,
+        value: impl ToString,
+        what: &'static str,
+    ) -> MemoryPart {
+        MemoryPart {
+            bytes: count.saturating_mul(each),
+            key,
+            value: value.to_string(),
+            what,
+        }
+    }
+}
+
+impl MemoryPart {
+    /// `each` bytes per endpoint (racks × servers_per_rack), driven by
+    /// `topology.racks`.
+    pub fn per_host(ctx: &BuildContext, each: u128, what: &'static str) -> MemoryPart {
+        let t = ctx.topology;
+        MemoryPart::of(
+            t.racks as u128 * t.servers_per_rack as u128,
+            each,
+            "topology.racks",
+            t.racks,
+            what,
+        )
+    }
+}
+
+/// The one memory check every plan passes ([`FabricSpec::plan`]): a fabric
+/// whose estimate exceeds [`crate::units::limits::MEMORY_BYTES`] is refused,
+/// naming the key behind its biggest part, before anything is allocated.
+pub fn check_memory(v: &Variant, parts: &[MemoryPart]) -> Result<(), ConfigError> {
+    let total = parts.iter().fold(0u128, |t, p| t.saturating_add(p.bytes));
+    let limit = crate::units::limits::MEMORY_BYTES as u128;
+    let Some(big) = parts.iter().max_by_key(|p| p.bytes) else {
+        return Ok(());
+    };
+    if total <= limit {
+        return Ok(());
+    }
+    let gb = |b: u128| b as f64 / (1u64 << 30) as f64;
+    Err(ConfigError::new(
+        big.key,
+        &big.value,
+        format!(
+            "fabric = \"{}\" would need about {:.3e} GB up front ({:.3e} GB of it for the {}); the limit is {} GB",
+            v.name,
+            gb(total),
+            gb(big.bytes),
+            big.what,
+            limit >> 30
+        ),
+    ))
+}
+
 /// What a fabric module declares.
 pub trait FabricModule: 'static {
     type Params: ParamTable + Send;
@@ -142,6 +214,17 @@ pub trait FabricModule: 'static {
         variant: &Variant,
         ctx: &BuildContext,
     ) -> Result<Self::Layout, ConfigError>;
+    /// The memory `build` will allocate for this plan, by part, each with
+    /// the key that drives it (an estimate that is not below what the built
+    /// fabric holds: tests/memory_estimates.rs measures it). Checked against
+    /// the limit by the registry after `plan`, so `plan` itself must not
+    /// allocate by the topology's size beyond the layout it returns.
+    fn memory(
+        p: &Self::Params,
+        layout: &Self::Layout,
+        variant: &Variant,
+        ctx: &BuildContext,
+    ) -> Vec<MemoryPart>;
     /// Builds the fabric from its plan.
     fn build(
         p: Self::Params,
@@ -215,6 +298,8 @@ impl FabricPlan {
 
 /// Type-erased [`FabricModule::plan`] over a raw table.
 type PlanFn = fn(&toml::Table, &'static Variant, &BuildContext) -> Result<FabricPlan, ConfigError>;
+/// Type-erased plan-then-[`FabricModule::memory`] over a raw table.
+type MemoryFn = fn(&toml::Table, &Variant, &BuildContext) -> Result<u128, ConfigError>;
 /// Type-erased [`FabricModule::lone_flow_fct`] over a raw table.
 type BoundsFn =
     fn(&toml::Table, &Variant, &BuildContext, u32, u32, u64) -> Result<FctBounds, ConfigError>;
@@ -225,6 +310,7 @@ pub struct FabricSpec {
     pub variants: &'static [Variant],
     complete: fn(&toml::Table) -> Result<toml::Table, ConfigError>,
     plan: PlanFn,
+    memory: MemoryFn,
     bounds: BoundsFn,
     schema: fn() -> schemars::Schema,
 }
@@ -245,6 +331,7 @@ fn plan<M: FabricModule>(
 ) -> Result<FabricPlan, ConfigError> {
     let params: M::Params = params(t)?;
     let layout = M::plan(&params, variant, ctx)?;
+    check_memory(variant, &M::memory(&params, &layout, variant, ctx))?;
     Ok(FabricPlan {
         inner: Box::new(PlannedBy::<M> {
             params,
@@ -252,6 +339,17 @@ fn plan<M: FabricModule>(
             variant,
         }),
     })
+}
+
+fn memory<M: FabricModule>(
+    t: &toml::Table,
+    v: &Variant,
+    ctx: &BuildContext,
+) -> Result<u128, ConfigError> {
+    let params: M::Params = params(t)?;
+    let layout = M::plan(&params, v, ctx)?;
+    let parts = M::memory(&params, &layout, v, ctx);
+    Ok(parts.iter().fold(0u128, |t, p| t.saturating_add(p.bytes)))
 }
 
 fn bounds<M: FabricModule>(
@@ -276,6 +374,7 @@ impl FabricSpec {
             variants: M::VARIANTS,
             complete: complete::<M>,
             plan: plan::<M>,
+            memory: memory::<M>,
             bounds: bounds::<M>,
             schema: schema::<M>,
         }
@@ -295,6 +394,16 @@ impl FabricSpec {
         ctx: &BuildContext,
     ) -> Result<FabricPlan, ConfigError> {
         (self.plan)(t, v, ctx)
+    }
+    /// The plan's memory estimate in bytes (what the limit is checked
+    /// against; errors as [`FabricSpec::plan`]'s, except the limit's).
+    pub fn memory(
+        &self,
+        t: &toml::Table,
+        v: &Variant,
+        ctx: &BuildContext,
+    ) -> Result<u128, ConfigError> {
+        (self.memory)(t, v, ctx)
     }
     pub fn lone_flow_fct(
         &self,

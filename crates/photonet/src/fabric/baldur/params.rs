@@ -4,7 +4,9 @@
 use super::Baldur;
 use crate::delivery::{unit_bytes, unit_count};
 use crate::error::ConfigError;
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::registry::{
+    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+};
 use crate::fabric::Fabric;
 use crate::model::baldur::TABLE_V_SWITCH_LATENCY_PS;
 use crate::rng::RngStreams;
@@ -215,6 +217,13 @@ impl FabricModule for BaldurModule {
         Layout::new(p, ctx)
     }
 
+    fn memory(_: &BaldurParams, _: &Layout, _: &Variant, ctx: &BuildContext) -> Vec<MemoryPart> {
+        vec![MemoryPart::per_host(
+            ctx,
+            16384,
+            "switches, ports and links per host",
+        )]
+    }
     fn build(
         p: BaldurParams,
         l: Layout,

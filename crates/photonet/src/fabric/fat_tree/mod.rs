@@ -49,7 +49,7 @@ pub use params::{FatTreeParams, FlowControlKind, PriorityKind, TransportKind, MA
 pub use stats::ClosExtras;
 
 use crate::error::ConfigError;
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, Variant};
+use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, MemoryPart, Variant};
 use crate::fabric::Fabric;
 use crate::net::{Network, Routing};
 use crate::units::SimTime;
@@ -83,6 +83,28 @@ impl FabricModule for FatTreeModule {
         Ok(clos)
     }
 
+    fn memory(_: &FatTreeParams, c: &Clos, _: &Variant, ctx: &BuildContext) -> Vec<MemoryPart> {
+        let (pods, t, h, a, cc) = (
+            c.pods as u128,
+            c.t as u128,
+            c.h as u128,
+            c.a as u128,
+            c.c as u128,
+        );
+        let hosts = pods * t * h;
+        // Host NICs, ToR ports (down and up), aggregation ports, core ports.
+        let ports = hosts + pods * t * (h + a) + pods * a * (t + cc) + pods * a * cc;
+        let topo = ctx.topology;
+        let (key, value) = if topo.uplinks >= topo.servers_per_rack {
+            ("topology.uplinks", topo.uplinks)
+        } else {
+            ("topology.servers_per_rack", topo.servers_per_rack)
+        };
+        vec![
+            MemoryPart::of(ports, 2048, key, value, "switch ports and links"),
+            MemoryPart::per_host(ctx, 1024, "host transports"),
+        ]
+    }
     fn build(
         p: FatTreeParams,
         clos: Clos,

@@ -683,7 +683,11 @@ impl Fabric for Mordia {
         while let Some((t, f)) = self.intra.pop_due(now) {
             let b = self.flows[f as usize].bytes;
             self.flows[f as usize].sent = b;
-            rec.deliver(f, t, b);
+            // Its bytes left the NIC at R from nic_start: spread over the
+            // same span, `latency` later (a point would put a whole flow in
+            // one time-series bin).
+            let from = self.flows[f as usize].nic_start + self.p.latency;
+            rec.deliver_span(f, from.min(t), t, b);
             rec.complete(f, t);
             rec.count_internal_events(1);
         }

@@ -3,7 +3,9 @@
 
 use super::Mordia;
 use crate::error::{bad, ConfigError};
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::registry::{
+    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+};
 use crate::fabric::Fabric;
 use crate::units::{ByteSize, Rate, SimTime};
 use schemars::JsonSchema;
@@ -280,6 +282,19 @@ impl FabricModule for MordiaModule {
         p.check(Some(v), ctx)
     }
 
+    fn memory(_: &MordiaParams, _: &(), _: &Variant, ctx: &BuildContext) -> Vec<MemoryPart> {
+        let n = ctx.topology.racks as u128;
+        vec![
+            MemoryPart::of(
+                n * n,
+                128,
+                "topology.racks",
+                ctx.topology.racks,
+                "VOQs and schedule entries for every pair of racks",
+            ),
+            MemoryPart::per_host(ctx, 256, "host NICs and the packet switch"),
+        ]
+    }
     fn build(
         p: MordiaParams,
         _: (),

@@ -47,6 +47,9 @@ pub(super) struct Process {
     /// Stateful (A.2.4): demand each GRANT of this round took off the
     /// destination's matrix (destination, source, bytes), in grant order.
     reserved: Vec<(u32, u32, u64)>,
+    /// Stateful: what the accepted ports of every round so far keep of
+    /// their grants' demand (source, destination, bytes).
+    kept: Vec<(u32, u32, u64)>,
     busy: bool,
 }
 
@@ -59,15 +62,32 @@ pub(super) struct Plan {
     pub runs: Vec<(u32, u32, u32)>,
     /// Per run: the final destination of relayed data, or FREE.
     pub run_relay: Vec<u32>,
+    /// Stateful: per run, the demand its grants reserved, and the bytes
+    /// its scheduled phase sent ([`Negotiation::settle`]).
+    pub run_kept: Vec<u64>,
+    pub run_sent: Vec<u64>,
     /// The data epoch the plan is for.
     pub epoch: u64,
 }
 
 impl Plan {
+    /// Stateful: `b` bytes of pair (s, d) left in its scheduled phase.
+    pub fn sent(&mut self, s: usize, d: usize, b: u64) {
+        if self.run_sent.is_empty() {
+            return;
+        }
+        let (s, d) = (s as u32, d as u32);
+        if let Some(k) = self.runs.iter().position(|r| (r.0, r.1) == (s, d)) {
+            self.run_sent[k] += b;
+        }
+    }
+
     /// Last epoch's matched ports are done.
     pub fn clear(&mut self) {
         self.matched.clear();
         self.runs.clear();
+        self.run_kept.clear();
+        self.run_sent.clear();
     }
 }
 
@@ -150,6 +170,8 @@ impl Negotiation {
                 matched: Vec::new(),
                 runs: Vec::new(),
                 run_relay: Vec::new(),
+                run_kept: Vec::new(),
+                run_sent: Vec::new(),
                 epoch: u64::MAX,
             },
         }
@@ -171,13 +193,50 @@ impl Negotiation {
         self.m.promised[d] = self.m.promised[d].saturating_sub(bytes);
     }
 
+    /// Stateful: settles the plan's reservations once its scheduled phase
+    /// is over, then clears it. A grant reserves demand by port capacity,
+    /// but a packet never mixes flows, so a phase may send less than it
+    /// reserved: the rest is demand again (else those bytes would never be
+    /// granted: issue 27 item 2). Bytes sent beyond the reservation were
+    /// demand too (reported or not).
+    pub fn settle(&mut self, src: &mut SourceQueues) {
+        let plan = &mut self.plan;
+        if self.m.stateful {
+            let n = src.n();
+            for (k, &(s, d, _)) in plan.runs.iter().enumerate() {
+                let (kept, sent) = (plan.run_kept[k], plan.run_sent[k]);
+                let x = &mut self.m.demand[d as usize * n + s as usize];
+                if sent <= kept {
+                    *x += (kept - sent) as i64;
+                } else {
+                    let r = (sent - kept).min((*x).max(0) as u64);
+                    *x -= r as i64;
+                    src.forget_new_bytes(s as usize, d as usize, sent - kept - r);
+                }
+            }
+        }
+        plan.clear();
+    }
+
+    /// Stateful: `b` bytes of `s`'s queue for `d` left outside a scheduled
+    /// phase (piggybacked): they no longer need a grant.
+    pub fn sent_unreserved(&mut self, s: usize, d: usize, b: u64, src: &mut SourceQueues) {
+        if !self.m.stateful {
+            return;
+        }
+        let x = &mut self.m.demand[d * src.n() + s];
+        let r = b.min((*x).max(0) as u64);
+        *x -= r as i64;
+        src.forget_new_bytes(s, d, b - r);
+    }
+
     /// The start of epoch `e`: a new process starts, and every process whose
     /// step falls in `e` takes it.
     pub fn epoch(&mut self, e: u64, now: SimTime, cx: &Ctx, src: &mut SourceQueues) {
         if self.m.ring_init == RingInit::EveryEpoch {
             self.m.rings.randomize(&cx.l.net, &mut self.m.rng);
         }
-        self.plan.clear();
+        self.settle(src);
         let rounds = cx.l.iterations;
         let k = cx.l.k;
         // Processes whose data epoch passed while the fabric idled.
@@ -228,6 +287,7 @@ impl Negotiation {
             port_requests: Vec::new(),
             relay: Vec::new(),
             reserved: Vec::new(),
+            kept: Vec::new(),
             busy: false,
         });
         p.start_epoch = start_epoch;
@@ -241,6 +301,7 @@ impl Negotiation {
         p.granted_ports.fill(0);
         p.grants.clear();
         p.reserved.clear();
+        p.kept.clear();
         p
     }
 }
@@ -376,8 +437,11 @@ impl Matcher {
         let mut any = false;
         for &d in cx.relay.active(s) {
             let d = d as usize;
-            if src.bytes(s, d) > 0 || cx.relay.bytes(s, d) <= self.threshold {
-                continue; // with own data: requested above
+            // With own data: requested above. Relayed data is never
+            // piggybacked, so any of it is requested: below the piggyback
+            // threshold it stranded (issue 27, found by the fuzzer).
+            if src.bytes(s, d) > 0 || cx.relay.bytes(s, d) == 0 {
+                continue;
             }
             self.c.requests += 1;
             p.requests[d].push(Request {
@@ -695,6 +759,9 @@ impl Matcher {
                 let hi = accepted.partition_point(|&x| x <= (d, s));
                 let kept = sum.min((hi - lo) as u64 * port_cap);
                 self.demand[d as usize * n + s as usize] += (sum - kept) as i64;
+                if kept > 0 {
+                    p.kept.push((s, d, kept));
+                }
             }
             taken.clear();
         }
@@ -725,6 +792,8 @@ impl Matcher {
             // `run_relay`).
             plan.runs.clear();
             plan.run_relay.clear();
+            plan.run_kept.clear();
+            plan.run_sent.clear();
             let mut i = 0;
             while i < plan.matched.len() {
                 let (s, _, _, _) = plan.matched[i];
@@ -750,6 +819,19 @@ impl Matcher {
                     }
                 }
                 i = j;
+            }
+            if self.stateful {
+                // Each run's reservation, over the rounds.
+                p.kept.sort_unstable();
+                for &(s, d, _) in &plan.runs {
+                    let lo = p.kept.partition_point(|x| (x.0, x.1) < (s, d));
+                    let hi = p.kept.partition_point(|x| (x.0, x.1) <= (s, d));
+                    plan.run_kept.push(p.kept[lo..hi].iter().map(|x| x.2).sum());
+                    plan.run_sent.push(0);
+                }
+                // Accepted ports stay matched over the rounds: every
+                // reservation has its run.
+                p.kept.clear();
             }
             plan.epoch = p.data_epoch;
         }

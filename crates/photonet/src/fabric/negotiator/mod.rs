@@ -284,9 +284,13 @@ impl Negotiator {
     /// relayed data reaches its intermediates; due retransmissions rejoin
     /// their source queue.
     fn deliver_until(&mut self, now: SimTime, rec: &mut Recorder) {
+        let rate = self.edge.rate();
+        // Packets are at most a slot's payload on every port of a pair;
+        // larger entries are whole intra-rack flows.
+        let packets = self.l.pre_payload.max(self.l.sched_payload) * self.l.s as u64;
         let due = self.edge.take_due(now);
         self.fail.count_delivered(due);
-        host_edge::deliver(due, rec);
+        host_edge::deliver(due, rate, packets, rec);
         if self.relay.on {
             self.relay.arrivals_until(now, &mut self.src, &self.flows);
         }
@@ -297,8 +301,8 @@ impl Negotiator {
                 left: b,
                 since: now,
             };
-            // Its packets were counted in `unsent` when lost; a
-            // retransmission is not new demand the source reports.
+            // Its packets were counted in `unsent` when lost (stateful: the
+            // source reports it again, see `SourceQueues::push_seg`).
             self.src.push_seg(s, d, prio, seg, true);
         }
     }
@@ -399,6 +403,8 @@ impl Negotiator {
             }
             let lost = self.fail.any() && self.fail.down(i, o);
             self.c.piggyback_bytes += pkt.bytes;
+            self.matching
+                .sent_unreserved(s, d, pkt.bytes, &mut self.src);
             self.send(s, d, pkt, end, lost);
         }
     }
@@ -428,6 +434,7 @@ impl Negotiator {
                 let lost = self.fail.down(s * sp + x, d * sp + q);
                 self.c.used_port_slots += 1;
                 self.c.scheduled_bytes += pkt.bytes;
+                self.matching.plan.sent(s, d, pkt.bytes);
                 self.send(s, d, pkt, end, lost);
             }
             return;
@@ -472,6 +479,9 @@ impl Negotiator {
                 left -= pkt.packets;
                 self.c.used_port_slots += pkt.packets;
                 self.c.scheduled_bytes += pkt.bytes;
+                if let Some(x) = self.matching.plan.run_sent.get_mut(k) {
+                    *x += pkt.bytes;
+                }
                 self.send(s, d, pkt, end, false);
             }
         }
@@ -560,7 +570,7 @@ impl Fabric for Negotiator {
             self.epoch_start(e, now);
         } else if plan.epoch != e && !plan.matched.is_empty() {
             // Resumed mid-epoch after a skipped epoch boundary: nothing matched.
-            plan.matched.clear();
+            self.matching.settle(&mut self.src);
         }
         if j < self.l.pre_slots {
             self.predefined_slot(g, j, e, now);

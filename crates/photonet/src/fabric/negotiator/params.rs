@@ -3,7 +3,9 @@
 //! predefined links) and the lone-flow FCT bounds the conformance suite checks.
 
 use crate::error::ConfigError;
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::registry::{
+    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+};
 use crate::fabric::Fabric;
 use crate::sched::awgr::CyclicSchedule;
 use crate::sched::negotiator::Network;
@@ -247,6 +249,42 @@ impl FabricModule for NegotiatorModule {
         p.layout(ctx.topology, thin)
     }
 
+    fn memory(
+        p: &NegotiatorParams,
+        l: &NegotiatorLayout,
+        _: &Variant,
+        ctx: &BuildContext,
+    ) -> Vec<MemoryPart> {
+        let (n, s) = (l.n as u128, l.s as u128);
+        // Processes in flight: one started per epoch, each living
+        // (3·iterations − 1)·k epochs; each has a matching over every port.
+        let procs = 3 * (p.iterations as u128).max(1) * (l.k as u128).max(1) + 2;
+        vec![
+            MemoryPart::of(
+                n * n,
+                256,
+                "topology.racks",
+                ctx.topology.racks,
+                "queues and counters for every pair of ToRs",
+            ),
+            MemoryPart::of(
+                n * s,
+                48 * procs,
+                "topology.uplinks",
+                ctx.topology.uplinks,
+                "matchings over every ToR port, one per scheduling process in flight",
+            ),
+            MemoryPart::per_host(ctx, 256, "host-facing queues"),
+            MemoryPart::of(
+                (l.pre_payload.max(l.sched_payload) as u128 * s)
+                    .min(crate::host_edge::HostEdge::MAX_TABLED as u128 + 1),
+                8,
+                "topology.uplinks",
+                ctx.topology.uplinks,
+                "serialisation table of the host-facing queues",
+            ),
+        ]
+    }
     fn build(
         p: NegotiatorParams,
         l: NegotiatorLayout,

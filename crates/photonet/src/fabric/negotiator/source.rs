@@ -169,6 +169,10 @@ impl SourceQueues {
         }
     }
 
+    /// ToRs.
+    pub fn n(&self) -> usize {
+        self.n
+    }
     /// Priorities per pair.
     pub fn prios(&self) -> usize {
         self.prios
@@ -224,6 +228,14 @@ impl SourceQueues {
         std::mem::replace(&mut self.new_bytes[s * self.n + d], 0)
     }
 
+    /// Stateful matching: `b` bytes of `s`'s queue for `d` left that no
+    /// report or reservation covered: up to `b` of the unreported bytes
+    /// need no report any more.
+    pub fn forget_new_bytes(&mut self, s: usize, d: usize, b: u64) {
+        let x = &mut self.new_bytes[s * self.n + d];
+        *x -= b.min(*x);
+    }
+
     /// Queues `seg` at priority `prio` of `s`'s queue for `d` (at the front
     /// of its priority for a retransmission, which is not new demand).
     pub fn push_seg(&mut self, s: usize, d: usize, prio: usize, seg: Seg, front: bool) {
@@ -262,7 +274,9 @@ impl SourceQueues {
         self.tor_bytes[s] += seg.left;
         self.queued += seg.left;
         self.peak_tor_queue = self.peak_tor_queue.max(self.tor_bytes[s]);
-        if self.stateful && !front {
+        if self.stateful {
+            // New data, or a retransmission: its lost packet counted as
+            // sent, so it is demand to report again.
             self.new_bytes[pair] += seg.left;
         }
     }

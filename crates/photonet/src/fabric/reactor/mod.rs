@@ -103,6 +103,8 @@ use std::collections::VecDeque;
 
 struct FlowSt {
     bytes: u64,
+    /// Arrival at the host: no byte leaves before it.
+    start: SimTime,
     /// Bytes that left the host (on a circuit or into the EPS).
     left_host: u64,
 }
@@ -205,6 +207,15 @@ impl Reactor {
 
     /// Takes up to `max` bytes from class `q` into `self.chunks`.
     fn take(&mut self, q: usize, max: u64) -> u64 {
+        self.take_over(q, max, None)
+    }
+
+    /// Takes up to `max` bytes from class `q` into `self.chunks`; with
+    /// `window = Some((a, b, rate))` the bytes are what a circuit at `rate`
+    /// carries over [a, b), so a flow that arrived after `a` sends only from
+    /// its arrival on, after the bytes ahead of it (the fluid tick must not
+    /// send a flow's bytes before the flow exists).
+    fn take_over(&mut self, q: usize, max: u64, window: Option<(SimTime, SimTime, Rate)>) -> u64 {
         self.chunks.clear();
         let mut rem = max;
         while rem > 0 {
@@ -212,13 +223,25 @@ impl Reactor {
                 break;
             };
             let st = &mut self.flows[f as usize];
-            let b = rem.min(st.bytes - st.left_host);
+            let mut room = rem;
+            if let Some((a, b, rate)) = window {
+                if st.start > a {
+                    let from = st.start.max(a + rate.tx_time(max - rem));
+                    room = room.min(rate.bytes_in(b.saturating_sub(from)));
+                }
+            }
+            let b = room.min(st.bytes - st.left_host);
+            if b == 0 {
+                break;
+            }
             st.left_host += b;
             rem -= b;
             self.chunks.push((f, b));
-            if st.left_host == st.bytes {
-                self.class[q].pop_front();
+            if st.left_host < st.bytes {
+                // The budget or the flow's window is used up.
+                break;
             }
+            self.class[q].pop_front();
         }
         let took = max - rem;
         self.class_bytes[q] -= took;
@@ -394,7 +417,7 @@ impl Reactor {
                     self.stats.night_bytes += 1;
                 }
                 let budget = self.lim[j].bytes_in(b - a);
-                let took = self.take(q, budget);
+                let took = self.take_over(q, budget, Some((a, b, self.lim[j])));
                 #[cfg(test)]
                 if let Some(l) = &mut self.log {
                     if took > 0 {
@@ -508,6 +531,7 @@ impl Fabric for Reactor {
         let n = self.d.n;
         self.flows.push(FlowSt {
             bytes: flow.bytes,
+            start: now,
             left_host: 0,
         });
         if flow.bytes == 0 {

@@ -4,7 +4,9 @@
 use super::eps::EPS_PACKET;
 use super::Reactor;
 use crate::error::{bad, ConfigError};
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::registry::{
+    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+};
 use crate::fabric::Fabric;
 use crate::units::{ByteSize, Rate, SimTime};
 use schemars::JsonSchema;
@@ -258,6 +260,19 @@ impl FabricModule for ReactorModule {
         p.derive(v.name == "reactor", ctx)
     }
 
+    fn memory(_: &ReactorParams, d: &Derived, _: &Variant, ctx: &BuildContext) -> Vec<MemoryPart> {
+        let n = d.n as u128;
+        vec![
+            MemoryPart::of(
+                n * n,
+                256,
+                "topology.racks",
+                ctx.topology.racks,
+                "classes and schedule matrices for every pair of hosts",
+            ),
+            MemoryPart::per_host(ctx, 8192, "the EPS network per host"),
+        ]
+    }
     fn build(
         p: ReactorParams,
         d: Derived,

@@ -213,3 +213,29 @@ proptest! {
         }
     }
 }
+
+/// Issue 27 item 7: a flow that arrives in the middle of a tick while its
+/// class holds a circuit was sent over the whole tick, from before it
+/// existed: FCTs up to one tick below bytes/R. 1.25 MB 0 -> 1 and 2.5 MB
+/// 1 -> 0 share one configuration (up from 20 µs, sized for the larger);
+/// 0 -> 1 is empty from about 121.3 µs but keeps its circuit. 10 kB for it
+/// arriving at 150.95 µs finished at 151.5 µs (0.55 µs, below its 0.8 µs
+/// at R). Now it sends from its arrival on: at least bytes/R + latency.
+#[test]
+fn a_flow_arriving_mid_tick_sends_from_its_arrival() {
+    let t = topo(2);
+    let mut m = build(ReactorParams::default(), false, &t);
+    let late = SimTime::ns(150_950);
+    let rec = run(
+        &mut m,
+        &[
+            Flow::new(0, 0, 1, 1_250_000, SimTime::ZERO),
+            Flow::new(1, 1, 0, 2_500_000, SimTime::ZERO),
+            Flow::new(2, 0, 1, 10_000, late),
+        ],
+    );
+    let fct = rec.finish(2).unwrap() - late;
+    let floor = Rate::gbps(100).tx_time(10_000) + ReactorParams::default().latency;
+    assert!(fct >= floor, "{fct} below {floor}");
+    assert_eq!(m.stats.configs_total, 1);
+}

@@ -5,7 +5,9 @@
 use super::edge::{DownLink, UpLink};
 use super::Sirius;
 use crate::error::ConfigError;
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, ParamTable, Variant};
+use crate::fabric::registry::{
+    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+};
 use crate::fabric::Fabric;
 use crate::pool::List;
 use crate::sched::awgr::default_ports;
@@ -125,6 +127,14 @@ impl FabricModule for SiriusModule {
         ctx: &BuildContext,
     ) -> Result<SiriusLayout, ConfigError> {
         p.layout(ctx.topology)
+    }
+    fn memory(
+        p: &SiriusParams,
+        l: &SiriusLayout,
+        _: &Variant,
+        ctx: &BuildContext,
+    ) -> Vec<MemoryPart> {
+        l.memory_parts(ctx.topology, p)
     }
     fn build(
         p: SiriusParams,
@@ -328,6 +338,47 @@ impl SiriusLayout {
             servers: topo.hosts() as u128
                 * (std::mem::size_of::<UpLink>() + 4 + std::mem::size_of::<DownLink>()) as u128,
         }
+    }
+
+    /// The estimate by part for the registry's shared check (the same
+    /// keys as [`Self::check_memory`]).
+    pub(super) fn memory_parts(&self, topo: &Topology, p: &SiriusParams) -> Vec<MemoryPart> {
+        let m = self.memory_estimate(topo);
+        let (ports_key, ports_value) = if p.ports == 0 {
+            ("topology.uplinks", topo.uplinks.to_string())
+        } else {
+            ("sirius.ports", p.ports.to_string())
+        };
+        vec![
+            MemoryPart::of(
+                m.pairs,
+                1,
+                "topology.racks",
+                topo.racks,
+                "queues for every pair of nodes",
+            ),
+            MemoryPart::of(
+                m.receive_ports,
+                1,
+                ports_key,
+                ports_value,
+                "receive-port table",
+            ),
+            MemoryPart::of(
+                m.in_flight_ring,
+                1,
+                "sirius.propagation",
+                format!("\"{}\"", p.propagation),
+                "in-flight rings",
+            ),
+            MemoryPart::of(
+                m.servers,
+                1,
+                "topology.servers_per_rack",
+                topo.servers_per_rack,
+                "server links",
+            ),
+        ]
     }
 
     /// Refuses a layout whose up-front allocation exceeds
