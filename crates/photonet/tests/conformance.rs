@@ -6,7 +6,8 @@
 //! every flow completes at low load with drain; the same seed gives identical
 //! outputs; no invariant is violated with run-time checks on; its parameters
 //! appear documented in `default-config`; its complete config (which keys a
-//! sweep point) holds only its own table.
+//! sweep point) holds only its own table; a run emits exactly the statistics
+//! it declares.
 
 mod common;
 use common::tempdir;
@@ -222,6 +223,21 @@ fn the_same_seed_gives_identical_outputs() {
             a.flows.start_ps, c.flows.start_ps,
             "{name}: the seed is ignored"
         );
+    }
+}
+
+#[test]
+fn a_run_emits_exactly_the_statistics_its_fabric_declares() {
+    use photonet::fabric::stats_decl::mismatches;
+    for (spec, v) in registry::variants() {
+        for checked in [false, true] {
+            let mut c = random_load(v.name, 0.5, 300, true, 5);
+            c.metrics.check_invariants = checked;
+            let r = run(&c, &Paths::default());
+            let names = r.summary.fabric_stats.keys().map(String::as_str);
+            let bad = mismatches(spec.table, v.name, checked, names);
+            assert!(bad.is_empty(), "checked = {checked}:\n{}", bad.join("\n"));
+        }
     }
 }
 
