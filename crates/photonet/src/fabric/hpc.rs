@@ -467,9 +467,10 @@ impl FabricModule for HpcModule {
                     if d.ugal { "UGAL" } else { "minimal" }
                 );
                 let g = with_delays(d.graph(rate));
-                // Saturated at Table VI's load, its ports mostly free with
-                // packets queued: lazy port-free added instructions there
-                // (1/10 scale, cachegrind), so its ends stay events.
+                // Saturated at Table VI's load, its ports are mostly free
+                // with packets queued, where lazy port-free costs more than
+                // it saves (docs/perf-notes/baldur-net.md), so its ends stay
+                // events.
                 let mut net = crate::net::Network::new(cfg, g, d);
                 net.set_lazy_port_free(false);
                 net.retire_finished_flows(false);
