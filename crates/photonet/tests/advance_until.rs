@@ -107,6 +107,28 @@ fn topo(n: u32, gbps: u64) -> Topology {
     }
 }
 
+/// `per_node · n` flows of 512 B (every `big.0`-th of `big.1` B) from random
+/// sources to their partner in a random derangement, gaps uniform below
+/// `max_gap` ps (stream "load" of `seed`).
+fn permutation_load(n: u32, seed: u64, per_node: u32, max_gap: u64, big: (u32, u64)) -> Vec<Flow> {
+    let mut r = RngStreams::new(seed).stream("load");
+    let perm = photonet::workload::derangement(n, &mut r);
+    let mut at = 0u64;
+    (0..n * per_node)
+        .map(|i| {
+            at += r.random_range(0..max_gap);
+            let src = r.random_range(0..n);
+            Flow {
+                id: i,
+                src,
+                dst: perm[src as usize],
+                bytes: if i % big.0 == 0 { big.1 } else { 512 },
+                start: SimTime(at),
+            }
+        })
+        .collect()
+}
+
 /// `many` (the fabric as built) and `one` (the same, one step per call)
 /// agree on `flows` under every stop rule; returns the event counts.
 fn agree(
@@ -141,23 +163,8 @@ fn baldur_steps_up_to_the_next_arrival_in_one_call_change_nothing() {
         seed: 5,
         check_invariants: false,
     };
-    let mut r = RngStreams::new(5).stream("load");
-    let perm = photonet::workload::derangement(64, &mut r);
-    let mut at = 0u64;
-    let flows: Vec<Flow> = (0..64 * 60)
-        .map(|i| {
-            at += r.random_range(0..30_000);
-            let src = r.random_range(0..64);
-            let bytes = if i % 5 == 0 { 2_000 } else { 512 };
-            Flow {
-                id: i,
-                src,
-                dst: perm[src as usize],
-                bytes,
-                start: SimTime(at),
-            }
-        })
-        .collect();
+    let flows = permutation_load(64, 5, 60, 30_000, (5, 2_000));
+    let at = flows.last().unwrap().start.0;
     let v = &BaldurModule::VARIANTS[0];
     let build = || BaldurModule::plan_and_build(p.clone(), v, &ctx).unwrap();
     let stops = stop_rules(SimTime(at / 2), 1_000, SimTime::us(3));
@@ -177,23 +184,8 @@ fn hpc_baselines_step_up_to_the_next_arrival_in_one_call_change_nothing() {
             seed: 1,
             check_invariants: true,
         };
-        let mut r = RngStreams::new(7).stream("load");
-        let perm = photonet::workload::derangement(n, &mut r);
-        let mut at = 0u64;
-        let flows: Vec<Flow> = (0..n * 40)
-            .map(|i| {
-                at += r.random_range(0..12_000);
-                let src = r.random_range(0..n);
-                let bytes = if i % 7 == 0 { 3_000 } else { 512 };
-                Flow {
-                    id: i,
-                    src,
-                    dst: perm[src as usize],
-                    bytes,
-                    start: SimTime(at),
-                }
-            })
-            .collect();
+        let flows = permutation_load(n, 7, 40, 12_000, (7, 3_000));
+        let at = flows.last().unwrap().start.0;
         let build = || HpcModule::plan_and_build(HpcParams::default(), v, &ctx).unwrap();
         let stops = stop_rules(SimTime(at / 2), u64::from(n) * 20, SimTime::us(2));
         for events in agree(build, &flows, &stops, v.name) {

@@ -101,6 +101,21 @@ impl CollectiveKind {
             _ => Algorithm::Ring,
         }
     }
+    /// Every collective.
+    pub const ALL: [CollectiveKind; 6] = [
+        CollectiveKind::AllReduce,
+        CollectiveKind::ReduceScatter,
+        CollectiveKind::AllGather,
+        CollectiveKind::AllToAll,
+        CollectiveKind::Broadcast,
+        CollectiveKind::Pipeline,
+    ];
+    /// Every (collective, algorithm) pair photonet builds.
+    pub fn every_algorithm() -> impl Iterator<Item = (CollectiveKind, Algorithm)> {
+        Self::ALL
+            .into_iter()
+            .flat_map(|k| k.allows().iter().map(move |&a| (k, a)))
+    }
     fn allows(self) -> &'static [Algorithm] {
         use Algorithm::*;
         match self {

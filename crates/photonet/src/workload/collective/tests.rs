@@ -131,6 +131,8 @@ fn every_collective_builds_a_valid_dag() {
         (Broadcast, BinomialTree),
         (Pipeline, Gpipe),
     ];
+    // The pairs the conformance suite runs on every fabric.
+    assert_eq!(CollectiveKind::every_algorithm().collect::<Vec<_>>(), all);
     let mut rng = crate::rng::RngStreams::new(1).stream("collective");
     for (k, a) in all {
         let mut j = job(k, a, 8, 1 << 16);
