@@ -299,3 +299,39 @@ def fabrics() -> list[FabricInfo]:
 def fabric_names() -> list[str]:
     """Names accepted by ``fabric = ...``, in the order ``compare`` runs them."""
     return [f.name for f in fabrics()]
+
+
+@dataclass(frozen=True)
+class StatInfo:
+    """A statistic a fabric declares: ``fabric`` (the value of ``fabric =
+    ...``), ``name`` (its key in a summary's ``fabric_stats``; a ``<…>`` stands
+    for a part the run names, e.g. ``drops.<tier>`` for ``drops.tor``),
+    ``unit``, ``doc`` and ``when`` (``always``, ``checked``: with
+    ``metrics.check_invariants`` only, ``sometimes``: the doc says when)."""
+
+    fabric: str
+    name: str
+    unit: str
+    doc: str
+    when: str
+
+    def matches(self, key: str) -> bool:
+        """Whether ``key`` (a ``fabric_stats`` key) is this statistic."""
+        return stat_name_matches(self.name, key)
+
+
+def stat_name_matches(declared: str, key: str) -> bool:
+    """Whether ``key`` is the declared statistic ``declared`` (a ``<…>`` in it
+    stands for a non-empty part)."""
+    if "<" not in declared:
+        return declared == key
+    head, rest = declared.split("<", 1)
+    tail = rest.split(">", 1)[1] if ">" in rest else ""
+    return len(key) > len(head) + len(tail) and key.startswith(head) and key.endswith(tail)
+
+
+def statistics(fabric: Optional[str] = None) -> list[StatInfo]:
+    """The statistics every registered fabric declares (or ``fabric`` only), in
+    registry order: what a run may put in ``summary["fabric_stats"]``."""
+    return [StatInfo(**d) for d in _core.statistics() if fabric is None or d["fabric"] == fabric]
+

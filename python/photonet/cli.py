@@ -322,8 +322,8 @@ def cmd_sweep(a) -> int:
         raise ConfigError("give at least one --grid key=v1,v2,...")
     points = sweep.expand(Path(a.config), grid, _with_check(a))
     check_work_dir(out, "--out")
-    if backend_kwargs(a)["backend"] == "slurm":
-        sweep.slurm_seconds(a.time_limit)
+    kw = backend_kwargs(a)
+    runner = sweep.backend(kw.pop("backend"), **kw)
     if a.collect and not (out / "points").is_dir():
         raise ConfigError(f"--collect: {str(out)!r} holds no sweep points (no sweep has run there yet)")
     failures: list = []
@@ -333,31 +333,28 @@ def cmd_sweep(a) -> int:
         console.print(f"{stale}: {'reusing them (--accept-old)' if accept_old else 'recomputing them (--accept-old reuses them)'}",
                       highlight=False, soft_wrap=True)
     if not a.collect:
-        kw = backend_kwargs(a)
         runs = sweep.unique(points)
         pending = sum(not sweep.is_done(out, p, accept_old) for p in runs)
         shared = f" ({len(points) - len(runs)} share a config with another)" if len(runs) < len(points) else ""
-        console.print(f"{len(points)} points{shared}, {len(runs) - pending} already done, {pending} to run ({kw['backend']})")
-        if kw["backend"] == "local":
-            from .progress import CountLines
+        console.print(f"{len(points)} points{shared}, {len(runs) - pending} already done, {pending} to run ({runner.name})")
+        from .progress import CountLines
 
-            lines = CountLines("sweep") if not console.is_terminal else None
-            with Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, disable=not console.is_terminal) as prog:
-                task = prog.add_task("points", total=len(runs), completed=len(runs) - pending)
-                done = [len(runs) - pending]
+        lines = CountLines("sweep") if not console.is_terminal and runner.name == "local" else None
+        show = console.is_terminal and runner.name == "local"
+        with Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, disable=not show) as prog:
+            task = prog.add_task("points", total=len(runs), completed=len(runs) - pending)
+            done = [len(runs) - pending]
 
-                def on_done(_p):
-                    prog.advance(task)
-                    done[0] += 1
-                    if lines:
-                        lines(done[0], len(runs))
+            def on_done(*_):
+                prog.advance(task)
+                done[0] += 1
+                if lines:
+                    lines(done[0], len(runs))
 
-                failures = sweep.run_local(out, points, jobs=kw["jobs"], on_done=on_done, accept_old=accept_old)
-        elif kw["backend"] == "ray":
-            failures = sweep.run_ray(out, points, address=kw["ray_address"], accept_old=accept_old)
-        elif kw["backend"] == "slurm" and pending:
-            script = sweep.write_slurm(out, points, partition=kw["partition"], time_limit=kw["time_limit"],
-                                       points_per_task=kw["points_per_task"], accept_old=accept_old)
+            outcome = runner.run(out, points, accept_old=accept_old, on_done=on_done)
+        failures = outcome.failures
+        if outcome.script:
+            script = outcome.script
             console.print(f"wrote {script}: submit it with `sbatch {script}`, then rerun this command with --collect")
             return 0
     finished = [p for p in points if sweep.is_done(out, p, accept_old)]

@@ -61,8 +61,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def fabric_page(f, siblings: list, params: list[tuple[str, str, str]], prose: str) -> str:
-    """The page of one registered fabric."""
+def fabric_page(f, siblings: list, params: list[tuple[str, str, str]], prose: str, stats: Optional[list] = None) -> str:
+    """The page of one registered fabric (``stats``: its declared statistics,
+    :func:`photonet.api.statistics`)."""
     L = [f"# {f.label}", ""]
     L.append(f"`fabric = \"{f.name}\"` · family **{f.family}** · short label `{f.short}` · parameters in `[{f.table}]`"
              + (" (shared with " + ", ".join(f"[`{s.name}`]({s.name}.md)" for s in siblings) + ")" if siblings else ""))
@@ -75,6 +76,15 @@ def fabric_page(f, siblings: list, params: list[tuple[str, str, str]], prose: st
         L += [f"| `{k}` | `{_cell(v)}` | {_cell(d)} |" for k, v, d in params]
     else:
         L.append("This fabric has no parameters of its own.")
+    L += ["", "## Statistics", "",
+          "What a run puts in `summary.json`'s `fabric_stats`, as the registry declares it (the conformance suite "
+          "checks a run emits exactly these; an experiment file naming another is refused). A `<…>` stands for a part "
+          "the run names (a tier of ports, a stage, a size class).", ""]
+    if stats:
+        L += ["| statistic | unit | what it counts | when |", "|---|---|---|---|"]
+        L += [f"| `{_cell(st.name)}` | {st.unit} | {_cell(st.doc)} | {st.when} |" for st in stats]
+    else:
+        L.append("This fabric declares no statistics.")
     L += ["", "## Run it", "", "```bash",
           f"photonet default-config --fabric {f.name} > my.toml      # every key, its doc and default",
           "photonet run my.toml",
@@ -86,7 +96,7 @@ def write_fabric_pages(out: Path = DOCS / "fabrics") -> list[Path]:
     """One page per registered fabric and the index; raises if a fabric's
     table has no hand-written prose."""
     from . import _core
-    from .api import fabrics
+    from .api import fabrics, statistics
 
     fabs = fabrics()
     missing = sorted({f.table for f in fabs if not (PROSE / f"{f.table}.md").is_file()})
@@ -99,7 +109,7 @@ def write_fabric_pages(out: Path = DOCS / "fabrics") -> list[Path]:
     written = []
     for f in fabs:
         sib = [s for s in fabs if s.table == f.table and s.name != f.name]
-        page = fabric_page(f, sib, params.get(f.table, []), (PROSE / f"{f.table}.md").read_text())
+        page = fabric_page(f, sib, params.get(f.table, []), (PROSE / f"{f.table}.md").read_text(), statistics(f.name))
         p = out / f"{f.name}.md"
         p.write_text(page)
         written.append(p)

@@ -14,6 +14,8 @@ import re
 import shlex
 import tempfile
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,44 +245,93 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
-def run_local(out: Path, points: list[Point], jobs: int = 1, on_done: Callable[[Point], None] | None = None,
-              accept_old: bool = False) -> list[Failure]:
-    """Runs pending points (each key once; a result of another build is
-    recomputed unless ``accept_old``) with ``jobs`` threads (the core releases
-    the GIL). A point that fails does not stop the others; returns the
-    failures."""
-    prepare(out)
-    pending = [p for p in unique(points) if not is_done(out, p, accept_old)]
-    failures: list[Failure] = []
+class _Cancelled(Exception):
+    """Raised by a running point's progress callback once the sweep is interrupted."""
 
-    def one(p: Point) -> Optional[Failure]:
+
+# Called as a point finishes: the point, its wall seconds and its summary
+# (both None where the backend cannot tell: Ray).
+OnDone = Callable[[Point, Optional[float], Optional[dict]], None]
+
+
+@dataclass
+class Outcome:
+    """What a backend did with the pending points: the ones that failed and,
+    for a Slurm job array, the script written (its points left pending)."""
+
+    failures: list[Failure] = field(default_factory=list)
+    script: Optional[Path] = None
+    pending: list[Point] = field(default_factory=list)
+
+
+def pending_points(out: Path, points: Iterable[Point], accept_old: bool = False) -> list[Point]:
+    """The points to run: each key once, those without a result of this build
+    (or of any build with ``accept_old``)."""
+    return [p for p in unique(points) if not is_done(out, p, accept_old)]
+
+
+class Local:
+    """Points run in ``jobs`` threads of this process (the core releases the
+    GIL). Interrupting (Ctrl-C) cancels the running simulations: they write
+    nothing, so a resumed sweep runs them again."""
+
+    name = "local"
+
+    def __init__(self, jobs: int = 1):
+        self.jobs = jobs
+
+    def run(self, out: Path, points: list[Point], *, accept_old: bool = False, on_done: Optional[OnDone] = None,
+            on_failed: Optional[Callable[[Failure], None]] = None) -> Outcome:
+        prepare(out)
+        pending = pending_points(out, points, accept_old)
+        outcome = Outcome()
+        cancel = threading.Event()
+
+        def cb(*_):
+            if cancel.is_set():
+                raise _Cancelled()
+            return True
+
+        def one(p: Point) -> tuple[Point, Optional[str], Optional[dict], float]:
+            """(point, error or None, summary, wall seconds)."""
+            t0 = time.time()
+            try:
+                summary = run_point(out, p, progress=cb)
+                return p, None, summary, time.time() - t0
+            except _Cancelled:
+                return p, "cancelled", None, time.time() - t0
+            except Exception as e:  # noqa: BLE001 - one bad point must not lose the others
+                return p, _describe(e), None, time.time() - t0
+            except BaseException as e:  # a Rust panic surfaces as pyo3's PanicException
+                if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                    raise
+                return p, _describe(e), None, time.time() - t0
+
+        def settle(p: Point, error: Optional[str], summary: Optional[dict], secs: float) -> None:
+            if error == "cancelled":
+                return
+            if error is not None:
+                f = Failure(p, error)
+                outcome.failures.append(f)
+                if on_failed:
+                    on_failed(f)
+            elif on_done:
+                on_done(p, secs, summary)
+
+        if self.jobs <= 1:
+            for p in pending:
+                settle(*one(p))
+            return outcome
+        ex = ThreadPoolExecutor(max_workers=self.jobs)
         try:
-            run_point(out, p)
-        except Exception as e:  # noqa: BLE001 - one bad point must not lose the others
-            return Failure(p, _describe(e))
-        except BaseException as e:  # a Rust panic surfaces as pyo3's PanicException
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
-            return Failure(p, _describe(e))
-        return None
-
-    if jobs <= 1:
-        for p in pending:
-            f = one(p)
-            if f:
-                failures.append(f)
-            elif on_done:
-                on_done(p)
-        return failures
-    with ThreadPoolExecutor(max_workers=jobs) as ex:
-        futs = {ex.submit(one, p): p for p in pending}
-        for fut in as_completed(futs):
-            f = fut.result()
-            if f:
-                failures.append(f)
-            elif on_done:
-                on_done(futs[fut])
-    return failures
+            for fut in as_completed([ex.submit(one, p) for p in pending]):
+                settle(*fut.result())
+        except BaseException:
+            cancel.set()
+            ex.shutdown(wait=True, cancel_futures=True)
+            raise
+        ex.shutdown(wait=True)
+        return outcome
 
 
 def _ray_task(out: str, p: Point) -> Optional[str]:
@@ -292,48 +343,117 @@ def _ray_task(out: str, p: Point) -> Optional[str]:
     return None
 
 
+class Ray:
+    """Points run as Ray tasks; results land in ``out`` on a shared
+    filesystem, exactly as with the local backend. ``address``: a cluster's
+    address (``auto`` or host:port); None starts a local one."""
+
+    name = "ray"
+
+    def __init__(self, address: Optional[str] = None):
+        self.address = address
+
+    def run(self, out: Path, points: list[Point], *, accept_old: bool = False, on_done: Optional[OnDone] = None,
+            on_failed: Optional[Callable[[Failure], None]] = None) -> Outcome:
+        try:
+            import ray  # noqa: PLC0415
+        except ImportError:
+            raise ConfigError("the ray backend needs Ray: pip install 'ray>=2.9' (or use --backend local|slurm)") from None
+        prepare(out)
+        pending = pending_points(out, points, accept_old)
+        outcome = Outcome()
+        if not pending:
+            return outcome
+        address = self.address
+        started_here = not ray.is_initialized()
+        try:
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False,
+                     **({} if address else {"include_dashboard": False}))
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            raise ConfigError(f"--ray-address {address!r}: cannot connect to a Ray cluster: {e}") from None
+        try:
+            task = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
+            refs = {task.remote(str(Path(out).resolve()), p): p for p in pending}
+            waiting = list(refs)
+            while waiting:
+                ready, waiting = ray.wait(waiting, num_returns=1)
+                for ref in ready:
+                    p = refs[ref]
+                    try:
+                        err = ray.get(ref)
+                    except Exception as e:  # noqa: BLE001 - a worker that died, a task Ray could not run
+                        err = _describe(e).splitlines()[0]
+                    if err is None and is_done(out, p):
+                        if on_done:
+                            on_done(p, None, None)
+                    else:
+                        f = Failure(p, err or "no result written (is --out on a filesystem the workers share?)")
+                        outcome.failures.append(f)
+                        if on_failed:
+                            on_failed(f)
+        finally:
+            if started_here:
+                ray.shutdown()
+        return outcome
+
+
+class Slurm:
+    """Points written as a Slurm job array (:func:`write_slurm`), to submit
+    with ``sbatch``; nothing runs here. Without pending points no script is
+    written."""
+
+    name = "slurm"
+
+    def __init__(self, partition: Optional[str] = None, time_limit: str = "01:00:00",
+                 points_per_task: Optional[int] = None):
+        slurm_seconds(time_limit)
+        self.partition, self.time_limit, self.points_per_task = partition, time_limit, points_per_task
+
+    def run(self, out: Path, points: list[Point], *, accept_old: bool = False, on_done: Optional[OnDone] = None,
+            on_failed: Optional[Callable[[Failure], None]] = None) -> Outcome:
+        pending = pending_points(out, points, accept_old)
+        if not pending:
+            return Outcome()
+        script = write_slurm(out, points, partition=self.partition, time_limit=self.time_limit,
+                             points_per_task=self.points_per_task, accept_old=accept_old)
+        return Outcome(script=script, pending=pending)
+
+
+BACKENDS = ("local", "ray", "slurm")
+
+
+def backend(name: str = "local", *, jobs: int = 1, ray_address: Optional[str] = None, partition: Optional[str] = None,
+            time_limit: str = "01:00:00", points_per_task: Optional[int] = None):
+    """The backend ``name`` (local, ray or slurm) with its options (each uses
+    its own and ignores the others'): an object whose ``run(out, points,
+    accept_old=, on_done=, on_failed=)`` runs the pending points, each key
+    once, a failing point not stopping the others, and returns an
+    :class:`Outcome`."""
+    if name == "local":
+        return Local(jobs)
+    if name == "ray":
+        return Ray(ray_address)
+    if name == "slurm":
+        return Slurm(partition, time_limit, points_per_task)
+    raise ConfigError(f"backend {name!r} is not known; expected {', '.join(BACKENDS)}")
+
+
+def run_local(out: Path, points: list[Point], jobs: int = 1, on_done: Callable[[Point], None] | None = None,
+              accept_old: bool = False) -> list[Failure]:
+    """Runs pending points (each key once; a result of another build is
+    recomputed unless ``accept_old``) with ``jobs`` threads (the core releases
+    the GIL). A point that fails does not stop the others; returns the
+    failures."""
+    done = (lambda p, *_: on_done(p)) if on_done else None
+    return Local(jobs).run(out, points, accept_old=accept_old, on_done=done).failures
+
+
 def run_ray(out: Path, points: list[Point], address: Optional[str] = None,
             on_done: Callable[[Point], None] | None = None, accept_old: bool = False) -> list[Failure]:
-    """Runs pending points (each key once) as Ray tasks; results land in ``out``
-    on a shared filesystem, exactly as with the local backend. ``address``: a
-    cluster's address (``auto`` or host:port); None starts a local one. A point
-    that fails does not stop the others; returns the failures."""
-    try:
-        import ray  # noqa: PLC0415
-    except ImportError:
-        raise ConfigError("the ray backend needs Ray: pip install 'ray>=2.9' (or use --backend local|slurm)") from None
-    prepare(out)
-    pending = [p for p in unique(points) if not is_done(out, p, accept_old)]
-    if not pending:
-        return []
-    started_here = not ray.is_initialized()
-    try:
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False,
-                 **({} if address else {"include_dashboard": False}))
-    except (ConnectionError, RuntimeError, ValueError) as e:
-        raise ConfigError(f"--ray-address {address!r}: cannot connect to a Ray cluster: {e}") from None
-    failures: list[Failure] = []
-    try:
-        task = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
-        refs = {task.remote(str(Path(out).resolve()), p): p for p in pending}
-        waiting = list(refs)
-        while waiting:
-            ready, waiting = ray.wait(waiting, num_returns=1)
-            for ref in ready:
-                p = refs[ref]
-                try:
-                    err = ray.get(ref)
-                except Exception as e:  # noqa: BLE001 - a worker that died, a task Ray could not run
-                    err = _describe(e).splitlines()[0]
-                if err is None and is_done(out, p):
-                    if on_done:
-                        on_done(p)
-                else:
-                    failures.append(Failure(p, err or "no result written (is --out on a filesystem the workers share?)"))
-    finally:
-        if started_here:
-            ray.shutdown()
-    return failures
+    """Runs pending points (each key once) as Ray tasks (:class:`Ray`); a
+    point that fails does not stop the others; returns the failures."""
+    done = (lambda p, *_: on_done(p)) if on_done else None
+    return Ray(address).run(out, points, accept_old=accept_old, on_done=done).failures
 
 
 _SLURM_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")

@@ -206,3 +206,26 @@ def test_ray_sweep_with_a_failing_point_then_resume(tmp_path, cfg, ray_cluster):
     assert len(t) == 4 and set(t["key"]) == {p.key for p in pts}
     # The workers wrote with the same rules: params inside, the umask's modes.
     assert json.loads((sweep.point_dir(out, bad) / "params.json").read_text()) == bad.params
+
+
+def test_one_backend_object_per_place_points_run(tmp_path, small):
+    # The sweep CLI and `reproduce` dispatch through these objects: each runs
+    # the pending points once and reports each as it ends.
+    small["stop"]["flows"] = 100
+    pts = sweep.expand(small, {"workload.load": [0.2, 0.3]})
+    pts[1].config_toml = pts[1].config_toml.replace("[workload]", "[workload]\nload = -1", 1)
+    done, failed = [], []
+    out = tmp_path / "local"
+    o = sweep.backend("local", jobs=2).run(out, pts, on_done=lambda p, secs, s: done.append((p.key, secs, s["flows"])),
+                                           on_failed=failed.append)
+    assert [d[0] for d in done] == [pts[0].key] and done[0][1] >= 0 and done[0][2] == 100
+    assert [f.point.key for f in failed] == [pts[1].key] and o.failures == failed and o.script is None
+    # Nothing pending: nothing runs, no Slurm script is written.
+    assert sweep.backend("local").run(out, pts[:1]).failures == []
+    assert sweep.backend("slurm").run(out, pts[:1]).script is None
+    s = sweep.backend("slurm", time_limit="10", points_per_task=2).run(tmp_path / "sl", pts)
+    assert s.script.is_file() and "--array=0-0" in s.script.read_text() and len(s.pending) == 2
+    with pytest.raises(sweep.ConfigError, match="'cloud'.*local, ray, slurm"):
+        sweep.backend("cloud")
+    with pytest.raises(sweep.ConfigError, match="--time-limit"):
+        sweep.backend("slurm", time_limit="soon")

@@ -199,6 +199,10 @@ def test_every_registered_fabric_has_a_page(tmp_path, monkeypatch):
         text = (tmp_path / "fabrics" / f"{f.name}.md").read_text()
         for key, _, _ in defaults[f.table]:
             assert f"| `{key}` |" in text, f"{f.name}: parameter {key} missing from its page"
+        stats = photonet.api.statistics(f.name)
+        assert stats, f"{f.name}: declares no statistics"
+        for st in stats:
+            assert f"| `{st.name}` | {st.unit} |" in text, f"{f.name}: statistic {st.name} missing from its page"
     # A fabric whose table has no prose gets no page: generation fails, naming it.
     src = tmp_path / "prose"
     src.mkdir()

@@ -266,10 +266,10 @@ def test_summary_keys_a_metric_may_name_exist():
 
 
 def test_metric_scale_divides_exactly():
-    m = R.parse_metric("t", "kb", {"fabric_stat": "bytes", "scale": 0.001})
+    m = R.parse_metric("t", "kb", {"fabric_stat": "relayed_bytes", "scale": 0.001})
     for v in (32034, 21356, 15174, 3, 1e9 + 7):
-        assert R.metric_value({"fabric_stats": {"bytes": v}}, m) == v / 1e3
-    assert R.metric_value({"fabric_stats": {"bytes": [5, 9000, 7]}}, m) == 9.0   # per node: the maximum
+        assert R.metric_value({"fabric_stats": {"relayed_bytes": v}}, m) == v / 1e3
+    assert R.metric_value({"fabric_stats": {"relayed_bytes": [5, 9000, 7]}}, m) == 9.0   # per node: the maximum
     assert math.isnan(R.metric_value({"fabric_stats": {}}, m))
     twice = R.parse_metric("t", "x2", {"summary": "goodput", "scale": 2})
     assert R.metric_value({"goodput": 0.25}, twice) == 0.5
@@ -283,6 +283,8 @@ def test_metric_scale_divides_exactly():
     ('summary = "goodputt"', ["`summary` = 'goodputt'", "not a numeric summary.json key", "offered_load"]),
     ('summary = "goodput"\nclass = "all"', ["`class` = 'all'", "`fct` metrics only"]),
     ('fabric_stat = ""', ["`fabric_stat` = ''", "fabric_stats"]),
+    ('fabric_stat = "match_ratioo"', ["`fabric_stat` = 'match_ratioo'", "not a statistic any fabric declares",
+                                      "match_ratio,", "drops.<tier>"]),
     ('summary = "goodput"\nscale = 0', ["`scale` = 0", "non-zero"]),
     ('summary = "goodput"\nscale = "1/1000"', ["`scale` = '1/1000'", "number"]),
     ('summary = "goodput"\nunits = "x"', ["unknown key(s) 'units'", "unit"]),

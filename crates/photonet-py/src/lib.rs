@@ -103,6 +103,35 @@ fn fabrics(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
+/// Every registered fabric's declared statistics: one dict per (fabric,
+/// statistic) a run of that fabric may emit, in registry order, with
+/// `fabric` (the value of `fabric = ...`), `name` (a `<…>` stands for a part
+/// the run names, e.g. a tier), `unit`, `doc` and `when` (`always`,
+/// `checked`: with `metrics.check_invariants` only, `sometimes`: the doc
+/// says when).
+#[pyfunction]
+fn statistics(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    use photonet::fabric::stats_decl::When;
+    let mut out = Vec::new();
+    for (spec, v) in registry::variants() {
+        for st in spec.stats().iter().filter(|s| s.may_appear(v.name, true)) {
+            let d = PyDict::new(py);
+            d.set_item("fabric", v.name)?;
+            d.set_item("name", st.name)?;
+            d.set_item("unit", st.unit)?;
+            d.set_item("doc", st.doc)?;
+            let when = match st.when {
+                When::Always | When::Variants(_) => "always",
+                When::Checked => "checked",
+                When::Sometimes => "sometimes",
+            };
+            d.set_item("when", when)?;
+            out.push(d);
+        }
+    }
+    Ok(out)
+}
+
 /// A config parsed, checked and built once, ready to run once: `config` (the
 /// complete TOML, every default filled in), `input_files` (the files it read,
 /// as (config key, resolved path) pairs) and `run(progress=None)`.
@@ -321,6 +350,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(fabrics, m)?)?;
+    m.add_function(wrap_pyfunction!(statistics, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     m.add_function(wrap_pyfunction!(model_report, m)?)?;
     m.add_function(wrap_pyfunction!(csv::write_csv, m)?)?;

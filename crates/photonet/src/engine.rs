@@ -409,8 +409,8 @@ pub fn run_arrivals(
     }
 }
 
-/// Test fabrics for the run loop's tests (here, in `run` and in fabrics'
-/// own tests).
+/// A test fabric for the run loop's tests (here, in `run` and in
+/// `dependent`).
 #[cfg(test)]
 pub(crate) mod toy {
     use super::*;
@@ -473,92 +473,6 @@ pub(crate) mod toy {
             }
         }
         fn finish(&mut self, _end: SimTime, _rec: &mut Recorder) {}
-    }
-
-    /// The stop rules a fabric's `advance_until` is checked under: drained,
-    /// cut short at `duration`, and a flow count `count` drained with a
-    /// `drain_limit` cap.
-    pub(crate) fn stop_rules(duration: SimTime, count: u64, drain_limit: SimTime) -> [StopRule; 3] {
-        [
-            StopRule {
-                drain: true,
-                ..Default::default()
-            },
-            StopRule {
-                duration: Some(duration),
-                ..Default::default()
-            },
-            StopRule {
-                max_flows: Some(count),
-                drain: true,
-                drain_limit: Some(drain_limit),
-                ..Default::default()
-            },
-        ]
-    }
-
-    /// What a run of `flows` on `f` under `stop` leaves: per flow its
-    /// finish and delivered bytes, the event count, the end and the stats.
-    pub(crate) type Outcome = (
-        Vec<(Option<SimTime>, u64)>,
-        u64,
-        SimTime,
-        crate::fabric::FabricStats,
-    );
-
-    pub(crate) fn outcome(f: &mut dyn Fabric, flows: &[Flow], stop: &StopRule) -> Outcome {
-        let out = run(
-            f,
-            &mut flows.iter().cloned(),
-            stop,
-            Recorder::new(None),
-            &mut |_| true,
-        );
-        let fin = (0..out.recorder.flows() as u32)
-            .map(|i| (out.recorder.finish(i), out.recorder.delivered(i)))
-            .collect();
-        (fin, out.events, out.end_time, f.stats())
-    }
-
-    /// A fabric behind the plain `Fabric` interface, one `advance` per
-    /// call (the trait's default `advance_until`): the reference a fabric's
-    /// own `advance_until` must agree with.
-    pub(crate) struct OneStep<F: Fabric + ?Sized>(pub(crate) Box<F>);
-
-    impl<F: Fabric + ?Sized> Fabric for OneStep<F> {
-        fn name(&self) -> String {
-            self.0.name()
-        }
-        fn hosts(&self) -> usize {
-            self.0.hosts()
-        }
-        fn host_rate(&self) -> Rate {
-            self.0.host_rate()
-        }
-        fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
-            self.0.add_flow(now, flow, rec)
-        }
-        fn batches_arrivals(&self) -> bool {
-            self.0.batches_arrivals()
-        }
-        fn add_flows(&mut self, now: SimTime, flows: &[Flow], rec: &mut Recorder) {
-            self.0.add_flows(now, flows, rec)
-        }
-        fn next_event(&self) -> Option<SimTime> {
-            self.0.next_event()
-        }
-        fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
-            self.0.advance(now, rec)
-        }
-        fn finish(&mut self, end: SimTime, rec: &mut Recorder) {
-            self.0.finish(end, rec)
-        }
-        fn stats(&self) -> crate::fabric::FabricStats {
-            self.0.stats()
-        }
-        fn check_invariants(&self) -> Result<(), String> {
-            self.0.check_invariants()
-        }
     }
 }
 

@@ -6,13 +6,14 @@
 //! every flow completes at low load with drain; the same seed gives identical
 //! outputs; no invariant is violated with run-time checks on; its parameters
 //! appear documented in `default-config`; its complete config (which keys a
-//! sweep point) holds only its own table.
+//! sweep point) holds only its own table; a run emits exactly the statistics
+//! it declares.
 
 mod common;
 use common::tempdir;
 
 use photonet::config::{documented_default_config, Config, PatternKind, SizesConfig};
-use photonet::fabric::registry::{self, FabricSpec, REGISTRY};
+use photonet::fabric::registry::{self, FabricSpec, FctBounds, Variant, REGISTRY};
 use photonet::run::{prepare, simulate, Paths, RunResult};
 use photonet::units::{ByteSize, Rate, SimTime};
 
@@ -44,34 +45,49 @@ fn no_violations(r: &RunResult, what: &str) {
     );
 }
 
-#[test]
-fn a_lone_flow_takes_at_least_bytes_over_r_and_at_most_the_documented_bound() {
-    let dir = tempdir::Dir::new();
+/// Runs `c` with one flow `(src, dst, bytes)` starting at 3 µs (a trace in
+/// `dir`), drained and checked: its FCT and the bounds the fabric states.
+fn lone_flow(
+    c: &Config,
+    spec: &FabricSpec,
+    v: &Variant,
+    dir: &tempdir::Dir,
+    (src, dst, bytes): (u32, u32, u64),
+    what: &str,
+) -> (SimTime, FctBounds) {
+    std::fs::write(
+        dir.path.join("one.csv"),
+        format!("src,dst,bytes,start\n{src},{dst},{bytes},3us\n"),
+    )
+    .unwrap();
+    let mut c = c.clone();
+    c.workload.pattern.kind = PatternKind::Trace;
+    c.workload.pattern.file = Some("one.csv".into());
+    c.stop.flows = None;
+    c.stop.drain = true;
     let paths = Paths {
         base_dir: Some(dir.path.clone()),
         search: vec![],
     };
+    let r = run(&c, &paths);
+    no_violations(&r, what);
+    let fct = SimTime(r.flows.finish(0).expect(what) - r.flows.start_ps[0]);
+    let table = c.fabric_table(spec).unwrap();
+    let b = spec
+        .lone_flow_fct(&table, v, &c.build_context(), src, dst, bytes)
+        .unwrap();
+    (fct, b)
+}
+
+#[test]
+fn a_lone_flow_takes_at_least_bytes_over_r_and_at_most_the_documented_bound() {
+    let dir = tempdir::Dir::new();
     for (spec, v) in registry::variants() {
         for (src, dst) in [(0u32, 7u32), (0, 1), (5, 2)] {
             for bytes in [1u64, 562, 1_500, 40_000, 1_000_000] {
                 let what = format!("{}: {bytes} B from {src} to {dst}", v.name);
-                std::fs::write(
-                    dir.path.join("one.csv"),
-                    format!("src,dst,bytes,start\n{src},{dst},{bytes},3us\n"),
-                )
-                .unwrap();
-                let mut c = small(v.name);
-                c.workload.pattern.kind = PatternKind::Trace;
-                c.workload.pattern.file = Some("one.csv".into());
-                c.stop.flows = None;
-                c.stop.drain = true;
-                let r = run(&c, &paths);
-                no_violations(&r, &what);
-                let fct = SimTime(r.flows.finish(0).expect(&what) - r.flows.start_ps[0]);
-                let table = c.fabric_table(spec).unwrap();
-                let b = spec
-                    .lone_flow_fct(&table, v, &c.build_context(), src, dst, bytes)
-                    .unwrap();
+                let c = small(v.name);
+                let (fct, b) = lone_flow(&c, spec, v, &dir, (src, dst, bytes), &what);
                 let at_r = c.topology.host_rate().tx_time(bytes);
                 assert!(
                     b.min + SimTime(1) >= at_r,
@@ -95,10 +111,6 @@ fn esn_osub_lone_flow_bounds_hold_at_both_tiers() {
     // cross pods, (0, 1) stays in a rack.
     use photonet::fabric::esn::{EsnOsubParams, OsubTier};
     let dir = tempdir::Dir::new();
-    let paths = Paths {
-        base_dir: Some(dir.path.clone()),
-        search: vec![],
-    };
     let (spec, v) = registry::variants()
         .into_iter()
         .find(|(_, v)| v.name == "esn_osub")
@@ -111,27 +123,12 @@ fn esn_osub_lone_flow_bounds_hold_at_both_tiers() {
         for (src, dst) in [(0u32, 7u32), (0, 1), (0, 3), (5, 2)] {
             for bytes in [1u64, 1_500, 1_000_000] {
                 let what = format!("{tier:?}/{pod_racks}: {bytes} B from {src} to {dst}");
-                std::fs::write(
-                    dir.path.join("one.csv"),
-                    format!("src,dst,bytes,start\n{src},{dst},{bytes},3us\n"),
-                )
-                .unwrap();
                 let mut c = small("esn_osub");
                 c.edit(|o: &mut EsnOsubParams| {
                     o.tier = tier;
                     o.pod_racks = pod_racks;
                 });
-                c.workload.pattern.kind = PatternKind::Trace;
-                c.workload.pattern.file = Some("one.csv".into());
-                c.stop.flows = None;
-                c.stop.drain = true;
-                let r = run(&c, &paths);
-                no_violations(&r, &what);
-                let fct = SimTime(r.flows.finish(0).expect(&what) - r.flows.start_ps[0]);
-                let table = c.fabric_table(spec).unwrap();
-                let b = spec
-                    .lone_flow_fct(&table, v, &c.build_context(), src, dst, bytes)
-                    .unwrap();
+                let (fct, b) = lone_flow(&c, spec, v, &dir, (src, dst, bytes), &what);
                 assert!(
                     b.min <= fct && fct <= b.max,
                     "{what}: FCT {fct} outside [{}, {}]",
@@ -227,6 +224,21 @@ fn the_same_seed_gives_identical_outputs() {
     }
 }
 
+#[test]
+fn a_run_emits_exactly_the_statistics_its_fabric_declares() {
+    use photonet::fabric::stats_decl::mismatches;
+    for (spec, v) in registry::variants() {
+        for checked in [false, true] {
+            let mut c = random_load(v.name, 0.5, 300, true, 5);
+            c.metrics.check_invariants = checked;
+            let r = run(&c, &Paths::default());
+            let names = r.summary.fabric_stats.keys().map(String::as_str);
+            let bad = mismatches(spec.table, v.name, checked, names);
+            assert!(bad.is_empty(), "checked = {checked}:\n{}", bad.join("\n"));
+        }
+    }
+}
+
 fn schema_keys(spec: &FabricSpec) -> Vec<String> {
     let schema = serde_json::Value::from(spec.schema());
     schema["properties"]
@@ -296,25 +308,9 @@ fn a_complete_config_holds_only_the_selected_fabrics_table() {
 
 #[test]
 fn every_fabric_runs_every_collective_as_a_dependent_workload() {
-    use photonet::workload::collective::{Algorithm, CollectiveKind, JobConfig};
-    use Algorithm::*;
-    use CollectiveKind::*;
-    let all = [
-        (AllReduce, Ring),
-        (AllReduce, HalvingDoubling),
-        (AllReduce, DoubleBinaryTree),
-        (ReduceScatter, Ring),
-        (ReduceScatter, HalvingDoubling),
-        (AllGather, Ring),
-        (AllGather, HalvingDoubling),
-        (AllToAll, Direct),
-        (AllToAll, Pairwise),
-        (Broadcast, Ring),
-        (Broadcast, BinomialTree),
-        (Pipeline, Gpipe),
-    ];
+    use photonet::workload::collective::{CollectiveKind, JobConfig};
     for (_, v) in registry::variants() {
-        for (kind, alg) in all {
+        for (kind, alg) in CollectiveKind::every_algorithm() {
             let what = format!("{}: {} {}", v.name, kind.name(), alg.name());
             let mut c = small(v.name);
             c.stop.flows = None;

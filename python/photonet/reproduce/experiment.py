@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from ..api import stat_name_matches, statistics
 from ..config import ConfigError, read_config_text, tomllib
 
 SCALES = ("quick", "full")
@@ -348,6 +349,15 @@ def _load_metrics(exp: Path, raw: Any) -> dict[str, Metric]:
     return out
 
 
+def check_fabric_stat(where: str, key: Any) -> None:
+    """A ``fabric_stat`` must be a statistic some registered fabric declares
+    (see ``photonet.api.statistics``); the error lists the valid names."""
+    declared = sorted({s.name for s in statistics()})
+    if not isinstance(key, str) or not any(stat_name_matches(d, key) for d in declared):
+        raise ConfigError(f"{where}: `fabric_stat` = {key!r} is not a statistic any fabric declares (a key of a "
+                          f"summary's fabric_stats); expected one of {', '.join(declared)}")
+
+
 def parse_metric(where: str, name: str, t: dict) -> Metric:
     """One ``[metrics.<name>]`` table: exactly one source (``fct = "p99"`` with
     ``class``, ``summary = "<key>"`` or ``fabric_stat = "<key>"``), then
@@ -374,8 +384,8 @@ def parse_metric(where: str, name: str, t: dict) -> Metric:
             raise ConfigError(f"{where}: `summary` = {key!r} is not a numeric summary.json key; expected one of {', '.join(SUMMARY_KEYS)}")
         if src == "reference" and key not in REFERENCE_STATS:
             raise ConfigError(f"{where}: `reference` = {key!r} is not known; expected one of {', '.join(REFERENCE_STATS)}")
-        if src == "fabric_stat" and (not isinstance(key, str) or not key):
-            raise ConfigError(f"{where}: `fabric_stat` = {key!r} must be a key of a summary's fabric_stats")
+        if src == "fabric_stat":
+            check_fabric_stat(where, key)
     within = t.get("within_us")
     if (src == "fct" and key == "share_within") != (within is not None):
         raise ConfigError(f"{where}: `within_us` = {within!r} goes with `fct = \"share_within\"` (and it needs one)")

@@ -1,5 +1,6 @@
 """The sweep points of a reproduction: building them from the figure files,
-keying them, and running the missing ones (local threads, Ray or Slurm).
+keying them, and running the missing ones (local threads, Ray or Slurm: a
+:func:`photonet.sweep.backend`).
 
 A point is: the figure's config + the scale's overrides + the figure's
 overrides for that scale + the series' ``set`` + the x value + ``--set``
@@ -10,9 +11,6 @@ shared by several figures runs once and a killed reproduction resumes.
 from __future__ import annotations
 
 import json
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -24,7 +22,7 @@ from ..config import ConfigError, _deepcopy, apply_overrides, complete, tomllib
 from .experiment import SCALES, Figure, Paper, fmt_x, is_num
 
 ProgressFn = Callable[[str], None]
-BACKENDS = ("local", "ray", "slurm")
+BACKENDS = sweep.BACKENDS
 
 
 @dataclass
@@ -136,10 +134,6 @@ def build_points(
 
 # --------------------------------------------------------------------------- running
 
-class _Cancelled(Exception):
-    pass
-
-
 def describe(fp: FigPoint, figs: list[Figure]) -> str:
     """``fig03 baseline load=50%``: a point in progress lines and failure lists."""
     fig = next(f for f in figs if f.id == fp.figure)
@@ -178,8 +172,8 @@ def run_points(
     """Runs the pending points (each key once) and sets every FigPoint's status.
     ``short(summary)`` describes a finished point in its progress line.
     Returns counts by outcome and, for Slurm, the script written."""
-    if backend not in BACKENDS:
-        raise ConfigError(f"backend {backend!r} is not known; expected {', '.join(BACKENDS)}")
+    runner = sweep.backend(backend, jobs=max(1, jobs), ray_address=ray_address, partition=partition,
+                           time_limit=time_limit, points_per_task=points_per_task)
     say = progress or (lambda line: None)
     brief = short or (lambda s: "")
     unique: dict[str, FigPoint] = {}
@@ -216,59 +210,24 @@ def run_points(
         else:
             todo.append(fp)
 
-    if backend == "local":
-        cancel = threading.Event()
+    by_key = {fp.key: fp for fp in todo}
 
-        def cb(*_):
-            if cancel.is_set():
-                raise _Cancelled()
-            return True
+    def on_done(p: sweep.Point, secs: Optional[float], summary: Optional[dict]) -> None:
+        fp = by_key[p.key]
+        status[fp.key] = "done"
+        info["ran"] += 1
+        line(fp, "done (ray)" if secs is None else with_brief(f"done in {secs:.1f} s", summary))
 
-        def one(fp: FigPoint):
-            t0 = time.time()
-            try:
-                s = sweep.run_point(out, fp.point, progress=cb)
-                return fp, "done", time.time() - t0, s
-            except _Cancelled:
-                return fp, "cancelled", time.time() - t0, None
-            except Exception as e:  # noqa: BLE001 - one bad point must not lose the others
-                return fp, f"failed: {type(e).__name__}: {e}", time.time() - t0, None
-            except BaseException as e:  # a Rust panic surfaces as pyo3's PanicException
-                if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                    raise
-                return fp, f"failed: {type(e).__name__}: {e}", time.time() - t0, None
+    def on_failed(f: sweep.Failure) -> None:
+        fp = by_key[f.point.key]
+        status[fp.key] = f"failed: {f.error}"
+        info["failed"] += 1
+        line(fp, status[fp.key])
 
-        ex = ThreadPoolExecutor(max_workers=max(1, jobs))
-        try:
-            futs = [ex.submit(one, fp) for fp in todo]
-            for f in as_completed(futs):
-                fp, st, secs, s = f.result()
-                status[fp.key] = st
-                if st == "done":
-                    info["ran"] += 1
-                    line(fp, with_brief(f"done in {secs:.1f} s", s))
-                elif st.startswith("failed"):
-                    info["failed"] += 1
-                    line(fp, st)
-        except BaseException:
-            cancel.set()
-            ex.shutdown(wait=True, cancel_futures=True)
-            raise
-        ex.shutdown(wait=True)
-    elif backend == "ray":
-        errors = {}
-        if todo:
-            errors = {f.point.key: f.error for f in sweep.run_ray(out, [fp.point for fp in todo], address=ray_address)}
-        for fp in todo:
-            ok = fp.key not in errors and sweep.is_done(out, fp.point)
-            status[fp.key] = "done" if ok else f"failed: {errors.get(fp.key, 'no result from Ray')}"
-            info["ran" if ok else "failed"] += 1
-            line(fp, "done (ray)" if ok else status[fp.key])
-    else:  # slurm
-        if todo:
-            info["script"] = sweep.write_slurm(out, [fp.point for fp in todo], partition=partition, time_limit=time_limit,
-                                               points_per_task=points_per_task)
-        for fp in todo:
+    outcome = runner.run(out, [fp.point for fp in todo], on_done=on_done, on_failed=on_failed) if todo else sweep.Outcome()
+    info["script"] = outcome.script
+    for fp in todo:
+        if fp.key not in status:
             status[fp.key] = "pending"
             info["pending"] += 1
             line(fp, "pending (Slurm job array)")

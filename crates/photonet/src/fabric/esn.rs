@@ -86,8 +86,8 @@ pub struct EsnOsubParams {
     /// "three-tier folded Clos" with "a 3:1 oversubscription at the
     /// aggregation tier beyond the racks": traffic between racks of one pod
     /// runs at full rate, only traffic between pods shares the thinned core
-    /// links. "rack" thins every rack's uplinks instead (what photonet did
-    /// before; a stricter baseline, since intra-pod traffic is limited too).
+    /// links. "rack" thins every rack's uplinks instead (a stricter
+    /// baseline, since intra-pod traffic is limited too).
     pub tier: OsubTier,
     /// Racks per pod at the aggregation tier (the last pod may be smaller); 0
     /// = ceil(racks / 8), i.e. 8 pods, which is 16 racks per pod at the

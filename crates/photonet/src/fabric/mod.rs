@@ -19,6 +19,7 @@ pub mod reactor;
 pub mod registry;
 pub mod sirius;
 pub(crate) mod star;
+pub mod stats_decl;
 
 use crate::flow::Flow;
 use crate::recorder::Recorder;

@@ -421,6 +421,11 @@ impl FabricSpec {
     pub fn schema(&self) -> schemars::Schema {
         (self.schema)()
     }
+    /// The statistics this table's fabrics declare (see
+    /// [`stats_decl`](crate::fabric::stats_decl)).
+    pub fn stats(&self) -> &'static [crate::fabric::stats_decl::StatDecl] {
+        crate::fabric::stats_decl::declared(self.table)
+    }
     /// The complete default table.
     pub fn defaults(&self) -> toml::Table {
         self.complete(&toml::Table::new())

@@ -7,7 +7,7 @@
 //!   per push and pop.
 //! - [`TimedFifo`]: timeouts, each a constant time after its transmission,
 //!   so already in time order; the front's time in a field, because the
-//!   run loop asks for it several times per step (−6.6 % instructions).
+//!   run loop asks for it several times per step.
 //! - [`ArrivalFifo`]: arrivals of full-size data packets and ACKs (each a
 //!   constant time after it starts) whose fates the batched switch
 //!   traversal learns later: written once, where they are taken from.

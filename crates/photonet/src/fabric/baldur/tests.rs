@@ -342,39 +342,6 @@ fn deferred_batched_switching_gives_the_same_run_as_immediate() {
     }
 }
 
-#[test]
-fn steps_up_to_the_next_arrival_in_one_call_change_nothing() {
-    // The run loop with Baldur's `advance_until` (many steps per call)
-    // and with one step per call: the same completions, statistics,
-    // event count and end, drained or cut short by a duration or a flow
-    // count.
-    use crate::engine::toy::{outcome, stop_rules, OneStep};
-    let p = BaldurParams {
-        multiplicity: 2,
-        ..Default::default()
-    };
-    let mut r = RngStreams::new(5).stream("load");
-    let perm = crate::workload::derangement(64, &mut r);
-    let mut t = 0u64;
-    let flows: Vec<Flow> = (0..64 * 60)
-        .map(|i| {
-            t += r.random_range(0..30_000);
-            let src = r.random_range(0..64);
-            let bytes = if i % 5 == 0 { 2_000 } else { 512 };
-            flow(i, src, perm[src as usize], bytes, SimTime(t))
-        })
-        .collect();
-    for stop in &stop_rules(SimTime(t / 2), 1_000, SimTime::us(3)) {
-        let mut many = net(64, &p, 5).with_checks(false);
-        let mut one = OneStep(Box::new(net(64, &p, 5).with_checks(false)));
-        let a = outcome(&mut many, &flows, stop);
-        let b = outcome(&mut one, &flows, stop);
-        assert!(a.0.iter().any(|f| f.0.is_some()));
-        assert!(a.1 > 3 * 64 * 60 / 2, "{}", a.1);
-        assert_eq!(a, b);
-    }
-}
-
 proptest! {
     /// The wake-up ring pops exactly what a binary heap of (time, seq)
     /// pops: pushes within the horizon of `now`, pops of what is due,
