@@ -503,15 +503,56 @@ const FAT_TREE: &[StatDecl] = &{
             "p99 of FCT over the ideal FCT, by size class with completed flows",
             When::Sometimes,
         ),
+        only(
+            "slowdown_p50.<class>",
+            "ratio",
+            "median of FCT over the ideal FCT, by size class (transport = \"pfabric\")",
+            When::Sometimes,
+        ),
+        only(
+            "ndp_trimmed",
+            "count",
+            "data packets trimmed to their header (transport = \"ndp\")",
+            When::Sometimes,
+        ),
+        only(
+            "ndp_trimmed_queued",
+            "count",
+            "trims that cut the newest queued packet instead of the arrival (NDP)",
+            When::Sometimes,
+        ),
+        only(
+            "ndp_header_drops",
+            "count",
+            "headers dropped because the header queue was full (NDP)",
+            When::Sometimes,
+        ),
+        only("ndp_nacks", "count", "NACKs the receivers sent (NDP)", When::Sometimes),
+        only("ndp_pulls", "count", "PULLs the receivers sent (NDP)", When::Sometimes),
+        only(
+            "duplicates",
+            "count",
+            "data packets received twice (NDP)",
+            When::Sometimes,
+        ),
+        only(
+            "peak_data_queue_bytes",
+            "bytes",
+            "largest data queue at any switch port (NDP)",
+            When::Sometimes,
+        ),
     ];
-    let mut out = [s("", "", ""); NET.len() + 2];
+    let mut out = [s("", "", ""); NET.len() + 10];
     let mut i = 0;
     while i < net.len() {
         out[i] = net[i];
         i += 1;
     }
-    out[i] = extra[0];
-    out[i + 1] = extra[1];
+    let mut j = 0;
+    while j < extra.len() {
+        out[i + j] = extra[j];
+        j += 1;
+    }
     out
 };
 
