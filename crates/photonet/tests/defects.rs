@@ -272,3 +272,71 @@ fn relayed_bytes_below_the_request_threshold_are_requested() {
     let r = simulate(p, &mut |_| true).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(unfinished(&r), 0);
 }
+
+/// Fuzzer stall (nego_18297): with the receiver limit and two iterations, a
+/// process whose first round accepted ports found nothing to request in its
+/// second round, so the fabric idled through that round's GRANT step; its
+/// last ACCEPT then took the first round's granted ports off the
+/// destination's promise a second time. The promise wrapped below zero and
+/// the hotspot destination never granted again: a drained run stalled with
+/// 39 flows pending (no piggybacking, so no other path).
+#[test]
+fn negotiator_receiver_limit_survives_an_idle_grant_step() {
+    let c = Config::from_toml(
+        r#"fabric = "negotiator"
+seed = 424
+[topology]
+racks = 2
+servers_per_rack = 3
+uplinks = 3
+uplink_rate = "100Gbps"
+[workload]
+load = 0.5
+[workload.sizes]
+dist = "cdf"
+file = "meta_hadoop.cdf"
+[workload.pattern]
+kind = "hotspot"
+node = 0
+[stop]
+flows = 130
+stall_limit = "10ms"
+drain = true
+[metrics]
+check_invariants = false
+[negotiator]
+awgr_ports = 0
+predefined_slot = "60ns"
+guardband = "5ns"
+header = "60B"
+scheduled_slot = "90ns"
+scheduled_slots = 15
+data_header = "10B"
+propagation = "2us"
+compute_delay = "0ps"
+piggyback = false
+request_threshold = 6
+priority_queues = true
+priority_thresholds = ["1KB", "10KB"]
+receiver_buffer = "256KB"
+iterations = 2
+requests = "binary"
+hol_alpha = 0.001
+stateful = false
+algorithm = "negotiator"
+ring_init = "every_epoch"
+rotate_predefined = false
+link_failures = []
+detect_epochs = 4
+mice_below = "10KB"
+relay = false
+relay_threshold = "64KB"
+relay_fanout = 2
+relay_buffer = "512KB"
+"#,
+    )
+    .unwrap();
+    let p = prepare(&c, &photonet::scenarios::workload_paths()).unwrap();
+    let r = simulate(p, &mut |_| true).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(unfinished(&r), 0);
+}

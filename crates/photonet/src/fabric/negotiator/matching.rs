@@ -242,6 +242,13 @@ impl Negotiation {
         // Processes whose data epoch passed while the fabric idled.
         while self.procs.front().is_some_and(|p| p.data_epoch < e) {
             let p = self.procs.pop_front().expect("front");
+            // Its ports were never used: their promise goes back.
+            let (sp, cap) = (cx.l.s, cx.l.sched_slots as u64 * cx.l.sched_payload);
+            for (d, x) in self.m.promised.iter_mut().enumerate() {
+                let held = (0..sp).filter(|&q| p.m.dst[d * sp + q] != FREE).count() as u64;
+                let ports = held + p.granted_ports[d] as u64;
+                *x = x.saturating_sub(ports * cap);
+            }
             self.spare.push(p);
         }
         let start = self.new_process(cx.l, e, e + (3 * rounds as u64 - 1) * k);
@@ -770,6 +777,11 @@ impl Matcher {
         for d in 0..n {
             self.promised[d] -= p.granted_ports[d] as u64 * port_cap;
         }
+        // Taken back once: if the fabric idles through the next GRANT step
+        // (nothing to request), this ACCEPT must not take them back again
+        // (the promise wrapped below zero and the destination never granted
+        // again: a drained run stalled, fuzzer nego_18297).
+        p.granted_ports.fill(0);
         for a in &acc {
             self.promised[a.dst as usize] += port_cap;
         }
