@@ -175,26 +175,41 @@ pub fn lone_flow_bounds(
     }
 }
 
+/// The Clos graph with each port's propagation delay: `host_propagation` on
+/// the host links (tiers 0 and 1: NIC up, ToR down) when set.
+pub(super) fn network_graph(p: &FatTreeParams, clos: &Clos) -> crate::net::Graph {
+    let mut graph = clos.graph();
+    if p.host_propagation.is_some() {
+        graph.delays = graph
+            .ports
+            .iter()
+            .map(|s| {
+                if s.tier <= 1 {
+                    p.host_prop()
+                } else {
+                    p.propagation
+                }
+            })
+            .collect();
+    }
+    graph
+}
+
+/// "Leaf-spine" or "Fat-tree", for a fabric's name.
+pub(super) fn shape_name(v: &Variant) -> &'static str {
+    if v.name == LEAF_SPINE_VARIANT.name {
+        "Leaf-spine"
+    } else {
+        "Fat-tree"
+    }
+}
+
 /// A fat-tree or leaf-spine network as a [`Fabric`].
 pub type PacketFabric = NetFabric<Clos, ClosExtras>;
 
 impl PacketFabric {
     pub fn new(p: &FatTreeParams, v: &Variant, clos: Clos, seed: u64) -> PacketFabric {
-        let mut graph = clos.graph();
-        if p.host_propagation.is_some() {
-            // Tiers 0 and 1 are the host links (NIC up, ToR down).
-            graph.delays = graph
-                .ports
-                .iter()
-                .map(|s| {
-                    if s.tier <= 1 {
-                        p.host_prop()
-                    } else {
-                        p.propagation
-                    }
-                })
-                .collect();
-        }
+        let graph = network_graph(p, &clos);
         let routing = match p.routing {
             Routing::Ecmp => "ECMP",
             Routing::Spray => "spraying",
@@ -209,11 +224,7 @@ impl PacketFabric {
             (TransportKind::Ndp, _) => "NDP",
             (TransportKind::Pfabric, _) => "pFabric",
         };
-        let shape = if v.name == LEAF_SPINE_VARIANT.name {
-            "Leaf-spine"
-        } else {
-            "Fat-tree"
-        };
+        let shape = shape_name(v);
         let label = format!(
             "{shape} (packet, {transport}, {routing}{})",
             match p.priority {

@@ -1,7 +1,7 @@
 //! The fat-tree or leaf-spine with NDP hosts and trimming switches
 //! (`transport = "ndp"`): the network of `net::ndp` as a [`Fabric`].
 
-use super::{Clos, FatTreeParams, LEAF_SPINE_VARIANT};
+use super::{network_graph, shape_name, Clos, FatTreeParams};
 use crate::fabric::registry::Variant;
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::Flow;
@@ -34,26 +34,8 @@ pub struct NdpFabric {
 
 impl NdpFabric {
     pub fn new(p: &FatTreeParams, v: &Variant, clos: Clos, seed: u64) -> NdpFabric {
-        let mut graph = clos.graph();
-        if p.host_propagation.is_some() {
-            // Tiers 0 and 1 are the host links (NIC up, ToR down).
-            graph.delays = graph
-                .ports
-                .iter()
-                .map(|s| {
-                    if s.tier <= 1 {
-                        p.host_prop()
-                    } else {
-                        p.propagation
-                    }
-                })
-                .collect();
-        }
-        let shape = if v.name == LEAF_SPINE_VARIANT.name {
-            "Leaf-spine"
-        } else {
-            "Fat-tree"
-        };
+        let graph = network_graph(p, &clos);
+        let shape = shape_name(v);
         NdpFabric {
             label: format!("{shape} (packet, NDP, per-packet source routing)"),
             rate: clos.host_rate,
