@@ -19,6 +19,9 @@ use photonet::topology::Topology;
 use photonet::units::{ByteSize, Rate, SimTime};
 use proptest::prelude::*;
 
+mod common;
+use common::{all_delivered, drain_with, flow, numbered};
+
 fn topo100() -> Topology {
     Topology {
         uplink_rate: Rate::gbps(100),
@@ -42,55 +45,16 @@ fn build(p: &FatTreeParams, leaf: bool, topo: &Topology, seed: u64) -> PacketFab
     PacketFabric::new(p, &v, clos, seed)
 }
 
-fn flow(id: u32, src: u32, dst: u32, bytes: u64, start_ns: u64) -> Flow {
-    Flow {
-        id,
-        src,
-        dst,
-        bytes,
-        start: SimTime::ns(start_ns),
-    }
-}
-
-/// Runs `flows` (sorted by start) to completion, checking invariants after
-/// every step; `sample(fabric, now)` is called after each step.
+/// Runs `flows` (sorted by start) to completion, checking invariants
+/// (every step in small runs: full checks are O(ports + flows)); `sample(fabric,
+/// rec, now)` is called after each step.
 fn drain(
     net: &mut PacketFabric,
     flows: &[Flow],
-    mut sample: impl FnMut(&PacketFabric, &Recorder, SimTime),
+    sample: impl FnMut(&PacketFabric, &Recorder, SimTime),
 ) -> Recorder {
-    let mut rec = Recorder::new(None);
-    let mut i = 0;
-    let mut steps = 0u64;
-    loop {
-        let ta = flows.get(i).map(|f| f.start);
-        let now = match (ta, net.next_event()) {
-            (None, None) => break,
-            (Some(a), Some(b)) if b <= a => {
-                net.advance(b, &mut rec);
-                b
-            }
-            (None, Some(b)) => {
-                net.advance(b, &mut rec);
-                b
-            }
-            (Some(a), _) => {
-                rec.register(&flows[i]);
-                net.add_flow(a, &flows[i], &mut rec);
-                i += 1;
-                a
-            }
-        };
-        steps += 1;
-        // Full checks are O(ports + flows): every step in small runs.
-        if steps.is_multiple_of(16) || flows.len() < 8 {
-            net.check_invariants().unwrap();
-        }
-        sample(net, &rec, now);
-    }
-    net.check_invariants().unwrap();
-    assert_eq!(rec.violation_count(), 0, "{:?}", rec.violations());
-    rec
+    let small = flows.len() < 8;
+    drain_with(net, flows, |s| small || s.is_multiple_of(16), sample)
 }
 
 fn fct(rec: &Recorder, f: &Flow) -> SimTime {
@@ -506,22 +470,15 @@ proptest! {
             ..FatTreeParams::default()
         };
         let mut net = build(&p, false, &topo100(), seed);
-        let mut flows: Vec<Flow> = sizes
+        let flows = numbered(sizes
             .iter()
             .map(|&(b, t, src, d)| {
                 let dst = if d == src { (src + 1) % 16 } else { d };
                 flow(0, src, dst, b, t)
             })
-            .collect();
-        flows.sort_by_key(|f| f.start);
-        for (i, f) in flows.iter_mut().enumerate() {
-            f.id = i as u32;
-        }
+            .collect());
         let rec = drain(&mut net, &flows, |_, _, _| {});
-        for f in &flows {
-            prop_assert_eq!(rec.delivered(f.id), f.bytes);
-            prop_assert!(rec.finish(f.id).is_some());
-        }
+        all_delivered(&rec, &flows);
         let s = net.stats();
         // (Timeouts may happen: one-frame buffers stretch round trips past
         // rto_min, a spurious timeout; they resend, never lose.)
@@ -555,7 +512,7 @@ proptest! {
             ..FatTreeParams::default()
         };
         let mut net = build(&p, false, &topo100(), seed);
-        let mut flows: Vec<Flow> = sizes
+        let flows = numbered(sizes
             .iter()
             .enumerate()
             .map(|(i, &(b, t))| {
@@ -563,16 +520,9 @@ proptest! {
                 let dst = (src + 1 + ((seed / 3 + i as u64) % 15) as u32) % 16;
                 flow(0, src, dst, b, t)
             })
-            .collect();
-        flows.sort_by_key(|f| f.start);
-        for (i, f) in flows.iter_mut().enumerate() {
-            f.id = i as u32;
-        }
+            .collect());
         let rec = drain(&mut net, &flows, |_, _, _| {});
-        for f in &flows {
-            prop_assert_eq!(rec.delivered(f.id), f.bytes);
-            prop_assert!(rec.finish(f.id).is_some());
-        }
+        all_delivered(&rec, &flows);
         prop_assert_eq!(rec.violation_count(), 0);
         let s = net.stats();
         if s["random_data_losses"] > 0.0 {

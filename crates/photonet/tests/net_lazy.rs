@@ -28,6 +28,9 @@ use photonet::topology::Topology;
 use photonet::units::{Rate, SimTime};
 use proptest::prelude::*;
 
+mod common;
+use common::{drain, flow, numbered, Steps};
+
 /// What a run leaves: per flow (id order) its delivered bytes and finish
 /// time, the network's statistics, and the calendar events it processed.
 #[derive(Debug, PartialEq)]
@@ -67,22 +70,9 @@ fn run<R: Router>(
             assert_eq!(net.lazy_port_free(), lazy);
         }
     }
-    let mut rec = Recorder::new(None);
-    let mut i = 0;
-    loop {
-        let ta = flows.get(i).map(|f| f.start);
-        match (ta, net.next_event()) {
-            (None, None) => break,
-            (Some(a), Some(b)) if b <= a => net.advance(b, &mut rec),
-            (None, Some(b)) => net.advance(b, &mut rec),
-            (Some(a), _) => {
-                rec.register(&flows[i]);
-                net.add_flow(a, &flows[i], &mut rec);
-                i += 1;
-            }
-        }
-        net.check_invariants().unwrap();
-    }
+    let mut net = Net(net);
+    let rec = drain(&mut net, flows, 1);
+    let net = net.0;
     let stats = net
         .stats()
         .into_iter()
@@ -106,29 +96,37 @@ fn stat(o: &Outcome, key: &str) -> f64 {
 /// Flows from (bytes, start ns, src, dst) tuples over `hosts` hosts, sorted
 /// by start and numbered.
 fn flows(spec: &[(u64, u64, u32, u32)], hosts: u32) -> Vec<Flow> {
-    let mut v: Vec<Flow> = spec
-        .iter()
-        .map(|&(bytes, t, s, d)| {
-            let src = s % hosts;
-            let dst = if d % hosts == src {
-                (src + 1) % hosts
-            } else {
-                d % hosts
-            };
-            Flow {
-                id: 0,
-                src,
-                dst,
-                bytes,
-                start: SimTime::ns(t),
-            }
-        })
-        .collect();
-    v.sort_by_key(|f| f.start);
-    for (i, f) in v.iter_mut().enumerate() {
-        f.id = i as u32;
+    numbered(
+        spec.iter()
+            .map(|&(bytes, t, s, d)| {
+                let src = s % hosts;
+                let dst = if d % hosts == src {
+                    (src + 1) % hosts
+                } else {
+                    d % hosts
+                };
+                flow(0, src, dst, bytes, t)
+            })
+            .collect(),
+    )
+}
+
+/// A bare network as the shared test driver sees it.
+struct Net<R: Router>(Network<R>);
+
+impl<R: Router> Steps for Net<R> {
+    fn next_event(&self) -> Option<SimTime> {
+        self.0.next_event()
     }
-    v
+    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+        self.0.advance(now, rec)
+    }
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
+        self.0.add_flow(now, flow, rec)
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.0.check_invariants()
+    }
 }
 
 fn cfg(

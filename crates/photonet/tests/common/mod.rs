@@ -24,3 +24,133 @@ pub mod tempdir {
         }
     }
 }
+
+use photonet::config::{Config, PatternKind};
+use photonet::fabric::Fabric;
+use photonet::flow::Flow;
+use photonet::recorder::Recorder;
+use photonet::run::{prepare, simulate, Paths, RunResult};
+use photonet::units::SimTime;
+
+/// A default config that replays `trace` (CSV `src,dst,bytes,start`, written
+/// to a temporary `t.csv`) and drains: every flow runs to its end. The
+/// directory lives as long as the returned guard.
+pub fn trace_config(trace: &str) -> (Config, Paths, tempdir::Dir) {
+    let dir = tempdir::Dir::new();
+    std::fs::write(dir.path.join("t.csv"), trace).unwrap();
+    let mut c = Config::default();
+    c.workload.pattern.kind = PatternKind::Trace;
+    c.workload.pattern.file = Some("t.csv".into());
+    c.stop.flows = None;
+    c.stop.drain = true;
+    let paths = Paths {
+        base_dir: Some(dir.path.clone()),
+        search: vec![],
+    };
+    (c, paths, dir)
+}
+
+/// Runs `c` end to end; the run must report no invariant violation.
+pub fn run_clean(c: &Config, p: &Paths) -> RunResult {
+    let r = simulate(prepare(c, p).unwrap(), &mut |_| true).unwrap();
+    assert!(
+        r.summary.invariant_violations.is_empty(),
+        "{:?}",
+        r.summary.invariant_violations
+    );
+    r
+}
+
+/// `Flow::new` with the start in ns.
+pub fn flow(id: u32, src: u32, dst: u32, bytes: u64, start_ns: u64) -> Flow {
+    Flow::new(id, src, dst, bytes, SimTime::ns(start_ns))
+}
+
+/// `flows` sorted by start and numbered in that order (what a driver wants).
+pub fn numbered(mut flows: Vec<Flow>) -> Vec<Flow> {
+    flows.sort_by_key(|f| f.start);
+    for (i, f) in flows.iter_mut().enumerate() {
+        f.id = i as u32;
+    }
+    flows
+}
+
+/// What a test driver needs of a simulator: every fabric, and a bare
+/// `net::Network` through a wrapper of the test's own.
+pub trait Steps {
+    fn next_event(&self) -> Option<SimTime>;
+    fn advance(&mut self, now: SimTime, rec: &mut Recorder);
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder);
+    fn check_invariants(&self) -> Result<(), String>;
+}
+
+impl<F: Fabric> Steps for F {
+    fn next_event(&self) -> Option<SimTime> {
+        Fabric::next_event(self)
+    }
+    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+        Fabric::advance(self, now, rec)
+    }
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
+        Fabric::add_flow(self, now, flow, rec)
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        Fabric::check_invariants(self)
+    }
+}
+
+/// Runs `flows` (sorted by start) to the end, the simulator's events first
+/// at equal times, checking invariants after the steps (counted from 1) for
+/// which `check` holds and at the end; `sample(net, rec, now)` after every
+/// step. The recorder must hold no violation.
+pub fn drain_with<S: Steps>(
+    net: &mut S,
+    flows: &[Flow],
+    check: impl Fn(u64) -> bool,
+    mut sample: impl FnMut(&S, &Recorder, SimTime),
+) -> Recorder {
+    let mut rec = Recorder::new(None);
+    let mut k = 0;
+    let mut step = 0u64;
+    loop {
+        let ta = flows.get(k).map(|f| f.start);
+        let now = match (ta, net.next_event()) {
+            (None, None) => break,
+            (Some(a), Some(b)) if b <= a => {
+                net.advance(b, &mut rec);
+                b
+            }
+            (None, Some(b)) => {
+                net.advance(b, &mut rec);
+                b
+            }
+            (Some(a), _) => {
+                rec.register(&flows[k]);
+                net.add_flow(a, &flows[k], &mut rec);
+                k += 1;
+                a
+            }
+        };
+        step += 1;
+        if check(step) {
+            net.check_invariants().unwrap();
+        }
+        sample(net, &rec, now);
+    }
+    net.check_invariants().unwrap();
+    assert_eq!(rec.violation_count(), 0, "{:?}", rec.violations());
+    rec
+}
+
+/// `drain_with` checking invariants every `every` steps, sampling nothing.
+pub fn drain<S: Steps>(net: &mut S, flows: &[Flow], every: u64) -> Recorder {
+    drain_with(net, flows, |s| s.is_multiple_of(every), |_, _, _| {})
+}
+
+/// Every flow delivered all its bytes and finished.
+pub fn all_delivered(rec: &Recorder, flows: &[Flow]) {
+    for f in flows {
+        assert_eq!(rec.delivered(f.id), f.bytes, "flow {} delivered", f.id);
+        assert!(rec.finish(f.id).is_some(), "flow {} unfinished", f.id);
+    }
+}
