@@ -10,7 +10,7 @@
 //! it declares.
 
 mod common;
-use common::tempdir;
+use common::{replay, tempdir};
 
 use photonet::config::{documented_default_config, Config, PatternKind, SizesConfig};
 use photonet::fabric::registry::{self, FabricSpec, FctBounds, Variant, REGISTRY};
@@ -55,20 +55,9 @@ fn lone_flow(
     (src, dst, bytes): (u32, u32, u64),
     what: &str,
 ) -> (SimTime, FctBounds) {
-    std::fs::write(
-        dir.path.join("one.csv"),
-        format!("src,dst,bytes,start\n{src},{dst},{bytes},3us\n"),
-    )
-    .unwrap();
     let mut c = c.clone();
-    c.workload.pattern.kind = PatternKind::Trace;
-    c.workload.pattern.file = Some("one.csv".into());
-    c.stop.flows = None;
-    c.stop.drain = true;
-    let paths = Paths {
-        base_dir: Some(dir.path.clone()),
-        search: vec![],
-    };
+    let trace = format!("src,dst,bytes,start\n{src},{dst},{bytes},3us\n");
+    let paths = replay(&mut c, dir, "one.csv", &trace);
     let r = run(&c, &paths);
     no_violations(&r, what);
     let fct = SimTime(r.flows.finish(0).expect(what) - r.flows.start_ps[0]);

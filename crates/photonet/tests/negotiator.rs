@@ -6,9 +6,9 @@
 //! with exactly-once delivery, and bad input.
 
 mod common;
-use common::tempdir;
+use common::{loaded, run_clean as run, tempdir, trace_config};
 
-use photonet::config::{Config, PatternKind, SizesConfig};
+use photonet::config::{Config, SizesConfig};
 use photonet::fabric::negotiator::{LinkFailure, LinkSide, NegotiatorParams, RingInit};
 use photonet::run::{prepare, simulate, Paths, RunResult};
 use photonet::units::{ByteSize, Rate, SimTime};
@@ -19,35 +19,15 @@ use photonet::units::{ByteSize, Rate, SimTime};
 /// is k = ceil((120 + 2,000) / 2,820) = 1 epoch. Pair 0 -> 1 is offset 1 of
 /// the round-robin rule: predefined slot 0 of every epoch.
 fn four_tors(fabric: &str, trace: &str) -> (Config, Paths, tempdir::Dir) {
-    let dir = tempdir::Dir::new();
-    std::fs::write(dir.path.join("t.csv"), trace).unwrap();
-    let mut c = Config::default();
+    let (mut c, paths, dir) = trace_config(trace);
     c.fabric = fabric.into();
     c.topology.racks = 4;
     c.topology.servers_per_rack = 1;
     c.topology.uplinks = 2;
     c.topology.uplink_rate = Rate::gbps(100);
     c.topology.server_rate = Some(Rate::gbps(100));
-    c.workload.pattern.kind = PatternKind::Trace;
-    c.workload.pattern.file = Some("t.csv".into());
-    c.stop.flows = None;
-    c.stop.drain = true;
     c.metrics.check_invariants = true;
-    let paths = Paths {
-        base_dir: Some(dir.path.clone()),
-        search: vec![],
-    };
     (c, paths, dir)
-}
-
-fn run(c: &Config, p: &Paths) -> RunResult {
-    let r = simulate(prepare(c, p).unwrap(), &mut |_| true).unwrap();
-    assert!(
-        r.summary.invariant_violations.is_empty(),
-        "{:?}",
-        r.summary.invariant_violations
-    );
-    r
 }
 
 fn fct_ps(r: &RunResult, i: usize) -> u64 {
@@ -275,22 +255,37 @@ fn saturated_match_ratio_agrees_with_the_analysis() {
     assert!(saturated(16, 4, RingInit::Once) < 0.63);
 }
 
+/// 8 ToRs x 4 ports of 100 Gbps, one host per ToR at R = 200 Gbps, under
+/// `flows` Pareto(1.5) flows of mean `mean` B at `load`, drained, with
+/// invariants checked every slot.
+fn eight_tors(fabric: &str, load: f64, mean: u64, flows: u64) -> Config {
+    let mut c = loaded(
+        fabric,
+        load,
+        SizesConfig::pareto(1.5, ByteSize(mean)),
+        flows,
+    );
+    c.topology.racks = 8;
+    c.topology.servers_per_rack = 1;
+    c.topology.uplinks = 4;
+    c.topology.uplink_rate = Rate::gbps(100);
+    c.topology.server_rate = Some(Rate::gbps(200));
+    c.metrics.check_invariants = true;
+    c
+}
+
+/// Every flow completed and every offered byte was delivered.
+fn conserved(r: &RunResult, what: &str) {
+    let s = &r.summary;
+    assert_eq!(s.completed, s.flows, "{what}");
+    assert_eq!(s.delivered_bytes, s.offered_bytes, "{what}");
+}
+
 #[test]
 fn link_failures_lose_packets_but_every_byte_arrives_exactly_once() {
     for fabric in ["negotiator", "negotiator_thin_clos"] {
-        let mut c = Config::default();
-        c.fabric = fabric.into();
-        c.topology.racks = 8;
-        c.topology.servers_per_rack = 1;
-        c.topology.uplinks = 4;
-        c.topology.uplink_rate = Rate::gbps(100);
-        c.topology.server_rate = Some(Rate::gbps(200));
-        c.workload.load = 0.7;
-        c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(50_000));
-        c.stop.flows = Some(1500);
-        c.stop.drain = true;
+        let mut c = eight_tors(fabric, 0.7, 50_000, 1500);
         c.stop.drain_limit = Some(SimTime::ms(50));
-        c.metrics.check_invariants = true;
         c.edit(|q: &mut NegotiatorParams| {
             q.link_failures = vec![
                 LinkFailure {
@@ -312,9 +307,7 @@ fn link_failures_lose_packets_but_every_byte_arrives_exactly_once() {
             ]
         });
         let r = run(&c, &Paths::default());
-        let s = &r.summary;
-        assert_eq!(s.completed, s.flows, "{fabric}");
-        assert_eq!(s.delivered_bytes, s.offered_bytes, "{fabric}");
+        conserved(&r, fabric);
         for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {
             assert_eq!(d, b, "{fabric}: flow {i}");
         }
@@ -348,23 +341,10 @@ fn every_variant_runs_clean_under_load() {
     ];
     for fabric in ["negotiator", "negotiator_thin_clos"] {
         for (name, edit) in variants {
-            let mut c = Config::default();
-            c.fabric = fabric.into();
-            c.topology.racks = 8;
-            c.topology.servers_per_rack = 1;
-            c.topology.uplinks = 4;
-            c.topology.uplink_rate = Rate::gbps(100);
-            c.topology.server_rate = Some(Rate::gbps(200));
-            c.workload.load = 0.6;
-            c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(30_000));
-            c.stop.flows = Some(800);
-            c.stop.drain = true;
-            c.metrics.check_invariants = true;
+            let mut c = eight_tors(fabric, 0.6, 30_000, 800);
             c.edit(edit);
             let r = run(&c, &Paths::default());
-            let s = &r.summary;
-            assert_eq!(s.completed, s.flows, "{fabric} {name}");
-            assert_eq!(s.delivered_bytes, s.offered_bytes, "{fabric} {name}");
+            conserved(&r, &format!("{fabric} {name}"));
             assert!(stat(&r, "accepts") > 0.0, "{fabric} {name}");
         }
     }
@@ -375,23 +355,10 @@ fn selective_relay_under_load_conserves_bytes_and_relays() {
     // Thin-clos, 8 ToRs x 4 ports (W = 2), Pareto elephants at load 0.6,
     // drained, invariants checked every slot: every flow completes with every
     // byte once, and some data took the two-hop path.
-    let mut c = Config::default();
-    c.fabric = "negotiator_thin_clos".into();
-    c.topology.racks = 8;
-    c.topology.servers_per_rack = 1;
-    c.topology.uplinks = 4;
-    c.topology.uplink_rate = Rate::gbps(100);
-    c.topology.server_rate = Some(Rate::gbps(200));
-    c.workload.load = 0.6;
-    c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(100_000));
-    c.stop.flows = Some(800);
-    c.stop.drain = true;
-    c.metrics.check_invariants = true;
+    let mut c = eight_tors("negotiator_thin_clos", 0.6, 100_000, 800);
     c.edit(|q: &mut NegotiatorParams| q.relay = true);
     let r = run(&c, &Paths::default());
-    let s = &r.summary;
-    assert_eq!(s.completed, s.flows);
-    assert_eq!(s.delivered_bytes, s.offered_bytes);
+    conserved(&r, "relay");
     assert!(stat(&r, "relayed_bytes") > 0.0);
     assert!(stat(&r, "relay_accepts") <= stat(&r, "relay_requests"));
 }
@@ -654,14 +621,16 @@ fn a_lone_flow_takes_as_long_after_idle_gaps_as_alone() {
 #[test]
 fn stateful_without_piggyback_completes_every_flow() {
     for fabric in ["negotiator", "negotiator_thin_clos"] {
-        let mut c = Config::default();
-        c.fabric = fabric.into();
+        let load = Config::default().workload.load;
+        let mut c = loaded(
+            fabric,
+            load,
+            SizesConfig::pareto(1.5, ByteSize(20_000)),
+            300,
+        );
         c.topology.racks = 4;
         c.topology.servers_per_rack = 2;
         c.topology.uplinks = 2;
-        c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(20_000));
-        c.stop.flows = Some(300);
-        c.stop.drain = true;
         c.stop.stall_limit = Some(SimTime::ms(2));
         c.edit(|p: &mut NegotiatorParams| {
             p.stateful = true;

@@ -25,29 +25,34 @@ pub mod tempdir {
     }
 }
 
-use photonet::config::{Config, PatternKind};
+use photonet::config::{Config, PatternKind, SizesConfig};
 use photonet::fabric::Fabric;
 use photonet::flow::Flow;
 use photonet::recorder::Recorder;
 use photonet::run::{prepare, simulate, Paths, RunResult};
 use photonet::units::SimTime;
 
-/// A default config that replays `trace` (CSV `src,dst,bytes,start`, written
-/// to a temporary `t.csv`) and drains: every flow runs to its end. The
-/// directory lives as long as the returned guard.
+/// A default config that replays `trace` (CSV `src,dst,bytes,start`) and
+/// drains; the directory holding the trace lives as long as the guard.
 pub fn trace_config(trace: &str) -> (Config, Paths, tempdir::Dir) {
     let dir = tempdir::Dir::new();
-    std::fs::write(dir.path.join("t.csv"), trace).unwrap();
     let mut c = Config::default();
+    let paths = replay(&mut c, &dir, "t.csv", trace);
+    (c, paths, dir)
+}
+
+/// Makes `c` replay `trace`, written to `name` in `dir`, and drain: every
+/// flow runs to its end. Returns the paths to run it with.
+pub fn replay(c: &mut Config, dir: &tempdir::Dir, name: &str, trace: &str) -> Paths {
+    std::fs::write(dir.path.join(name), trace).unwrap();
     c.workload.pattern.kind = PatternKind::Trace;
-    c.workload.pattern.file = Some("t.csv".into());
+    c.workload.pattern.file = Some(name.into());
     c.stop.flows = None;
     c.stop.drain = true;
-    let paths = Paths {
+    Paths {
         base_dir: Some(dir.path.clone()),
         search: vec![],
-    };
-    (c, paths, dir)
+    }
 }
 
 /// Runs `c` end to end; the run must report no invariant violation.
@@ -55,10 +60,23 @@ pub fn run_clean(c: &Config, p: &Paths) -> RunResult {
     let r = simulate(prepare(c, p).unwrap(), &mut |_| true).unwrap();
     assert!(
         r.summary.invariant_violations.is_empty(),
-        "{:?}",
+        "{}: {:?}",
+        c.fabric,
         r.summary.invariant_violations
     );
     r
+}
+
+/// A default config of `fabric` offering `flows` random flows of `sizes`
+/// at `load`, drained: every flow runs to its end.
+pub fn loaded(fabric: &str, load: f64, sizes: SizesConfig, flows: u64) -> Config {
+    let mut c = Config::default();
+    c.fabric = fabric.into();
+    c.workload.load = load;
+    c.workload.sizes = sizes;
+    c.stop.flows = Some(flows);
+    c.stop.drain = true;
+    c
 }
 
 /// `Flow::new` with the start in ns.
