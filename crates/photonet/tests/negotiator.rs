@@ -10,6 +10,7 @@ use common::{loaded, run_clean as run, tempdir, trace_config};
 
 use photonet::config::{Config, SizesConfig};
 use photonet::fabric::negotiator::{LinkFailure, LinkSide, NegotiatorParams, RingInit};
+use photonet::fabric::registry::ParamTable;
 use photonet::run::{prepare, simulate, Paths, RunResult};
 use photonet::units::{ByteSize, Rate, SimTime};
 
@@ -21,13 +22,30 @@ use photonet::units::{ByteSize, Rate, SimTime};
 fn four_tors(fabric: &str, trace: &str) -> (Config, Paths, tempdir::Dir) {
     let (mut c, paths, dir) = trace_config(trace);
     c.fabric = fabric.into();
-    c.topology.racks = 4;
-    c.topology.servers_per_rack = 1;
-    c.topology.uplinks = 2;
-    c.topology.uplink_rate = Rate::gbps(100);
-    c.topology.server_rate = Some(Rate::gbps(100));
-    c.metrics.check_invariants = true;
+    tors(&mut c, 4, 2, 100);
     (c, paths, dir)
+}
+
+/// `racks` ToRs x `ports` ports of 100 Gbps, one host per ToR at R =
+/// `r_gbps`, invariants checked every slot.
+fn tors(c: &mut Config, racks: u32, ports: u32, r_gbps: u64) {
+    c.topology.racks = racks;
+    c.topology.servers_per_rack = 1;
+    c.topology.uplinks = ports;
+    c.topology.uplink_rate = Rate::gbps(100);
+    c.topology.server_rate = Some(Rate::gbps(r_gbps));
+    c.metrics.check_invariants = true;
+}
+
+/// Runs `c`, then `c` changed by `edit` (which stays): both results.
+fn before_after<P: ParamTable>(
+    c: &mut Config,
+    p: &Paths,
+    edit: impl FnOnce(&mut P),
+) -> (RunResult, RunResult) {
+    let before = run(c, p);
+    c.edit(edit);
+    (before, run(c, p))
 }
 
 fn fct_ps(r: &RunResult, i: usize) -> u64 {
@@ -157,10 +175,10 @@ fn pias_lets_a_mouse_pass_an_elephant() {
     let trace = "src,dst,bytes,start\n0,1,1000000,0ns\n0,1,500,10000ns\n";
     let (mut c, p, _d) = four_tors("negotiator", trace);
     c.topology.server_rate = Some(Rate::gbps(400));
-    let with = run(&c, &p);
+    let (with, without) = before_after(&mut c, &p, |q: &mut NegotiatorParams| {
+        q.priority_queues = false
+    });
     assert_eq!(fct_ps(&with, 1), 2_120_000);
-    c.edit(|q: &mut NegotiatorParams| q.priority_queues = false);
-    let without = run(&c, &p);
     // The elephant's ~1 MB left ahead of it drains at ~2 x 30 x 1,115 B per epoch.
     assert!(
         fct_ps(&without, 1) > 10 * 2_820_000,
@@ -265,12 +283,7 @@ fn eight_tors(fabric: &str, load: f64, mean: u64, flows: u64) -> Config {
         SizesConfig::pareto(1.5, ByteSize(mean)),
         flows,
     );
-    c.topology.racks = 8;
-    c.topology.servers_per_rack = 1;
-    c.topology.uplinks = 4;
-    c.topology.uplink_rate = Rate::gbps(100);
-    c.topology.server_rate = Some(Rate::gbps(200));
-    c.metrics.check_invariants = true;
+    tors(&mut c, 8, 4, 200);
     c
 }
 
@@ -511,9 +524,9 @@ fn traffic_oblivious_baseline_source_priorities_let_a_mouse_pass() {
         q.queue_bound = u32::MAX;
         q.server_buffer = ByteSize(100_000_000);
     });
-    let rr = run(&c, &p);
-    c.edit(|q: &mut SiriusParams| q.source_priorities = vec![ByteSize(1_000), ByteSize(10_000)]);
-    let pias = run(&c, &p);
+    let (rr, pias) = before_after(&mut c, &p, |q: &mut SiriusParams| {
+        q.source_priorities = vec![ByteSize(1_000), ByteSize(10_000)]
+    });
     let (f_rr, f_pias) = (fct_ps(&rr, 10), fct_ps(&pias, 10));
     // 4 slots of 100 ns per epoch; via any intermediate then one more hop.
     // Both pay the server's NIC at R (round-robin over its flows) on the way
@@ -541,10 +554,8 @@ fn selective_relay_gives_a_thin_clos_elephant_a_second_path() {
     let trace = "src,dst,bytes,start\n0,1,1000000,0ns\n";
     let (mut c, p, _d) = four_tors("negotiator_thin_clos", trace);
     c.topology.server_rate = Some(Rate::gbps(400));
-    let direct = run(&c, &p);
+    let (direct, relayed) = before_after(&mut c, &p, |q: &mut NegotiatorParams| q.relay = true);
     assert_eq!(stat(&direct, "relayed_bytes"), 0.0);
-    c.edit(|q: &mut NegotiatorParams| q.relay = true);
-    let relayed = run(&c, &p);
     assert!(stat(&relayed, "relay_accepts") > 0.0);
     let share = stat(&relayed, "relayed_bytes") / 1e6;
     assert!(share > 0.2 && share < 0.8, "relayed share {share}");
