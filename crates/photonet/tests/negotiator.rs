@@ -6,7 +6,7 @@
 //! with exactly-once delivery, and bad input.
 
 mod common;
-use common::{loaded, run_clean as run, tempdir, trace_config};
+use common::{loaded, one_host_per_rack, run_clean as run, tempdir, trace_config};
 
 use photonet::config::{Config, SizesConfig};
 use photonet::fabric::negotiator::{LinkFailure, LinkSide, NegotiatorParams, RingInit};
@@ -29,10 +29,7 @@ fn four_tors(fabric: &str, trace: &str) -> (Config, Paths, tempdir::Dir) {
 /// `racks` ToRs x `ports` ports of 100 Gbps, one host per ToR at R =
 /// `r_gbps`, invariants checked every slot.
 fn tors(c: &mut Config, racks: u32, ports: u32, r_gbps: u64) {
-    c.topology.racks = racks;
-    c.topology.servers_per_rack = 1;
-    c.topology.uplinks = ports;
-    c.topology.uplink_rate = Rate::gbps(100);
+    one_host_per_rack(c, racks, ports, 100);
     c.topology.server_rate = Some(Rate::gbps(r_gbps));
     c.metrics.check_invariants = true;
 }

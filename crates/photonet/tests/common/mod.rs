@@ -67,6 +67,14 @@ pub fn run_clean(c: &Config, p: &Paths) -> RunResult {
     r
 }
 
+/// `racks` racks of one host, each with `uplinks` links of `gbps` Gbps.
+pub fn one_host_per_rack(c: &mut Config, racks: u32, uplinks: u32, gbps: u64) {
+    c.topology.racks = racks;
+    c.topology.servers_per_rack = 1;
+    c.topology.uplinks = uplinks;
+    c.topology.uplink_rate = photonet::units::Rate::gbps(gbps);
+}
+
 /// A default config of `fabric` offering `flows` random flows of `sizes`
 /// at `load`, drained: every flow runs to its end.
 pub fn loaded(fabric: &str, load: f64, sizes: SizesConfig, flows: u64) -> Config {
