@@ -156,11 +156,17 @@ fn random_load(fabric: &str, load: f64, flows: u64, drain: bool, seed: u64) -> C
     c
 }
 
+/// Runs `c`, which must report no invariant violation.
+fn checked_run(c: &Config) -> RunResult {
+    let r = run(c, &Paths::default());
+    no_violations(&r, &c.fabric);
+    r
+}
+
 #[test]
 fn at_low_load_with_drain_every_flow_completes_and_bytes_are_conserved() {
     for name in registry::names() {
-        let r = run(&random_load(name, 0.2, 400, true, 7), &Paths::default());
-        no_violations(&r, name);
+        let r = checked_run(&random_load(name, 0.2, 400, true, 7));
         let s = &r.summary;
         assert_eq!(s.completed, s.flows, "{name}: unfinished flows");
         assert_eq!(s.delivered_bytes, s.offered_bytes, "{name}");
@@ -175,8 +181,7 @@ fn at_low_load_with_drain_every_flow_completes_and_bytes_are_conserved() {
 #[test]
 fn under_heavy_load_no_invariant_is_violated_and_no_byte_is_invented() {
     for name in registry::names() {
-        let r = run(&random_load(name, 0.95, 600, false, 3), &Paths::default());
-        no_violations(&r, name);
+        let r = checked_run(&random_load(name, 0.95, 600, false, 3));
         let s = &r.summary;
         assert!(s.delivered_bytes <= s.offered_bytes, "{name}");
         for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {
