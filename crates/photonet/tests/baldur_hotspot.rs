@@ -20,7 +20,7 @@ const PER_SENDER: u64 = 40;
 fn hotspot(fabric: &str) -> Config {
     let sizes = SizesConfig::fixed(ByteSize(512));
     let mut c = loaded(fabric, 0.7, sizes, (HOSTS as u64 - 1) * PER_SENDER);
-    one_host_per_rack(&mut c, HOSTS, 1, 25);
+    one_host_per_rack(&mut c.topology, HOSTS, 1, 25);
     c.workload.pattern.kind = PatternKind::Hotspot;
     c
 }

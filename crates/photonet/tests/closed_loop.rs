@@ -15,7 +15,7 @@ fn ping_pong(fabric: &str, hosts: u32, per_node: u64, group: Option<u32>) -> Con
     let load = Config::default().workload.load;
     let sizes = SizesConfig::fixed(ByteSize(512));
     let mut c = loaded(fabric, load, sizes, hosts as u64 * per_node);
-    one_host_per_rack(&mut c, hosts, 1, 25);
+    one_host_per_rack(&mut c.topology, hosts, 1, 25);
     c.workload.pattern.kind = PatternKind::PingPong;
     c.workload.pattern.group = group;
     c.metrics.check_invariants = true;

@@ -29,7 +29,7 @@ fn four_tors(fabric: &str, trace: &str) -> (Config, Paths, tempdir::Dir) {
 /// `racks` ToRs x `ports` ports of 100 Gbps, one host per ToR at R =
 /// `r_gbps`, invariants checked every slot.
 fn tors(c: &mut Config, racks: u32, ports: u32, r_gbps: u64) {
-    one_host_per_rack(c, racks, ports, 100);
+    one_host_per_rack(&mut c.topology, racks, ports, 100);
     c.topology.server_rate = Some(Rate::gbps(r_gbps));
     c.metrics.check_invariants = true;
 }

@@ -30,6 +30,7 @@ use photonet::fabric::Fabric;
 use photonet::flow::Flow;
 use photonet::recorder::Recorder;
 use photonet::run::{prepare, simulate, Paths, RunResult};
+use photonet::topology::Topology;
 use photonet::units::SimTime;
 
 /// A default config that replays `trace` (CSV `src,dst,bytes,start`) and
@@ -68,11 +69,11 @@ pub fn run_clean(c: &Config, p: &Paths) -> RunResult {
 }
 
 /// `racks` racks of one host, each with `uplinks` links of `gbps` Gbps.
-pub fn one_host_per_rack(c: &mut Config, racks: u32, uplinks: u32, gbps: u64) {
-    c.topology.racks = racks;
-    c.topology.servers_per_rack = 1;
-    c.topology.uplinks = uplinks;
-    c.topology.uplink_rate = photonet::units::Rate::gbps(gbps);
+pub fn one_host_per_rack(t: &mut Topology, racks: u32, uplinks: u32, gbps: u64) {
+    t.racks = racks;
+    t.servers_per_rack = 1;
+    t.uplinks = uplinks;
+    t.uplink_rate = photonet::units::Rate::gbps(gbps);
 }
 
 /// A default config of `fabric` offering `flows` random flows of `sizes`
