@@ -1,6 +1,14 @@
 //! Helpers shared by the end-to-end tests.
 #![allow(dead_code)]
 
+use photonet::config::{Config, PatternKind, SizesConfig};
+use photonet::fabric::Fabric;
+use photonet::flow::Flow;
+use photonet::recorder::Recorder;
+use photonet::run::{prepare, simulate, Paths, RunResult};
+use photonet::topology::Topology;
+use photonet::units::{Rate, SimTime};
+
 pub mod tempdir {
     pub struct Dir {
         pub path: std::path::PathBuf,
@@ -24,14 +32,6 @@ pub mod tempdir {
         }
     }
 }
-
-use photonet::config::{Config, PatternKind, SizesConfig};
-use photonet::fabric::Fabric;
-use photonet::flow::Flow;
-use photonet::recorder::Recorder;
-use photonet::run::{prepare, simulate, Paths, RunResult};
-use photonet::topology::Topology;
-use photonet::units::SimTime;
 
 /// A default config that replays `trace` (CSV `src,dst,bytes,start`) and
 /// drains; the directory holding the trace lives as long as the guard.
@@ -73,7 +73,7 @@ pub fn one_host_per_rack(t: &mut Topology, racks: u32, uplinks: u32, gbps: u64) 
     t.racks = racks;
     t.servers_per_rack = 1;
     t.uplinks = uplinks;
-    t.uplink_rate = photonet::units::Rate::gbps(gbps);
+    t.uplink_rate = Rate::gbps(gbps);
 }
 
 /// A default config of `fabric` offering `flows` random flows of `sizes`
