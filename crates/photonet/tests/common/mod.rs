@@ -79,8 +79,10 @@ pub fn one_host_per_rack(t: &mut Topology, racks: u32, uplinks: u32, gbps: u64) 
 /// A default config of `fabric` offering `flows` random flows of `sizes`
 /// at `load`, drained: every flow runs to its end.
 pub fn loaded(fabric: &str, load: f64, sizes: SizesConfig, flows: u64) -> Config {
-    let mut c = Config::default();
-    c.fabric = fabric.into();
+    let mut c = Config {
+        fabric: fabric.into(),
+        ..Config::default()
+    };
     c.workload.load = load;
     c.workload.sizes = sizes;
     c.stop.flows = Some(flows);
