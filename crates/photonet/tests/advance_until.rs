@@ -4,6 +4,8 @@
 //! duration or a flow count. Here, beside the engine, because fabrics sit
 //! below the run loop and may not call it.
 
+mod common;
+
 use photonet::engine::{run, StopRule};
 use photonet::fabric::baldur::{BaldurModule, BaldurParams};
 use photonet::fabric::hpc::{HpcModule, HpcParams, DRAGONFLY, MULTIBUTTERFLY};
@@ -98,12 +100,16 @@ impl Fabric for OneStep {
 
 /// One host per rack at `gbps`: the HPC fabrics' endpoints.
 fn topo(n: u32, gbps: u64) -> Topology {
-    Topology {
-        racks: n,
-        servers_per_rack: 1,
-        uplinks: 1,
-        uplink_rate: Rate::gbps(gbps),
-        server_rate: None,
+    let mut t = Topology::default();
+    common::one_host_per_rack(&mut t, n, 1, gbps);
+    t
+}
+
+fn context(topology: &Topology, seed: u64, check_invariants: bool) -> BuildContext<'_> {
+    BuildContext {
+        topology,
+        seed,
+        check_invariants,
     }
 }
 
@@ -118,13 +124,8 @@ fn permutation_load(n: u32, seed: u64, per_node: u32, max_gap: u64, big: (u32, u
         .map(|i| {
             at += r.random_range(0..max_gap);
             let src = r.random_range(0..n);
-            Flow {
-                id: i,
-                src,
-                dst: perm[src as usize],
-                bytes: if i % big.0 == 0 { big.1 } else { 512 },
-                start: SimTime(at),
-            }
+            let bytes = if i % big.0 == 0 { big.1 } else { 512 };
+            Flow::new(i, src, perm[src as usize], bytes, SimTime(at))
         })
         .collect()
 }
@@ -158,11 +159,7 @@ fn baldur_steps_up_to_the_next_arrival_in_one_call_change_nothing() {
         ..Default::default()
     };
     let t = topo(64, 25);
-    let ctx = BuildContext {
-        topology: &t,
-        seed: 5,
-        check_invariants: false,
-    };
+    let ctx = context(&t, 5, false);
     let flows = permutation_load(64, 5, 60, 30_000, (5, 2_000));
     let at = flows.last().unwrap().start.0;
     let v = &BaldurModule::VARIANTS[0];
@@ -179,11 +176,7 @@ fn hpc_baselines_step_up_to_the_next_arrival_in_one_call_change_nothing() {
     let variants: [(&Variant, u32); 2] = [(&MULTIBUTTERFLY, 64), (&DRAGONFLY, 72)];
     for (v, n) in variants {
         let t = topo(n, 25);
-        let ctx = BuildContext {
-            topology: &t,
-            seed: 1,
-            check_invariants: true,
-        };
+        let ctx = context(&t, 1, true);
         let flows = permutation_load(n, 7, 40, 12_000, (7, 3_000));
         let at = flows.last().unwrap().start.0;
         let build = || HpcModule::plan_and_build(HpcParams::default(), v, &ctx).unwrap();

@@ -8,30 +8,25 @@
 
 use photonet::config::{Config, PatternKind, SizesConfig};
 use photonet::fabric::baldur::BaldurParams;
-use photonet::run::{prepare, simulate, Paths, RunResult};
-use photonet::units::{ByteSize, Rate, SimTime};
+use photonet::run::{Paths, RunResult};
+use photonet::units::{ByteSize, SimTime};
+
+mod common;
+use common::{loaded, one_host_per_rack, run_clean};
 
 const HOSTS: u32 = 64;
 const PER_SENDER: u64 = 40;
 
 fn hotspot(fabric: &str) -> Config {
-    let mut c = Config::default();
-    c.fabric = fabric.into();
-    c.topology.racks = HOSTS;
-    c.topology.servers_per_rack = 1;
-    c.topology.uplinks = 1;
-    c.topology.uplink_rate = Rate::gbps(25);
-    c.workload.load = 0.7;
+    let sizes = SizesConfig::fixed(ByteSize(512));
+    let mut c = loaded(fabric, 0.7, sizes, (HOSTS as u64 - 1) * PER_SENDER);
+    one_host_per_rack(&mut c.topology, HOSTS, 1, 25);
     c.workload.pattern.kind = PatternKind::Hotspot;
-    c.workload.sizes = SizesConfig::fixed(ByteSize(512));
-    c.stop.flows = Some((HOSTS as u64 - 1) * PER_SENDER);
-    c.stop.drain = true;
     c
 }
 
 fn run(c: &Config) -> RunResult {
-    let r = simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
-    assert!(r.summary.invariant_violations.is_empty());
+    let r = run_clean(c, &Paths::default());
     assert_eq!(r.summary.unfinished, 0);
     r
 }

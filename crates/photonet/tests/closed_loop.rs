@@ -5,33 +5,25 @@
 
 use photonet::config::{Config, PatternKind, SizesConfig};
 use photonet::fabric::ideal::IdealParams;
-use photonet::run::{prepare, simulate, Paths, RunResult};
-use photonet::units::{ByteSize, Rate, SimTime};
+use photonet::run::{prepare, Paths, RunResult};
+use photonet::units::{ByteSize, SimTime};
+
+mod common;
+use common::{loaded, one_host_per_rack, run_clean};
 
 fn ping_pong(fabric: &str, hosts: u32, per_node: u64, group: Option<u32>) -> Config {
-    let mut c = Config::default();
-    c.fabric = fabric.into();
-    c.topology.racks = hosts;
-    c.topology.servers_per_rack = 1;
-    c.topology.uplinks = 1;
-    c.topology.uplink_rate = Rate::gbps(25);
+    let load = Config::default().workload.load;
+    let sizes = SizesConfig::fixed(ByteSize(512));
+    let mut c = loaded(fabric, load, sizes, hosts as u64 * per_node);
+    one_host_per_rack(&mut c.topology, hosts, 1, 25);
     c.workload.pattern.kind = PatternKind::PingPong;
     c.workload.pattern.group = group;
-    c.workload.sizes = SizesConfig::fixed(ByteSize(512));
-    c.stop.flows = Some(hosts as u64 * per_node);
-    c.stop.drain = true;
     c.metrics.check_invariants = true;
     c
 }
 
 fn run(c: &Config) -> RunResult {
-    let r = simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
-    assert!(
-        r.summary.invariant_violations.is_empty(),
-        "{:?}",
-        r.summary.invariant_violations
-    );
-    r
+    run_clean(c, &Paths::default())
 }
 
 /// Per node, its flows' (start, finish) in the order it sent them.

@@ -10,7 +10,7 @@
 //! it declares.
 
 mod common;
-use common::tempdir;
+use common::{replay, tempdir};
 
 use photonet::config::{documented_default_config, Config, PatternKind, SizesConfig};
 use photonet::fabric::registry::{self, FabricSpec, FctBounds, Variant, REGISTRY};
@@ -55,20 +55,9 @@ fn lone_flow(
     (src, dst, bytes): (u32, u32, u64),
     what: &str,
 ) -> (SimTime, FctBounds) {
-    std::fs::write(
-        dir.path.join("one.csv"),
-        format!("src,dst,bytes,start\n{src},{dst},{bytes},3us\n"),
-    )
-    .unwrap();
     let mut c = c.clone();
-    c.workload.pattern.kind = PatternKind::Trace;
-    c.workload.pattern.file = Some("one.csv".into());
-    c.stop.flows = None;
-    c.stop.drain = true;
-    let paths = Paths {
-        base_dir: Some(dir.path.clone()),
-        search: vec![],
-    };
+    let trace = format!("src,dst,bytes,start\n{src},{dst},{bytes},3us\n");
+    let paths = replay(&mut c, dir, "one.csv", &trace);
     let r = run(&c, &paths);
     no_violations(&r, what);
     let fct = SimTime(r.flows.finish(0).expect(what) - r.flows.start_ps[0]);
@@ -167,11 +156,17 @@ fn random_load(fabric: &str, load: f64, flows: u64, drain: bool, seed: u64) -> C
     c
 }
 
+/// Runs `c`, which must report no invariant violation.
+fn checked_run(c: &Config) -> RunResult {
+    let r = run(c, &Paths::default());
+    no_violations(&r, &c.fabric);
+    r
+}
+
 #[test]
 fn at_low_load_with_drain_every_flow_completes_and_bytes_are_conserved() {
     for name in registry::names() {
-        let r = run(&random_load(name, 0.2, 400, true, 7), &Paths::default());
-        no_violations(&r, name);
+        let r = checked_run(&random_load(name, 0.2, 400, true, 7));
         let s = &r.summary;
         assert_eq!(s.completed, s.flows, "{name}: unfinished flows");
         assert_eq!(s.delivered_bytes, s.offered_bytes, "{name}");
@@ -186,8 +181,7 @@ fn at_low_load_with_drain_every_flow_completes_and_bytes_are_conserved() {
 #[test]
 fn under_heavy_load_no_invariant_is_violated_and_no_byte_is_invented() {
     for name in registry::names() {
-        let r = run(&random_load(name, 0.95, 600, false, 3), &Paths::default());
-        no_violations(&r, name);
+        let r = checked_run(&random_load(name, 0.95, 600, false, 3));
         let s = &r.summary;
         assert!(s.delivered_bytes <= s.offered_bytes, "{name}");
         for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {

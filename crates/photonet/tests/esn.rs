@@ -7,36 +7,21 @@ use photonet::run::{prepare, run_toml, simulate, Paths};
 use photonet::units::{ByteSize, Rate, SimTime};
 
 fn small_config(trace: &str) -> (Config, Paths, tempdir::Dir) {
-    let dir = tempdir::Dir::new();
-    std::fs::write(dir.path.join("t.csv"), trace).unwrap();
-    let mut c = Config::default();
+    let (mut c, paths, dir) = trace_config(trace);
     c.topology.racks = 2;
     c.topology.servers_per_rack = 4;
     c.topology.uplinks = 4;
     c.topology.uplink_rate = Rate::gbps(10); // 40 Gbps per rack, 10 Gbps per server
-    c.workload.pattern.kind = photonet::config::PatternKind::Trace;
-    c.workload.pattern.file = Some("t.csv".into());
-    c.stop.flows = None;
-    c.stop.drain = true;
     c.edit(|p: &mut EsnParams| p.base_latency = SimTime::ns(500));
     c.edit(|p: &mut EsnOsubParams| p.base_latency = SimTime::ns(500));
-    let paths = Paths {
-        base_dir: Some(dir.path.clone()),
-        search: vec![],
-    };
     (c, paths, dir)
 }
 
 mod common;
-use common::tempdir;
+use common::{loaded, run_clean, tempdir, trace_config};
 
 fn finishes(c: &Config, p: &Paths) -> Vec<Option<u64>> {
-    let r = simulate(prepare(c, p).unwrap(), &mut |_| true).unwrap();
-    assert!(
-        r.summary.invariant_violations.is_empty(),
-        "{:?}",
-        r.summary.invariant_violations
-    );
+    let r = run_clean(c, p);
     (0..r.flows.id.len())
         .map(|i| r.flows.finish(i).map(|f| f - r.flows.start_ps[i]))
         .collect()
@@ -103,22 +88,17 @@ fn oversubscription_limits_inter_rack_but_not_intra_rack_traffic() {
 #[test]
 fn random_workload_conserves_bytes_and_respects_link_capacity() {
     for fabric in ["esn", "esn_osub"] {
-        let mut c = Config::default();
-        c.fabric = fabric.into();
+        let mut c = loaded(
+            fabric,
+            0.8,
+            SizesConfig::pareto(1.2, ByteSize(50_000)),
+            3_000,
+        );
         c.topology.racks = 8;
         c.topology.servers_per_rack = 4;
-        c.workload.load = 0.8;
-        c.workload.sizes = SizesConfig::pareto(1.2, ByteSize(50_000));
-        c.stop.flows = Some(3_000);
-        c.stop.drain = true;
         c.metrics.check_invariants = true;
-        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
+        let r = run_clean(&c, &Paths::default());
         let s = &r.summary;
-        assert!(
-            s.invariant_violations.is_empty(),
-            "{fabric}: {:?}",
-            s.invariant_violations
-        );
         assert_eq!(
             s.completed, 3_000,
             "{fabric}: draining completes every flow"
@@ -175,17 +155,16 @@ fn rate_update_interval_delays_the_start_to_the_next_update() {
 #[test]
 fn rate_update_interval_approaches_the_exact_model() {
     let run = |interval: u64| {
-        let mut c = Config::default();
-        c.fabric = "esn_osub".into();
+        let mut c = loaded(
+            "esn_osub",
+            0.9,
+            SizesConfig::pareto(1.5, ByteSize(30_000)),
+            4_000,
+        );
         c.topology.racks = 8;
         c.topology.servers_per_rack = 8;
-        c.workload.load = 0.9;
-        c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(30_000));
-        c.stop.flows = Some(4_000);
-        c.stop.drain = true;
         c.edit(|p: &mut EsnOsubParams| p.rate_update_interval = SimTime(interval));
-        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
-        assert!(r.summary.invariant_violations.is_empty());
+        let r = run_clean(&c, &Paths::default());
         assert_eq!(r.summary.delivered_bytes, r.summary.offered_bytes);
         (
             r.summary.fct["all"].mean_us,

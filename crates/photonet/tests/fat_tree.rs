@@ -19,6 +19,9 @@ use photonet::topology::Topology;
 use photonet::units::{ByteSize, Rate, SimTime};
 use proptest::prelude::*;
 
+mod common;
+use common::{all_delivered, drain_with, flow, numbered};
+
 fn topo100() -> Topology {
     Topology {
         uplink_rate: Rate::gbps(100),
@@ -42,55 +45,33 @@ fn build(p: &FatTreeParams, leaf: bool, topo: &Topology, seed: u64) -> PacketFab
     PacketFabric::new(p, &v, clos, seed)
 }
 
-fn flow(id: u32, src: u32, dst: u32, bytes: u64, start_ns: u64) -> Flow {
-    Flow {
-        id,
-        src,
-        dst,
-        bytes,
-        start: SimTime::ns(start_ns),
-    }
-}
-
-/// Runs `flows` (sorted by start) to completion, checking invariants after
-/// every step; `sample(fabric, now)` is called after each step.
+/// Runs `flows` (sorted by start) to completion, checking invariants
+/// (every step in small runs: full checks are O(ports + flows)); `sample(fabric,
+/// rec, now)` is called after each step.
 fn drain(
     net: &mut PacketFabric,
     flows: &[Flow],
-    mut sample: impl FnMut(&PacketFabric, &Recorder, SimTime),
+    sample: impl FnMut(&PacketFabric, &Recorder, SimTime),
 ) -> Recorder {
-    let mut rec = Recorder::new(None);
-    let mut i = 0;
-    let mut steps = 0u64;
-    loop {
-        let ta = flows.get(i).map(|f| f.start);
-        let now = match (ta, net.next_event()) {
-            (None, None) => break,
-            (Some(a), Some(b)) if b <= a => {
-                net.advance(b, &mut rec);
-                b
-            }
-            (None, Some(b)) => {
-                net.advance(b, &mut rec);
-                b
-            }
-            (Some(a), _) => {
-                rec.register(&flows[i]);
-                net.add_flow(a, &flows[i], &mut rec);
-                i += 1;
-                a
-            }
-        };
-        steps += 1;
-        // Full checks are O(ports + flows): every step in small runs.
-        if steps.is_multiple_of(16) || flows.len() < 8 {
-            net.check_invariants().unwrap();
-        }
-        sample(net, &rec, now);
-    }
-    net.check_invariants().unwrap();
-    assert_eq!(rec.violation_count(), 0, "{:?}", rec.violations());
-    rec
+    let small = flows.len() < 8;
+    drain_with(net, flows, |s| small || s.is_multiple_of(16), sample)
+}
+
+/// A 16 x 1 MB incast on a k-ary fat-tree (seed 9) under lossless flow
+/// control: every flow completes, nothing is dropped, and back-pressure
+/// keeps the 100 Gbps downlink busy (>= 90 % of the 1.28 ms the 16 MB
+/// take). Returns the fabric and the last FCT.
+fn lossless_incast(p: &FatTreeParams) -> (PacketFabric, SimTime) {
+    let mut net = build(p, false, &topo100(), 9);
+    let flows = incast(16, 1_000_000);
+    let rec = drain(&mut net, &flows, |_, _, _| {});
+    let s = net.stats();
+    let what = (p.transport, p.flow_control);
+    assert_eq!(rec.completed(), 16, "{what:?}");
+    assert_eq!(s["drops"], 0.0, "{what:?}: {s:?}");
+    let last = flows.iter().map(|f| fct(&rec, f)).max().unwrap();
+    assert!(last.0 as f64 <= 1.28e9 / 0.9, "{what:?}: {last}");
+    (net, last)
 }
 
 fn fct(rec: &Recorder, f: &Flow) -> SimTime {
@@ -314,18 +295,10 @@ fn with_pfc_a_16_to_1_incast_drops_nothing() {
             transport,
             ..base.clone()
         };
-        let mut net = build(&p, false, &topo100(), 9);
-        let flows = incast(16, 1_000_000);
-        let rec = drain(&mut net, &flows, |_, _, _| {});
+        let (net, _) = lossless_incast(&p);
         let s = net.stats();
-        assert_eq!(rec.completed(), 16, "{transport:?}");
-        assert_eq!(s["drops"], 0.0, "{transport:?}: {s:?}");
         assert!(s["pfc_pauses"] > 0.0, "{transport:?}: PFC never acted");
         assert!(s["pfc_pause_time_us"] > 0.0);
-        // 16 MB through one 100 Gbps downlink take >= 1.28 ms; lossless
-        // back-pressure keeps it busy (>= 90 %).
-        let last = flows.iter().map(|f| fct(&rec, f)).max().unwrap();
-        assert!(last.0 as f64 <= 1.28e9 / 0.9, "{transport:?}: {last}");
     }
     let mut lossy = build(&base, false, &topo100(), 9);
     drain(&mut lossy, &incast(16, 1_000_000), |_, _, _| {});
@@ -392,12 +365,8 @@ fn with_credits_a_16_to_1_incast_drops_nothing_and_keeps_the_link_busy() {
             transport,
             ..FatTreeParams::default()
         };
-        let mut net = build(&p, false, &topo100(), 9);
-        let flows = incast(16, 1_000_000);
-        let rec = drain(&mut net, &flows, |_, _, _| {});
+        let (net, last) = lossless_incast(&p);
         let s = net.stats();
-        assert_eq!(rec.completed(), 16, "{transport:?}");
-        assert_eq!(s["drops"], 0.0, "{transport:?}: {s:?}");
         assert!(
             s["credit_stalls"] > 0.0,
             "{transport:?}: credits never limited"
@@ -412,10 +381,7 @@ fn with_credits_a_16_to_1_incast_drops_nothing_and_keeps_the_link_busy() {
             s["peak_vc_buffer_bytes"] > 33_333.0 - 4_160.0,
             "{transport:?}: {s:?}"
         );
-        // 16 MB through one 100 Gbps downlink take >= 1.28 ms; credits keep
-        // it busy (>= 90 %).
-        let last = flows.iter().map(|f| fct(&rec, f)).max().unwrap();
-        assert!(last.0 as f64 <= 1.28e9 / 0.9, "{transport:?}: {last}");
+        // 16 MB through one 100 Gbps downlink take >= 1.28 ms.
         assert!(last.0 >= 1_280_000_000, "{transport:?}: {last}");
     }
 }
@@ -506,22 +472,15 @@ proptest! {
             ..FatTreeParams::default()
         };
         let mut net = build(&p, false, &topo100(), seed);
-        let mut flows: Vec<Flow> = sizes
+        let flows = numbered(sizes
             .iter()
             .map(|&(b, t, src, d)| {
                 let dst = if d == src { (src + 1) % 16 } else { d };
                 flow(0, src, dst, b, t)
             })
-            .collect();
-        flows.sort_by_key(|f| f.start);
-        for (i, f) in flows.iter_mut().enumerate() {
-            f.id = i as u32;
-        }
+            .collect());
         let rec = drain(&mut net, &flows, |_, _, _| {});
-        for f in &flows {
-            prop_assert_eq!(rec.delivered(f.id), f.bytes);
-            prop_assert!(rec.finish(f.id).is_some());
-        }
+        all_delivered(&rec, &flows);
         let s = net.stats();
         // (Timeouts may happen: one-frame buffers stretch round trips past
         // rto_min, a spurious timeout; they resend, never lose.)
@@ -555,7 +514,7 @@ proptest! {
             ..FatTreeParams::default()
         };
         let mut net = build(&p, false, &topo100(), seed);
-        let mut flows: Vec<Flow> = sizes
+        let flows = numbered(sizes
             .iter()
             .enumerate()
             .map(|(i, &(b, t))| {
@@ -563,16 +522,9 @@ proptest! {
                 let dst = (src + 1 + ((seed / 3 + i as u64) % 15) as u32) % 16;
                 flow(0, src, dst, b, t)
             })
-            .collect();
-        flows.sort_by_key(|f| f.start);
-        for (i, f) in flows.iter_mut().enumerate() {
-            f.id = i as u32;
-        }
+            .collect());
         let rec = drain(&mut net, &flows, |_, _, _| {});
-        for f in &flows {
-            prop_assert_eq!(rec.delivered(f.id), f.bytes);
-            prop_assert!(rec.finish(f.id).is_some());
-        }
+        all_delivered(&rec, &flows);
         prop_assert_eq!(rec.violation_count(), 0);
         let s = net.stats();
         if s["random_data_losses"] > 0.0 {

@@ -49,40 +49,58 @@ fn run(c: &Config) -> RunResult {
     simulate(prepare(c, &Paths::default()).unwrap(), &mut |_| true).unwrap()
 }
 
+/// The small config with `tables` is refused on `key`, with a reason that
+/// contains `why` if given.
+fn refused_on(tables: &str, key: &str, why: Option<&str>) {
+    let e = refused_with(tables);
+    assert!(
+        e.key == key && why.is_none_or(|w| e.reason.contains(w)),
+        "{tables}: {e}"
+    );
+}
+
 #[test]
 fn a_load_whose_arrivals_cannot_be_represented_is_refused() {
-    let e = refused_with("[workload]\nload = 1e-300\n");
-    assert!(
-        e.key == "workload.load" && e.reason.contains("simulated time is limited"),
-        "{e}"
+    refused_on(
+        "[workload]\nload = 1e-300\n",
+        "workload.load",
+        Some("simulated time is limited"),
     );
-    let e = refused_with("[workload]\nload = 1e300\n");
-    assert!(
-        e.key == "workload.load" && e.reason.contains("at once"),
-        "{e}"
+    refused_on(
+        "[workload]\nload = 1e300\n",
+        "workload.load",
+        Some("at once"),
     );
 }
 
 #[test]
 fn sizes_and_times_beyond_the_limits_are_refused() {
-    let e =
-        refused_with("[workload.sizes]\ndist = \"pareto\"\nshape = 1.5\nmean = \"18000000TB\"\n");
-    assert!(
-        e.key == "workload.sizes.mean" && e.reason.contains("largest byte size"),
-        "{e}"
-    );
-    let e = refused_with("[esn]\nbase_latency = \"18446744073709551615ps\"\n");
-    assert!(
-        e.key == "esn.base_latency" && e.reason.contains("largest duration"),
-        "{e}"
-    );
-    let e = refused_with("[topology]\nuplink_rate = \"18446744073709551615bps\"\n");
-    assert!(e.key == "topology.uplink_rate", "{e}");
-    let e = refused_with("[esn]\nrate_update_interval = \"10s\"\n");
-    assert!(
-        e.key == "esn.rate_update_interval" && e.reason.contains("stall"),
-        "{e}"
-    );
+    // (the tables, the key they are refused on, a part of the reason, if checked)
+    let cases = [
+        (
+            "[workload.sizes]\ndist = \"pareto\"\nshape = 1.5\nmean = \"18000000TB\"\n",
+            "workload.sizes.mean",
+            Some("largest byte size"),
+        ),
+        (
+            "[esn]\nbase_latency = \"18446744073709551615ps\"\n",
+            "esn.base_latency",
+            Some("largest duration"),
+        ),
+        (
+            "[topology]\nuplink_rate = \"18446744073709551615bps\"\n",
+            "topology.uplink_rate",
+            None,
+        ),
+        (
+            "[esn]\nrate_update_interval = \"10s\"\n",
+            "esn.rate_update_interval",
+            Some("stall"),
+        ),
+    ];
+    for (tables, key, why) in cases {
+        refused_on(tables, key, why);
+    }
 }
 
 #[test]
@@ -117,22 +135,30 @@ fn files_with_sizes_beyond_the_limits_are_refused() {
 
 #[test]
 fn topologies_and_runs_too_large_to_allocate_are_refused_before_allocating() {
-    let e = refused_with("[topology]\nracks = 4294967295\n");
-    assert!(e.key == "topology" && e.reason.contains("at most"), "{e}");
-    let e = refused_with("[topology]\nservers_per_rack = 4294967295\n");
-    assert!(e.key == "topology", "{e}");
-    let e = refused_with("[stop]\nflows = 5000000000\n");
-    assert!(e.key == "stop.flows", "{e}");
-    let e = refused_with("[stop]\nflows = 1000000000\n");
-    assert!(e.key == "stop.flows" && e.reason.contains("GB"), "{e}");
+    for (tables, key, why) in [
+        (
+            "[topology]\nracks = 4294967295\n",
+            "topology",
+            Some("at most"),
+        ),
+        (
+            "[topology]\nservers_per_rack = 4294967295\n",
+            "topology",
+            None,
+        ),
+        ("[stop]\nflows = 5000000000\n", "stop.flows", None),
+        ("[stop]\nflows = 1000000000\n", "stop.flows", Some("GB")),
+    ] {
+        refused_on(tables, key, why);
+    }
 }
 
 #[test]
 fn a_time_series_with_too_many_bins_is_refused_with_the_bin_that_fits() {
-    let e = refused_with("[metrics]\ntime_series = \"1ps\"\n");
-    assert!(
-        e.key == "metrics.time_series" && e.reason.contains("use a bin of at least"),
-        "{e}"
+    refused_on(
+        "[metrics]\ntime_series = \"1ps\"\n",
+        "metrics.time_series",
+        Some("use a bin of at least"),
     );
     // The suggested bin is accepted.
     let mut c = small();
@@ -142,10 +168,10 @@ fn a_time_series_with_too_many_bins_is_refused_with_the_bin_that_fits() {
 
 #[test]
 fn drain_limit_is_a_cap_after_the_last_arrival() {
-    let e = refused_with("[stop]\ndrain_limit = \"1ns\"\n");
-    assert!(
-        e.key == "stop.drain_limit" && e.reason.contains("drain"),
-        "{e}"
+    refused_on(
+        "[stop]\ndrain_limit = \"1ns\"\n",
+        "stop.drain_limit",
+        Some("drain"),
     );
     // The case: a cap shorter than the arrival period used to end the
     // run at the cap (sim_time 0, goodput 0 or 10^6).

@@ -12,6 +12,9 @@ use photonet::topology::Topology;
 use photonet::units::{ByteSize, Rate, SimTime};
 use proptest::prelude::*;
 
+mod common;
+use common::{all_delivered, drain, flow, numbered};
+
 /// htsim's NDP settings on a k-ary fat-tree of 100 Gb/s, 1 us links.
 fn params(k: u32) -> FatTreeParams {
     FatTreeParams {
@@ -36,43 +39,6 @@ fn build(p: &FatTreeParams, seed: u64) -> NdpFabric {
     };
     let clos = Clos::layout(p, false, &ctx).unwrap();
     NdpFabric::new(p, &FAT_TREE_VARIANT, clos, seed)
-}
-
-/// Runs `flows` (sorted by start) to the end, checking invariants every
-/// `every` steps and at the end; the recorder must hold no violation.
-fn drain(net: &mut NdpFabric, flows: &[Flow], every: u64) -> Recorder {
-    let mut rec = Recorder::new(None);
-    let mut k = 0;
-    let mut step = 0u64;
-    loop {
-        step += 1;
-        match (flows.get(k).map(|f| f.start), net.next_event()) {
-            (None, None) => break,
-            (Some(a), Some(b)) if b <= a => net.advance(b, &mut rec),
-            (None, Some(b)) => net.advance(b, &mut rec),
-            (Some(a), _) => {
-                rec.register(&flows[k]);
-                net.add_flow(a, &flows[k], &mut rec);
-                k += 1;
-            }
-        }
-        if step.is_multiple_of(every) {
-            net.check_invariants().unwrap();
-        }
-    }
-    net.check_invariants().unwrap();
-    assert!(rec.violations().is_empty(), "{:?}", rec.violations());
-    rec
-}
-
-fn flow(id: u32, src: u32, dst: u32, bytes: u64, start_ns: u64) -> Flow {
-    Flow {
-        id,
-        src,
-        dst,
-        bytes,
-        start: SimTime::ns(start_ns),
-    }
 }
 
 fn fct(rec: &Recorder, f: &Flow) -> SimTime {
@@ -169,20 +135,13 @@ proptest! {
             p.buffer = ByteSize(8 * 4160);
             p.init_cwnd = 12;
         }
-        let mut flows: Vec<Flow> = flows
+        let flows = numbered(flows
             .iter()
             .map(|&(s, d, b, t)| flow(0, s, (s + d) % 16, b, t))
-            .collect();
-        flows.sort_by_key(|f| f.start);
-        for (i, f) in flows.iter_mut().enumerate() {
-            f.id = i as u32;
-        }
+            .collect());
         let mut net = build(&p, seed);
         let rec = drain(&mut net, &flows, 50);
-        for f in &flows {
-            prop_assert_eq!(rec.delivered(f.id), f.bytes);
-            prop_assert!(rec.finish(f.id).is_some());
-        }
+        all_delivered(&rec, &flows);
         let s = net.stats();
         prop_assert!(s["peak_data_queue_bytes"] <= p.buffer.0 as f64);
         prop_assert_eq!(s["timeouts"], 0.0);

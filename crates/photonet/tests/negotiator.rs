@@ -6,10 +6,11 @@
 //! with exactly-once delivery, and bad input.
 
 mod common;
-use common::tempdir;
+use common::{loaded, one_host_per_rack, run_clean as run, tempdir, trace_config};
 
-use photonet::config::{Config, PatternKind, SizesConfig};
+use photonet::config::{Config, SizesConfig};
 use photonet::fabric::negotiator::{LinkFailure, LinkSide, NegotiatorParams, RingInit};
+use photonet::fabric::registry::ParamTable;
 use photonet::run::{prepare, simulate, Paths, RunResult};
 use photonet::units::{ByteSize, Rate, SimTime};
 
@@ -19,35 +20,29 @@ use photonet::units::{ByteSize, Rate, SimTime};
 /// is k = ceil((120 + 2,000) / 2,820) = 1 epoch. Pair 0 -> 1 is offset 1 of
 /// the round-robin rule: predefined slot 0 of every epoch.
 fn four_tors(fabric: &str, trace: &str) -> (Config, Paths, tempdir::Dir) {
-    let dir = tempdir::Dir::new();
-    std::fs::write(dir.path.join("t.csv"), trace).unwrap();
-    let mut c = Config::default();
+    let (mut c, paths, dir) = trace_config(trace);
     c.fabric = fabric.into();
-    c.topology.racks = 4;
-    c.topology.servers_per_rack = 1;
-    c.topology.uplinks = 2;
-    c.topology.uplink_rate = Rate::gbps(100);
-    c.topology.server_rate = Some(Rate::gbps(100));
-    c.workload.pattern.kind = PatternKind::Trace;
-    c.workload.pattern.file = Some("t.csv".into());
-    c.stop.flows = None;
-    c.stop.drain = true;
-    c.metrics.check_invariants = true;
-    let paths = Paths {
-        base_dir: Some(dir.path.clone()),
-        search: vec![],
-    };
+    tors(&mut c, 4, 2, 100);
     (c, paths, dir)
 }
 
-fn run(c: &Config, p: &Paths) -> RunResult {
-    let r = simulate(prepare(c, p).unwrap(), &mut |_| true).unwrap();
-    assert!(
-        r.summary.invariant_violations.is_empty(),
-        "{:?}",
-        r.summary.invariant_violations
-    );
-    r
+/// `racks` ToRs x `ports` ports of 100 Gbps, one host per ToR at R =
+/// `r_gbps`, invariants checked every slot.
+fn tors(c: &mut Config, racks: u32, ports: u32, r_gbps: u64) {
+    one_host_per_rack(&mut c.topology, racks, ports, 100);
+    c.topology.server_rate = Some(Rate::gbps(r_gbps));
+    c.metrics.check_invariants = true;
+}
+
+/// Runs `c`, then `c` changed by `edit` (which stays): both results.
+fn before_after<P: ParamTable>(
+    c: &mut Config,
+    p: &Paths,
+    edit: impl FnOnce(&mut P),
+) -> (RunResult, RunResult) {
+    let before = run(c, p);
+    c.edit(edit);
+    (before, run(c, p))
 }
 
 fn fct_ps(r: &RunResult, i: usize) -> u64 {
@@ -177,10 +172,10 @@ fn pias_lets_a_mouse_pass_an_elephant() {
     let trace = "src,dst,bytes,start\n0,1,1000000,0ns\n0,1,500,10000ns\n";
     let (mut c, p, _d) = four_tors("negotiator", trace);
     c.topology.server_rate = Some(Rate::gbps(400));
-    let with = run(&c, &p);
+    let (with, without) = before_after(&mut c, &p, |q: &mut NegotiatorParams| {
+        q.priority_queues = false
+    });
     assert_eq!(fct_ps(&with, 1), 2_120_000);
-    c.edit(|q: &mut NegotiatorParams| q.priority_queues = false);
-    let without = run(&c, &p);
     // The elephant's ~1 MB left ahead of it drains at ~2 x 30 x 1,115 B per epoch.
     assert!(
         fct_ps(&without, 1) > 10 * 2_820_000,
@@ -275,22 +270,32 @@ fn saturated_match_ratio_agrees_with_the_analysis() {
     assert!(saturated(16, 4, RingInit::Once) < 0.63);
 }
 
+/// 8 ToRs x 4 ports of 100 Gbps, one host per ToR at R = 200 Gbps, under
+/// `flows` Pareto(1.5) flows of mean `mean` B at `load`, drained, with
+/// invariants checked every slot.
+fn eight_tors(fabric: &str, load: f64, mean: u64, flows: u64) -> Config {
+    let mut c = loaded(
+        fabric,
+        load,
+        SizesConfig::pareto(1.5, ByteSize(mean)),
+        flows,
+    );
+    tors(&mut c, 8, 4, 200);
+    c
+}
+
+/// Every flow completed and every offered byte was delivered.
+fn conserved(r: &RunResult, what: &str) {
+    let s = &r.summary;
+    assert_eq!(s.completed, s.flows, "{what}");
+    assert_eq!(s.delivered_bytes, s.offered_bytes, "{what}");
+}
+
 #[test]
 fn link_failures_lose_packets_but_every_byte_arrives_exactly_once() {
     for fabric in ["negotiator", "negotiator_thin_clos"] {
-        let mut c = Config::default();
-        c.fabric = fabric.into();
-        c.topology.racks = 8;
-        c.topology.servers_per_rack = 1;
-        c.topology.uplinks = 4;
-        c.topology.uplink_rate = Rate::gbps(100);
-        c.topology.server_rate = Some(Rate::gbps(200));
-        c.workload.load = 0.7;
-        c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(50_000));
-        c.stop.flows = Some(1500);
-        c.stop.drain = true;
+        let mut c = eight_tors(fabric, 0.7, 50_000, 1500);
         c.stop.drain_limit = Some(SimTime::ms(50));
-        c.metrics.check_invariants = true;
         c.edit(|q: &mut NegotiatorParams| {
             q.link_failures = vec![
                 LinkFailure {
@@ -312,9 +317,7 @@ fn link_failures_lose_packets_but_every_byte_arrives_exactly_once() {
             ]
         });
         let r = run(&c, &Paths::default());
-        let s = &r.summary;
-        assert_eq!(s.completed, s.flows, "{fabric}");
-        assert_eq!(s.delivered_bytes, s.offered_bytes, "{fabric}");
+        conserved(&r, fabric);
         for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {
             assert_eq!(d, b, "{fabric}: flow {i}");
         }
@@ -348,23 +351,10 @@ fn every_variant_runs_clean_under_load() {
     ];
     for fabric in ["negotiator", "negotiator_thin_clos"] {
         for (name, edit) in variants {
-            let mut c = Config::default();
-            c.fabric = fabric.into();
-            c.topology.racks = 8;
-            c.topology.servers_per_rack = 1;
-            c.topology.uplinks = 4;
-            c.topology.uplink_rate = Rate::gbps(100);
-            c.topology.server_rate = Some(Rate::gbps(200));
-            c.workload.load = 0.6;
-            c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(30_000));
-            c.stop.flows = Some(800);
-            c.stop.drain = true;
-            c.metrics.check_invariants = true;
+            let mut c = eight_tors(fabric, 0.6, 30_000, 800);
             c.edit(edit);
             let r = run(&c, &Paths::default());
-            let s = &r.summary;
-            assert_eq!(s.completed, s.flows, "{fabric} {name}");
-            assert_eq!(s.delivered_bytes, s.offered_bytes, "{fabric} {name}");
+            conserved(&r, &format!("{fabric} {name}"));
             assert!(stat(&r, "accepts") > 0.0, "{fabric} {name}");
         }
     }
@@ -375,23 +365,10 @@ fn selective_relay_under_load_conserves_bytes_and_relays() {
     // Thin-clos, 8 ToRs x 4 ports (W = 2), Pareto elephants at load 0.6,
     // drained, invariants checked every slot: every flow completes with every
     // byte once, and some data took the two-hop path.
-    let mut c = Config::default();
-    c.fabric = "negotiator_thin_clos".into();
-    c.topology.racks = 8;
-    c.topology.servers_per_rack = 1;
-    c.topology.uplinks = 4;
-    c.topology.uplink_rate = Rate::gbps(100);
-    c.topology.server_rate = Some(Rate::gbps(200));
-    c.workload.load = 0.6;
-    c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(100_000));
-    c.stop.flows = Some(800);
-    c.stop.drain = true;
-    c.metrics.check_invariants = true;
+    let mut c = eight_tors("negotiator_thin_clos", 0.6, 100_000, 800);
     c.edit(|q: &mut NegotiatorParams| q.relay = true);
     let r = run(&c, &Paths::default());
-    let s = &r.summary;
-    assert_eq!(s.completed, s.flows);
-    assert_eq!(s.delivered_bytes, s.offered_bytes);
+    conserved(&r, "relay");
     assert!(stat(&r, "relayed_bytes") > 0.0);
     assert!(stat(&r, "relay_accepts") <= stat(&r, "relay_requests"));
 }
@@ -544,9 +521,9 @@ fn traffic_oblivious_baseline_source_priorities_let_a_mouse_pass() {
         q.queue_bound = u32::MAX;
         q.server_buffer = ByteSize(100_000_000);
     });
-    let rr = run(&c, &p);
-    c.edit(|q: &mut SiriusParams| q.source_priorities = vec![ByteSize(1_000), ByteSize(10_000)]);
-    let pias = run(&c, &p);
+    let (rr, pias) = before_after(&mut c, &p, |q: &mut SiriusParams| {
+        q.source_priorities = vec![ByteSize(1_000), ByteSize(10_000)]
+    });
     let (f_rr, f_pias) = (fct_ps(&rr, 10), fct_ps(&pias, 10));
     // 4 slots of 100 ns per epoch; via any intermediate then one more hop.
     // Both pay the server's NIC at R (round-robin over its flows) on the way
@@ -574,10 +551,8 @@ fn selective_relay_gives_a_thin_clos_elephant_a_second_path() {
     let trace = "src,dst,bytes,start\n0,1,1000000,0ns\n";
     let (mut c, p, _d) = four_tors("negotiator_thin_clos", trace);
     c.topology.server_rate = Some(Rate::gbps(400));
-    let direct = run(&c, &p);
+    let (direct, relayed) = before_after(&mut c, &p, |q: &mut NegotiatorParams| q.relay = true);
     assert_eq!(stat(&direct, "relayed_bytes"), 0.0);
-    c.edit(|q: &mut NegotiatorParams| q.relay = true);
-    let relayed = run(&c, &p);
     assert!(stat(&relayed, "relay_accepts") > 0.0);
     let share = stat(&relayed, "relayed_bytes") / 1e6;
     assert!(share > 0.2 && share < 0.8, "relayed share {share}");
@@ -654,14 +629,16 @@ fn a_lone_flow_takes_as_long_after_idle_gaps_as_alone() {
 #[test]
 fn stateful_without_piggyback_completes_every_flow() {
     for fabric in ["negotiator", "negotiator_thin_clos"] {
-        let mut c = Config::default();
-        c.fabric = fabric.into();
+        let load = Config::default().workload.load;
+        let mut c = loaded(
+            fabric,
+            load,
+            SizesConfig::pareto(1.5, ByteSize(20_000)),
+            300,
+        );
         c.topology.racks = 4;
         c.topology.servers_per_rack = 2;
         c.topology.uplinks = 2;
-        c.workload.sizes = SizesConfig::pareto(1.5, ByteSize(20_000));
-        c.stop.flows = Some(300);
-        c.stop.drain = true;
         c.stop.stall_limit = Some(SimTime::ms(2));
         c.edit(|p: &mut NegotiatorParams| {
             p.stateful = true;

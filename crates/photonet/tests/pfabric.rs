@@ -15,6 +15,9 @@ use photonet::topology::Topology;
 use photonet::units::{ByteSize, Rate, SimTime};
 use proptest::prelude::*;
 
+mod common;
+use common::{all_delivered, flow, numbered};
+
 /// YAPS's `PFabricTopology`: 9 ToRs of 16 hosts at 40 Gb/s, 4 cores at
 /// 160 Gb/s.
 fn yaps_topology() -> Topology {
@@ -59,32 +62,8 @@ fn build(p: &FatTreeParams, topo: &Topology) -> PacketFabric {
 /// Runs `flows` (sorted by start) to completion, checking invariants every
 /// `every` steps; every byte delivered once (the recorder's checks).
 fn drain(net: &mut PacketFabric, flows: &[Flow], every: u64) -> Recorder {
-    let mut rec = Recorder::new(None);
-    let mut i = 0;
-    let mut steps = 0u64;
-    loop {
-        let ta = flows.get(i).map(|f| f.start);
-        match (ta, net.next_event()) {
-            (None, None) => break,
-            (Some(a), Some(b)) if b <= a => net.advance(b, &mut rec),
-            (None, Some(b)) => net.advance(b, &mut rec),
-            (Some(a), _) => {
-                rec.register(&flows[i]);
-                net.add_flow(a, &flows[i], &mut rec);
-                i += 1;
-            }
-        }
-        steps += 1;
-        if steps.is_multiple_of(every) {
-            net.check_invariants().unwrap();
-        }
-    }
-    net.check_invariants().unwrap();
-    assert_eq!(rec.violation_count(), 0, "{:?}", rec.violations());
-    for f in flows {
-        assert_eq!(rec.delivered(f.id), f.bytes, "flow {} delivered", f.id);
-        assert!(rec.finish(f.id).is_some(), "flow {} unfinished", f.id);
-    }
+    let rec = common::drain(net, flows, every);
+    all_delivered(&rec, flows);
     rec
 }
 
@@ -109,13 +88,7 @@ fn a_flow_alone_reproduces_the_yaps_ideal_fct_exactly() {
     ];
     for (src, dst, bytes, want) in cases {
         let mut net = build(&p, &topo);
-        let f = Flow {
-            id: 0,
-            src,
-            dst,
-            bytes,
-            start: SimTime::ns(793),
-        };
+        let f = flow(0, src, dst, bytes, 793);
         let rec = drain(&mut net, &[f], 1);
         assert_eq!(
             rec.finish(0).unwrap() - f.start,
@@ -129,13 +102,7 @@ fn a_flow_alone_reproduces_the_yaps_ideal_fct_exactly() {
     for n in 1..=40u64 {
         for (src, dst, hops) in [(0, 1, 2), (0, 16, 4), (143, 5, 4)] {
             let mut net = build(&p, &topo);
-            let f = Flow {
-                id: 0,
-                src,
-                dst,
-                bytes: n * 1460,
-                start: SimTime::ZERO,
-            };
+            let f = flow(0, src, dst, n * 1460, 0);
             let rec = drain(&mut net, &[f], 7);
             assert_eq!(
                 rec.finish(0).unwrap(),
@@ -157,12 +124,14 @@ fn an_incast_drops_but_delivers_everything_and_keeps_queues_bounded() {
     // 40 senders on other ToRs at once into host 0, sizes 6..200 packets:
     // the ToR downlink queue overflows.
     let flows: Vec<Flow> = (0..40u32)
-        .map(|i| Flow {
-            id: i,
-            src: 16 + i * 3,
-            dst: 0,
-            bytes: 1460 * (6 + (i as u64 * 37) % 195),
-            start: SimTime::ns(i as u64 * 10),
+        .map(|i| {
+            flow(
+                i,
+                16 + i * 3,
+                0,
+                1460 * (6 + (i as u64 * 37) % 195),
+                i as u64 * 10,
+            )
         })
         .collect();
     let mut net = build(&p, &topo);
@@ -209,19 +178,7 @@ proptest! {
             buffer: ByteSize(buffer),
             ..yaps_params()
         };
-        let mut specs = specs;
-        specs.sort_by_key(|s| s.3);
-        let flows: Vec<Flow> = specs
-            .iter()
-            .enumerate()
-            .map(|(i, &(s, d, b, t))| Flow {
-                id: i as u32,
-                src: s,
-                dst: (s + d) % 12,
-                bytes: b,
-                start: SimTime::ns(t),
-            })
-            .collect();
+        let flows = numbered(specs.iter().map(|&(s, d, b, t)| flow(0, s, (s + d) % 12, b, t)).collect());
         let mut net = build(&p, &topo);
         drain(&mut net, &flows, 1);
         prop_assert!(net.stats()["peak_queue_bytes"] <= buffer as f64);

@@ -15,13 +15,7 @@ fn bins(c: &CoarseSeries) -> Vec<f64> {
 }
 
 fn flow(id: u32, bytes: u64) -> Flow {
-    Flow {
-        id,
-        src: 0,
-        dst: 1,
-        bytes,
-        start: SimTime::ZERO,
-    }
+    Flow::new(id, 0, 1, bytes, SimTime::ZERO)
 }
 
 /// Times spread over many orders of magnitude, so the bins widen often.

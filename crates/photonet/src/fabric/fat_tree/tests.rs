@@ -11,15 +11,38 @@ fn ctx(t: &Topology) -> BuildContext<'_> {
     }
 }
 
+/// `racks` racks of `servers_per_rack` with `uplinks` each, the rest default.
+fn topo(racks: u32, servers_per_rack: u32, uplinks: u32) -> Topology {
+    Topology {
+        racks,
+        servers_per_rack,
+        uplinks,
+        ..Topology::default()
+    }
+}
+
+/// Laying out `p` (a leaf-spine if `leaf`) on `t` fails on
+/// `fat_tree.{key}` with a reason that says `why` and names the value.
+fn rejects(p: &FatTreeParams, leaf: bool, t: &Topology, key: &str, why: &str) {
+    let e = Clos::layout(p, leaf, &ctx(t))
+        .and_then(|c| check_params(p, &c))
+        .unwrap_err();
+    assert!(
+        e.key == format!("fat_tree.{key}") && e.reason.contains(why),
+        "{e}"
+    );
+    assert!(!e.value.is_empty(), "{e}");
+}
+
 #[test]
 fn k16_has_1024_hosts_and_the_classic_port_counts() {
-    let t = Topology {
-        uplink_rate: Rate::gbps(100),
-        ..Topology::default()
-    };
     let p = FatTreeParams {
         k: 16,
         ..Default::default()
+    };
+    let t = Topology {
+        uplink_rate: Rate::gbps(100),
+        ..Topology::default()
     };
     let c = Clos::layout(&p, false, &ctx(&t)).unwrap();
     assert_eq!(
@@ -42,12 +65,7 @@ fn k16_has_1024_hosts_and_the_classic_port_counts() {
 
 #[test]
 fn up_down_routes_reach_every_host() {
-    let t = Topology {
-        racks: 8,
-        servers_per_rack: 3,
-        uplinks: 2,
-        ..Topology::default()
-    };
+    let t = topo(8, 3, 2);
     for leaf in [false, true] {
         let p = FatTreeParams {
             pod_racks: 4,
@@ -85,16 +103,7 @@ fn up_down_routes_reach_every_host() {
 #[test]
 fn bad_input_names_key_value_and_reason() {
     let t = Topology::default();
-    let check = |p: FatTreeParams, key: &str, why: &str| {
-        let e = Clos::layout(&p, false, &ctx(&t))
-            .and_then(|c| check_params(&p, &c))
-            .unwrap_err();
-        assert!(
-            e.key == format!("fat_tree.{key}") && e.reason.contains(why),
-            "{e}"
-        );
-        assert!(!e.value.is_empty(), "{e}");
-    };
+    let check = |p: FatTreeParams, key: &str, why: &str| rejects(&p, false, &t, key, why);
     let d = FatTreeParams::default;
     check(FatTreeParams { k: 7, ..d() }, "k", "even");
     check(
@@ -218,27 +227,13 @@ fn bad_input_names_key_value_and_reason() {
 
 #[test]
 fn pfabric_refuses_what_it_cannot_model_naming_key_value_and_reason() {
-    let t = Topology {
-        racks: 4,
-        servers_per_rack: 2,
-        uplinks: 2,
-        ..Topology::default()
-    };
+    let t = topo(4, 2, 2);
     let pf = || FatTreeParams {
         transport: TransportKind::Pfabric,
         routing: Routing::Spray,
         ..FatTreeParams::default()
     };
-    let check = |p: FatTreeParams, key: &str, why: &str| {
-        let e = Clos::layout(&p, true, &ctx(&t))
-            .and_then(|c| check_params(&p, &c))
-            .unwrap_err();
-        assert!(
-            e.key == format!("fat_tree.{key}") && e.reason.contains(why),
-            "{e}"
-        );
-        assert!(!e.value.is_empty(), "{e}");
-    };
+    let check = |p: FatTreeParams, key: &str, why: &str| rejects(&p, true, &t, key, why);
     let ok = pf();
     assert!(Clos::layout(&ok, true, &ctx(&t))
         .and_then(|c| check_params(&ok, &c))

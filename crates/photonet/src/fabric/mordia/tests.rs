@@ -7,19 +7,46 @@ use crate::fabric::registry::FabricModule;
 use crate::topology::Topology;
 use crate::units::ByteSize;
 
+fn topo(racks: u32, servers_per_rack: u32, gbps: u64, server_rate: Option<Rate>) -> Topology {
+    Topology {
+        racks,
+        servers_per_rack,
+        uplinks: 1,
+        uplink_rate: Rate::gbps(gbps),
+        server_rate,
+    }
+}
+
+fn mordia(p: &MordiaParams, tms: bool, topo: &Topology) -> (Mordia, Recorder) {
+    (
+        Mordia::new(p, tms, &BuildContext::test(topo)),
+        Recorder::new(None),
+    )
+}
+
+/// Hands `flows` to the fabric at `now`, in order.
+fn start(m: &mut Mordia, rec: &mut Recorder, flows: &[Flow], now: SimTime) {
+    for f in flows {
+        rec.register(f);
+        m.add_flow(now, f, rec);
+    }
+}
+
+/// Runs every event until none is left, checking invariants after each.
+fn run_dry(m: &mut Mordia, rec: &mut Recorder) {
+    while let Some(t) = m.next_event() {
+        m.advance(t, rec);
+        m.check_invariants().unwrap();
+    }
+}
+
 /// Fig. 4: 8 ToRs, uniform all-to-all (each ToR sends to every ToR,
 /// itself included through the loopback day, at 1/8 of the link), uniform
 /// slots without nights. VOQ occupancies of ToR 0 at each slot boundary,
 /// in units of what one VOQ receives per slot, from the simulator.
 #[test]
 fn figure_4_voq_occupancy_from_cold_start() {
-    let topo = Topology {
-        racks: 8,
-        servers_per_rack: 8,
-        uplinks: 1,
-        uplink_rate: Rate::gbps(80),
-        server_rate: None,
-    };
+    let topo = topo(8, 8, 80, None);
     let p = MordiaParams {
         night: SimTime::ZERO,
         latency: SimTime::ZERO,
@@ -27,16 +54,13 @@ fn figure_4_voq_occupancy_from_cold_start() {
         loopback: true,
         ..MordiaParams::default()
     };
-    let c = BuildContext::test(&topo);
-    let mut m = Mordia::new(&p, false, &c);
-    let mut rec = Recorder::new(None);
+    let (mut m, mut rec) = mordia(&p, false, &topo);
     // Host k of rack i sends to rack k, at 10 Gbps, for longer than the test.
     let mut id = 0;
     for i in 0..8u32 {
         for k in 0..8u32 {
             let f = Flow::new(id, i * 8 + k, k * 8 + (i + 1) % 8, 1 << 30, SimTime::ZERO);
-            rec.register(&f);
-            m.add_flow(SimTime::ZERO, &f, &mut rec);
+            start(&mut m, &mut rec, &[f], SimTime::ZERO);
             id += 1;
         }
     }
@@ -72,13 +96,7 @@ fn figure_4_voq_occupancy_from_cold_start() {
 /// 2.5 µs: two packets fit, the third would straddle the night (1 µs; the
 /// week is one day of 3.5 µs). One flow of 3,000 B from t = 0, run dry.
 fn straddle_case(straddle: Straddle) -> (Mordia, Recorder) {
-    let topo = Topology {
-        racks: 2,
-        servers_per_rack: 1,
-        uplinks: 1,
-        uplink_rate: Rate::gbps(8),
-        server_rate: None,
-    };
+    let topo = topo(2, 1, 8, None);
     let p = MordiaParams {
         night: SimTime::us(1),
         latency: SimTime::ZERO,
@@ -87,15 +105,10 @@ fn straddle_case(straddle: Straddle) -> (Mordia, Recorder) {
         straddle,
         ..MordiaParams::default()
     };
-    let mut m = Mordia::new(&p, false, &BuildContext::test(&topo));
-    let mut rec = Recorder::new(None);
+    let (mut m, mut rec) = mordia(&p, false, &topo);
     let f = Flow::new(0, 0, 1, 3000, SimTime::ZERO);
-    rec.register(&f);
-    m.add_flow(SimTime::ZERO, &f, &mut rec);
-    while let Some(t) = m.next_event() {
-        m.advance(t, &mut rec);
-        m.check_invariants().unwrap();
-    }
+    start(&mut m, &mut rec, &[f], SimTime::ZERO);
+    run_dry(&mut m, &mut rec);
     (m, rec)
 }
 
@@ -128,23 +141,13 @@ fn a_straddling_packet_can_be_lost_instead() {
 /// Bytes 0 → 1 delivered in each of the first `weeks` TMS weeks, with
 /// two long flows 0 → 1 and 2 → 3 (one per host) from t = 0.
 fn per_week_0_to_1(p: &MordiaParams, weeks: u64) -> Vec<u64> {
-    let topo = Topology {
-        racks: 4,
-        servers_per_rack: 1,
-        uplinks: 1,
-        uplink_rate: Rate::gbps(10),
-        server_rate: None,
-    };
-    let c = BuildContext::test(&topo);
-    let mut m = Mordia::new(p, true, &c);
-    let mut rec = Recorder::new(None);
-    for f in [
+    let topo = topo(4, 1, 10, None);
+    let (mut m, mut rec) = mordia(p, true, &topo);
+    let flows = [
         Flow::new(0, 0, 1, 1 << 30, SimTime::ZERO),
         Flow::new(1, 2, 3, 1 << 30, SimTime::ZERO),
-    ] {
-        rec.register(&f);
-        m.add_flow(SimTime::ZERO, &f, &mut rec);
-    }
+    ];
+    start(&mut m, &mut rec, &flows, SimTime::ZERO);
     let week = m.week_len;
     let mut per_week = Vec::new();
     let mut last = 0;
@@ -205,21 +208,13 @@ fn small_flow_beside_a_hotspot(packet_rate: Rate) -> (Option<SimTime>, u64) {
     // Hosts at 40 Gbps feed 10 Gbps OCS ports: the 0 → 1 VOQ grows by
     // 30 Gbps, so 10 kB to rack 2 is far below a min_day's share and its
     // BvN day is dropped: only a packet switch carries it.
-    let topo = Topology {
-        racks: 4,
-        servers_per_rack: 1,
-        uplinks: 1,
-        uplink_rate: Rate::gbps(10),
-        server_rate: Some(Rate::gbps(40)),
-    };
+    let topo = topo(4, 1, 10, Some(Rate::gbps(40)));
     let p = MordiaParams {
         host_nic: HostNic::PerFlow,
         packet_rate,
         ..MordiaParams::default()
     };
-    let c = BuildContext::test(&topo);
-    let mut m = Mordia::new(&p, true, &c);
-    let mut rec = Recorder::new(None);
+    let (mut m, mut rec) = mordia(&p, true, &topo);
     let week = m.week_len;
     let flows = [
         Flow::new(0, 0, 1, 1 << 30, SimTime::ZERO),
@@ -283,13 +278,7 @@ proptest::proptest! {
         n in 1u32..6,
         rates in proptest::collection::vec(1u64..40, 12),
     ) {
-        let topo = Topology {
-            racks: 4,
-            servers_per_rack: 1,
-            uplinks: 1,
-            uplink_rate: Rate::gbps(10),
-            server_rate: Some(Rate::gbps(2000)),
-        };
+        let topo = topo(4, 1, 10, Some(Rate::gbps(2000)));
         let p = MordiaParams {
             night: SimTime::us(10),
             week: SimTime::us(1000),
@@ -299,8 +288,7 @@ proptest::proptest! {
             packet_rate: Rate::gbps(10),
             ..MordiaParams::default()
         };
-        let c = BuildContext::test(&topo);
-        let mut m = Mordia::new(&p, true, &c);
+        let (mut m, mut rec) = mordia(&p, true, &topo);
         m.log = Some((Vec::new(), Vec::new()));
         let mut fl = Vec::new();
         for i in 0..4u32 {
@@ -311,7 +299,6 @@ proptest::proptest! {
                 }
             }
         }
-        let mut rec = Recorder::new(None);
         let weeks = 6u64;
         crate::fabric::drive(&mut m, &fl, &mut rec, SimTime::us(1000 * weeks), |_| true);
         proptest::prop_assert_eq!(rec.violation_count(), 0);
@@ -340,21 +327,13 @@ proptest::proptest! {
         tms in proptest::bool::ANY,
         flows in proptest::collection::vec((0u32..4, 1u32..4, 1u64..400_000, 0u64..2_000), 1..20),
     ) {
-        let topo = Topology {
-            racks: 4,
-            servers_per_rack: 1,
-            uplinks: 1,
-            uplink_rate: Rate::gbps(10),
-            server_rate: None,
-        };
+        let topo = topo(4, 1, 10, None);
         let p = MordiaParams { day: SimTime::us(30), min_day: SimTime::us(20), ..MordiaParams::default() };
-        let c = BuildContext::test(&topo);
-        let mut m = Mordia::new(&p, tms, &c);
+        let (mut m, mut rec) = mordia(&p, tms, &topo);
         m.log = Some((Vec::new(), Vec::new()));
         let mut fl: Vec<Flow> = flows.iter().map(|&(s, o, b, st)| Flow::new(0, s, (s + o) % 4, b, SimTime::us(st))).collect();
         fl.sort_by_key(|f| f.start);
         for (k, f) in fl.iter_mut().enumerate() { f.id = k as u32; }
-        let mut rec = Recorder::new(None);
         crate::fabric::drive(&mut m, &fl, &mut rec, SimTime::MAX, |_| false);
         for f in &fl { proptest::prop_assert!(rec.finish(f.id).is_some()); }
         let (days, sends) = m.log.take().unwrap();
@@ -379,13 +358,7 @@ proptest::proptest! {
 
 #[test]
 fn nic_delay_and_bad_parameters() {
-    let topo = Topology {
-        racks: 4,
-        servers_per_rack: 1,
-        uplinks: 1,
-        uplink_rate: Rate::gbps(10),
-        server_rate: None,
-    };
+    let topo = topo(4, 1, 10, None);
     let c = BuildContext::test(&topo);
     let p = MordiaParams {
         nic_delay: SimTime::us(100),
@@ -415,30 +388,15 @@ fn nic_delay_and_bad_parameters() {
 #[test]
 fn tms_serves_a_skewed_demand_and_never_uses_a_night() {
     // 4 racks; rack 0 sends a lot to rack 1 and a little to 2 and 3.
-    let topo = Topology {
-        racks: 4,
-        servers_per_rack: 1,
-        uplinks: 1,
-        uplink_rate: Rate::gbps(10),
-        server_rate: None,
-    };
-    let c = BuildContext::test(&topo);
-    let p = MordiaParams::default();
-    let mut m = Mordia::new(&p, true, &c);
-    let mut rec = Recorder::new(None);
+    let topo = topo(4, 1, 10, None);
+    let (mut m, mut rec) = mordia(&MordiaParams::default(), true, &topo);
     let flows = [
         Flow::new(0, 0, 1, 2_000_000, SimTime::ZERO),
         Flow::new(1, 0, 2, 100_000, SimTime::ZERO),
         Flow::new(2, 3, 2, 500_000, SimTime::ZERO),
     ];
-    for f in &flows {
-        rec.register(f);
-        m.add_flow(SimTime::ZERO, f, &mut rec);
-    }
-    while let Some(t) = m.next_event() {
-        m.advance(t, &mut rec);
-        m.check_invariants().unwrap();
-    }
+    start(&mut m, &mut rec, &flows, SimTime::ZERO);
+    run_dry(&mut m, &mut rec);
     for i in 0..3 {
         assert!(rec.finish(i).is_some(), "flow {i}");
     }
@@ -454,13 +412,7 @@ fn tms_serves_a_skewed_demand_and_never_uses_a_night() {
 /// wakes the switch mid-week.
 #[test]
 fn variable_length_days_share_the_link_by_day_length() {
-    let topo = Topology {
-        racks: 4,
-        servers_per_rack: 1,
-        uplinks: 1,
-        uplink_rate: Rate::gbps(10),
-        server_rate: None,
-    };
+    let topo = topo(4, 1, 10, None);
     let c = BuildContext::test(&topo);
     let days = vec![SimTime::us(80), SimTime::us(160), SimTime::us(240)];
     let p = MordiaParams {
@@ -478,15 +430,13 @@ fn variable_length_days_share_the_link_by_day_length() {
         "mordia.days"
     );
     p.check(Some(&VARIANTS[1]), &c).unwrap();
-    let mut m = Mordia::new(&p, false, &c);
-    let mut rec = Recorder::new(None);
+    let (mut m, mut rec) = mordia(&p, false, &topo);
     // Arrive in the middle of the second day of the first week.
-    let start = SimTime::us(100);
-    for j in 1..4u32 {
-        let f = Flow::new(j - 1, 0, j, 1 << 30, start);
-        rec.register(&f);
-        m.add_flow(start, &f, &mut rec);
-    }
+    let at = SimTime::us(100);
+    let flows: Vec<Flow> = (1..4u32)
+        .map(|j| Flow::new(j - 1, 0, j, 1 << 30, at))
+        .collect();
+    start(&mut m, &mut rec, &flows, at);
     let week = SimTime::us(80 + 160 + 240) + SimTime::ns(3 * 11_500);
     let end = SimTime(week.0 * 5);
     while let Some(t) = m.next_event() {

@@ -31,6 +31,14 @@ fn run(m: &mut Reactor, flows: &[Flow]) -> Recorder {
     rec
 }
 
+/// Default REACToR (a hybrid ToR if `hybrid`) on `hosts` hosts, run on
+/// `flows` to completion.
+fn default_run(hosts: u32, hybrid: bool, flows: &[Flow]) -> (Reactor, Recorder) {
+    let mut m = build(ReactorParams::default(), hybrid, &topo(hosts));
+    let rec = run(&mut m, flows);
+    (m, rec)
+}
+
 #[test]
 fn a_lone_flow_on_a_circuit_hand_worked() {
     // 2 hosts at 100 Gbps, pure circuit ToR. 1.25 MB = 100 µs at R. The
@@ -38,9 +46,7 @@ fn a_lone_flow_on_a_circuit_hand_worked() {
     // 100 µs + the PFC overhead (1.3 + 2.188 µs), up at δ = 20 µs; the
     // class sends from 20 µs + on (1.2–1.3 µs), so its last byte leaves
     // during the tick [121, 122) µs and arrives at 122 µs + 0.5 µs.
-    let t = topo(2);
-    let mut m = build(ReactorParams::default(), false, &t);
-    let rec = run(&mut m, &[Flow::new(0, 0, 1, 1_250_000, SimTime::ZERO)]);
+    let (m, rec) = default_run(2, false, &[Flow::new(0, 0, 1, 1_250_000, SimTime::ZERO)]);
     assert_eq!(rec.finish(0), Some(SimTime::ns(122_500)));
     assert_eq!(m.stats.configs_total, 1);
     assert_eq!(m.stats.circuit_bytes, 1_250_000);
@@ -55,9 +61,7 @@ fn a_small_flow_goes_to_the_eps_at_its_rate() {
     // the last (short) one waits at the EPS port for the full one ahead
     // of it (83.2–84.4 µs), crosses it in 0.8 µs and the downlink in
     // 80 ns (100 Gbps), then 0.5 µs of latency: 85.78 µs.
-    let t = topo(4);
-    let mut m = build(ReactorParams::default(), true, &t);
-    let rec = run(&mut m, &[Flow::new(0, 2, 1, 100_000, SimTime::us(3))]);
+    let (m, rec) = default_run(4, true, &[Flow::new(0, 2, 1, 100_000, SimTime::us(3))]);
     assert_eq!(rec.finish(0), Some(SimTime::ns(85_780)));
     assert_eq!(m.stats.circuit_bytes, 0);
     assert_eq!(m.stats.eps_delivered, 100_000);
@@ -74,12 +78,10 @@ fn pfc_pauses_an_incast_into_the_eps_without_loss() {
     // resumes in time), it sends 700 kB / 10 Gbps = 560 µs from then,
     // and the last packet (1,000 B) crosses the downlink (80 ns) and
     // the 0.5 µs latency: 562.78 µs exactly.
-    let t = topo(8);
-    let mut m = build(ReactorParams::default(), true, &t);
     let flows: Vec<Flow> = (1..8)
         .map(|i| Flow::new(i - 1, i, 0, 100_000, SimTime::ZERO))
         .collect();
-    let rec = run(&mut m, &flows);
+    let (m, rec) = default_run(8, true, &flows);
     let last = (0..7).map(|f| rec.finish(f).unwrap()).max().unwrap();
     assert_eq!(last, SimTime::ns(562_780));
     let s = m.stats();
@@ -95,14 +97,12 @@ fn circuit_traffic_is_rate_limited_to_leave_room_for_the_eps() {
     // each to 1 (EPS: 3 MB into host 1 over W = 8 Gbps of EPS share).
     // The circuit to 1 is limited to 100 − 8 = 92 Gbps, so the EPS
     // traffic is never starved at host 1's downlink.
-    let t = topo(4);
-    let mut m = build(ReactorParams::default(), true, &t);
     let flows = [
         Flow::new(0, 0, 1, 30_000_000, SimTime::ZERO),
         Flow::new(1, 2, 1, 1_500_000, SimTime::ZERO),
         Flow::new(2, 3, 1, 1_500_000, SimTime::ZERO),
     ];
-    let rec = run(&mut m, &flows);
+    let (m, rec) = default_run(4, true, &flows);
     assert_eq!(m.lim[1], Rate::gbps(92));
     // The circuit flow runs at 92 Gbps from δ + on (≈ 21.3 µs): 30 MB in
     // 2,608.7 µs. Meanwhile port 1 gives the EPS the 8 Gbps the circuit
@@ -123,44 +123,20 @@ fn bad_parameters_name_their_key() {
         seed: 1,
         check_invariants: false,
     };
-    let cases = [
+    type Edit = fn(&mut ReactorParams);
+    let cases: [(Edit, &str); 5] = [
         (
-            ReactorParams {
-                reconfiguration: SimTime::us(40),
-                ..ReactorParams::default()
-            },
+            |p| p.reconfiguration = SimTime::us(40),
             "reactor.reconfiguration",
         ),
-        (
-            ReactorParams {
-                circuit_rate: Rate::gbps(120),
-                ..ReactorParams::default()
-            },
-            "reactor.circuit_rate",
-        ),
-        (
-            ReactorParams {
-                pfc_xoff: ByteSize(63 * 1024),
-                ..ReactorParams::default()
-            },
-            "reactor.pfc_xoff",
-        ),
-        (
-            ReactorParams {
-                eps_rate: Rate::gbps(100),
-                ..ReactorParams::default()
-            },
-            "reactor.eps_rate",
-        ),
-        (
-            ReactorParams {
-                period: SimTime::ns(3_000_500),
-                ..ReactorParams::default()
-            },
-            "reactor.period",
-        ),
+        (|p| p.circuit_rate = Rate::gbps(120), "reactor.circuit_rate"),
+        (|p| p.pfc_xoff = ByteSize(63 * 1024), "reactor.pfc_xoff"),
+        (|p| p.eps_rate = Rate::gbps(100), "reactor.eps_rate"),
+        (|p| p.period = SimTime::ns(3_000_500), "reactor.period"),
     ];
-    for (p, key) in cases {
+    for (edit, key) in cases {
+        let mut p = ReactorParams::default();
+        edit(&mut p);
         let e = ReactorModule::plan_and_build(p, &VARIANTS[0], &ctx)
             .err()
             .unwrap();
@@ -223,17 +199,13 @@ proptest! {
 /// at R). Now it sends from its arrival on: at least bytes/R + latency.
 #[test]
 fn a_flow_arriving_mid_tick_sends_from_its_arrival() {
-    let t = topo(2);
-    let mut m = build(ReactorParams::default(), false, &t);
     let late = SimTime::ns(150_950);
-    let rec = run(
-        &mut m,
-        &[
-            Flow::new(0, 0, 1, 1_250_000, SimTime::ZERO),
-            Flow::new(1, 1, 0, 2_500_000, SimTime::ZERO),
-            Flow::new(2, 0, 1, 10_000, late),
-        ],
-    );
+    let flows = [
+        Flow::new(0, 0, 1, 1_250_000, SimTime::ZERO),
+        Flow::new(1, 1, 0, 2_500_000, SimTime::ZERO),
+        Flow::new(2, 0, 1, 10_000, late),
+    ];
+    let (m, rec) = default_run(2, false, &flows);
     let fct = rec.finish(2).unwrap() - late;
     let floor = Rate::gbps(100).tx_time(10_000) + ReactorParams::default().latency;
     assert!(fct >= floor, "{fct} below {floor}");

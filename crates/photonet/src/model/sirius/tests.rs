@@ -42,6 +42,17 @@ fn tiny(racks: u32) -> ModelParams {
     }
 }
 
+/// (rack uplinks, rack switches, core switches per level, fixed
+/// transceivers): what every hand count checks first.
+fn counts(a: &Architecture) -> (u64, u64, Vec<u64>, u64) {
+    (
+        a.rack_uplinks,
+        a.rack_switches,
+        a.core_switches_per_level.clone(),
+        a.fixed_transceivers,
+    )
+}
+
 #[test]
 fn tiny_ports() {
     let p = tiny(4);
@@ -54,10 +65,9 @@ fn tiny_ports() {
 #[test]
 fn esn_one_level_by_hand() {
     let a = esn(&tiny(4)).unwrap();
-    assert_eq!(a.rack_uplinks, 2);
-    assert_eq!(a.rack_switches, 4); // 2 server + 2 uplink ports = one 4-port switch
-    assert_eq!(a.core_switches_per_level, vec![2]);
-    assert_eq!(a.fixed_transceivers, 16); // 8 rack-spine links, 2 ends each
+    // One 4-port switch per rack (2 server + 2 uplink ports); 8 rack-spine
+    // links, 2 ends each.
+    assert_eq!(counts(&a), (2, 4, vec![2], 16));
     assert_close!(a.power_w.total, 6.0 * 100.0 + 16.0 * 2.0);
     assert_close!(a.cost_usd.total, 6.0 * 1_000.0 + 16.0 * 100.0);
 }
@@ -68,11 +78,8 @@ fn esn_one_level_by_hand() {
 #[test]
 fn esn_two_levels_by_hand() {
     let a = esn(&tiny(8)).unwrap();
-    assert_eq!(a.rack_uplinks, 2);
-    assert_eq!(a.rack_switches, 8);
-    assert_eq!(a.core_switches_per_level, vec![8, 4]);
+    assert_eq!(counts(&a), (2, 8, vec![8, 4], 2 * (16 + 16)));
     assert_eq!(a.core_switches, 12);
-    assert_eq!(a.fixed_transceivers, 2 * (16 + 16));
     assert_eq!(a.tunable_transceivers, 0);
     assert_eq!(a.gratings, 0);
     assert_close!(a.power_w.rack_switches, 800.0);
@@ -88,10 +95,7 @@ fn esn_two_levels_by_hand() {
 #[test]
 fn esn_osub_at_the_racks_by_hand() {
     let a = esn_osub(&tiny(8)).unwrap();
-    assert_eq!(a.rack_uplinks, 1);
-    assert_eq!(a.rack_switches, 6);
-    assert_eq!(a.core_switches_per_level, vec![4, 2]);
-    assert_eq!(a.fixed_transceivers, 2 * (8 + 8));
+    assert_eq!(counts(&a), (1, 6, vec![4, 2], 2 * (8 + 8)));
     assert_close!(a.power_w.total, 12.0 * 100.0 + 32.0 * 2.0);
     assert_eq!(a.label, "ESN-OSUB 2:1");
 }
@@ -105,10 +109,7 @@ fn esn_osub_above_level_one_by_hand() {
         ..tiny(8)
     };
     let a = esn_osub(&p).unwrap();
-    assert_eq!(a.rack_uplinks, 2);
-    assert_eq!(a.rack_switches, 8);
-    assert_eq!(a.core_switches_per_level, vec![6, 2]);
-    assert_eq!(a.fixed_transceivers, 2 * (16 + 8));
+    assert_eq!(counts(&a), (2, 8, vec![6, 2], 2 * (16 + 8)));
     // Tier 2 would be the top of a 2-level Clos: no links above it.
     let e = esn_osub(&ModelParams {
         oversubscription_tier: 2,
@@ -396,32 +397,18 @@ fn toml_round_trip_and_defaults() {
 /// Every bad parameter is an error naming the key, the value and the reason.
 #[test]
 fn bad_parameters_are_named() {
+    // (the TOML, the key it names, a part of the value it shows)
+    #[rustfmt::skip]
     let cases: &[(&str, &str, &str)] = &[
         ("racks = 1", "racks", "1"),
         ("switch_power_w = 0.0", "switch_power_w", "0"),
         ("switch_power_w = nan", "switch_power_w", "NaN"),
         ("switch_cost_usd = -5000.0", "switch_cost_usd", "-5000"),
         ("transceiver_power_w = -10.0", "transceiver_power_w", "-10"),
-        (
-            "transceiver_cost_usd_per_gbps = 0.0",
-            "transceiver_cost_usd_per_gbps",
-            "0",
-        ),
-        (
-            "tunable_power_multiplier = 0.5",
-            "tunable_power_multiplier",
-            "0.5",
-        ),
-        (
-            "tunable_cost_multiplier = 0.99",
-            "tunable_cost_multiplier",
-            "0.99",
-        ),
-        (
-            "tunable_power_multiplier = inf",
-            "tunable_power_multiplier",
-            "inf",
-        ),
+        ("transceiver_cost_usd_per_gbps = 0.0", "transceiver_cost_usd_per_gbps", "0"),
+        ("tunable_power_multiplier = 0.5", "tunable_power_multiplier", "0.5"),
+        ("tunable_cost_multiplier = 0.99", "tunable_cost_multiplier", "0.99"),
+        ("tunable_power_multiplier = inf", "tunable_power_multiplier", "inf"),
         ("laser_power_share = 1.5", "laser_power_share", "1.5"),
         ("laser_cost_share = -0.1", "laser_cost_share", "-0.1"),
         ("grating_cost_fraction = 2.0", "grating_cost_fraction", "2"),
@@ -431,11 +418,7 @@ fn bad_parameters_are_named() {
         ("oversubscription = 0.5", "oversubscription", "0.5"),
         ("transceiver_rate = \"30Tbps\"", "transceiver_rate", "30"),
         ("rack_server_rate = \"0Gbps\"", "rack_server_rate", "0"),
-        (
-            "racks = 4000000000\nrack_server_rate = \"1000Tbps\"\nlanes_per_transceiver = 1000",
-            "racks",
-            "4000000000",
-        ),
+        ("racks = 4000000000\nrack_server_rate = \"1000Tbps\"\nlanes_per_transceiver = 1000", "racks", "4000000000"),
     ];
     for (text, key, value) in cases {
         let e = ModelParams::from_toml(text).expect_err(text);

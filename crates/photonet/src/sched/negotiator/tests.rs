@@ -23,22 +23,42 @@ fn g(src: u32, src_port: u32, dst: u32, dst_port: u32) -> Grant {
     }
 }
 
-fn one_round(net: &Network, r: &[Vec<Request>], rings: &mut Rings) -> (Vec<Grant>, Vec<Grant>) {
-    let m0 = Matching::new(net);
-    let mut m = m0.clone();
-    let mut sc = Scratch::default();
-    let (mut gs, mut acc) = (Vec::new(), Vec::new());
+/// The GRANTs of every destination on `m`, no pair withheld.
+fn grants(
+    net: &Network,
+    r: &[Vec<Request>],
+    m: &Matching,
+    rings: &mut Rings,
+    weighted: bool,
+) -> Vec<Grant> {
+    let (mut out, all) = (Vec::new(), &mut |_: u32, _: u32| true);
     grant(
         net,
         r,
-        &m0,
+        m,
         rings,
-        false,
-        &mut |_, _| true,
-        &mut sc,
-        &mut gs,
+        weighted,
+        all,
+        &mut Scratch::default(),
+        &mut out,
     );
-    accept(net, &gs, &mut m, rings, None, &mut sc, &mut acc);
+    out
+}
+
+/// One unweighted round from an empty matching: its GRANTs and ACCEPTs.
+fn one_round(net: &Network, r: &[Vec<Request>], rings: &mut Rings) -> (Vec<Grant>, Vec<Grant>) {
+    let mut m = Matching::new(net);
+    let gs = grants(net, r, &m, rings, false);
+    let mut acc = Vec::new();
+    accept(
+        net,
+        &gs,
+        &mut m,
+        rings,
+        None,
+        &mut Scratch::default(),
+        &mut acc,
+    );
     (gs, acc)
 }
 
@@ -144,18 +164,7 @@ fn weighted_grants_order_requesters_by_weight() {
         vec![],
         vec![],
     ];
-    let m = Matching::new(&net);
-    let mut out = Vec::new();
-    grant(
-        &net,
-        &r,
-        &m,
-        &mut rings,
-        true,
-        &mut |_, _| true,
-        &mut Scratch::default(),
-        &mut out,
-    );
+    let out = grants(&net, &r, &Matching::new(&net), &mut rings, true);
     // 2 and 3 tie on weight; ring order from 0 picks 2.
     assert_eq!(out, vec![g(2, 0, 0, 0)]);
 }

@@ -138,35 +138,94 @@ fn arb_long_script() -> impl Strategy<Value = (Vec<f64>, Vec<Op>)> {
 /// asserting after every update the same rates (bits), the same
 /// `changed` lists (order included) and the same work counters.
 fn matches_the_former_method(caps: Vec<f64>, ops: Vec<Op>) {
-    let mut a = Sharing::new(caps.clone());
-    let mut b = Sharing::former(caps);
+    let a = Sharing::new(caps.clone());
+    let b = Sharing::former(caps);
+    play(&mut Pair(a, b), ops);
+}
+
+/// What a script drives: flows join (numbered in order), leave, and the
+/// rates are updated.
+trait Scripted {
+    fn add(&mut self, id: u32, res: &[u32]);
+    fn remove(&mut self, id: u32);
+    /// An update with the flows `live` present; ids below `next` were used.
+    fn update(&mut self, live: &[u32], next: u32);
+}
+
+/// Plays `ops` and a final update on `s`. `Remove(k)` takes the live flow
+/// `k % live` (nothing when none is live).
+fn play(s: &mut impl Scripted, ops: Vec<Op>) {
     let mut live: Vec<u32> = Vec::new();
     let mut next = 0u32;
     for op in ops.into_iter().chain([Op::Update]) {
         match op {
             Op::Add(res) => {
-                a.insert(next, &res);
-                b.insert(next, &res);
+                s.add(next, &res);
                 live.push(next);
                 next += 1;
             }
             Op::Remove(k) if !live.is_empty() => {
                 let id = live.remove(k % live.len());
-                a.remove(id);
-                b.remove(id);
+                s.remove(id);
             }
             Op::Remove(_) => {}
-            Op::Update => {
-                let (mut ca, mut cb) = (Vec::new(), Vec::new());
-                a.update(&mut ca);
-                b.update(&mut cb);
-                assert_eq!(ca, cb);
-                assert_eq!(a.counters(), b.counters());
-                for &id in &live {
-                    assert_eq!(a.rate(id).to_bits(), b.rate(id).to_bits(), "flow {id}");
-                }
-            }
+            Op::Update => s.update(&live, next),
         }
+    }
+}
+
+/// The current method beside the former one: every update must agree to
+/// the bit, in `changed` order and counters.
+struct Pair(Sharing, Sharing);
+
+impl Scripted for Pair {
+    fn add(&mut self, id: u32, res: &[u32]) {
+        self.0.insert(id, res);
+        self.1.insert(id, res);
+    }
+    fn remove(&mut self, id: u32) {
+        self.0.remove(id);
+        self.1.remove(id);
+    }
+    fn update(&mut self, live: &[u32], _: u32) {
+        let (a, b) = (&mut self.0, &mut self.1);
+        let (mut ca, mut cb) = (Vec::new(), Vec::new());
+        a.update(&mut ca);
+        b.update(&mut cb);
+        assert_eq!(ca, cb);
+        assert_eq!(a.counters(), b.counters());
+        for &id in live {
+            assert_eq!(a.rate(id).to_bits(), b.rate(id).to_bits(), "flow {id}");
+        }
+    }
+}
+
+/// Incremental updates against a full solve: the rates equal it, and
+/// `changed` names exactly the flows whose rate moved since the last update.
+struct Incremental {
+    s: Sharing,
+    before: Vec<f64>,
+}
+
+impl Scripted for Incremental {
+    fn add(&mut self, id: u32, res: &[u32]) {
+        self.s.insert(id, res);
+    }
+    fn remove(&mut self, id: u32) {
+        self.s.remove(id);
+    }
+    fn update(&mut self, live: &[u32], next: u32) {
+        let s = &mut self.s;
+        self.before.resize(next as usize, 0.0);
+        let mut ch = Vec::new();
+        s.update(&mut ch);
+        assert_matches_full_solve(s);
+        for &id in live {
+            let moved = s.rate(id) != self.before[id as usize];
+            assert_eq!(moved, ch.contains(&id), "flow {id}");
+            self.before[id as usize] = s.rate(id);
+        }
+        assert!(ch.iter().all(|id| live.contains(id)));
     }
 }
 
@@ -203,35 +262,7 @@ proptest! {
     /// names exactly the flows whose rate moved.
     #[test]
     fn incremental_updates_equal_a_full_solve((caps, ops) in arb_script()) {
-        let mut s = Sharing::new(caps);
-        let mut live: Vec<u32> = Vec::new();
-        let mut next = 0u32;
-        let mut before: Vec<f64> = Vec::new();
-        for op in ops.into_iter().chain([Op::Update]) {
-            match op {
-                Op::Add(res) => {
-                    s.insert(next, &res);
-                    live.push(next);
-                    next += 1;
-                }
-                Op::Remove(k) if !live.is_empty() => {
-                    let id = live.remove(k % live.len());
-                    s.remove(id);
-                }
-                Op::Remove(_) => {}
-                Op::Update => {
-                    before.resize(next as usize, 0.0);
-                    let mut ch = Vec::new();
-                    s.update(&mut ch);
-                    assert_matches_full_solve(&s);
-                    for &id in &live {
-                        let moved = s.rate(id) != before[id as usize];
-                        prop_assert_eq!(moved, ch.contains(&id), "flow {}", id);
-                        before[id as usize] = s.rate(id);
-                    }
-                    prop_assert!(ch.iter().all(|id| live.contains(id)));
-                }
-            }
-        }
+        let s = Sharing::new(caps);
+        play(&mut Incremental { s, before: Vec::new() }, ops);
     }
 }

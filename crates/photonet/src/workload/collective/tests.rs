@@ -66,50 +66,30 @@ fn double_binary_trees_are_complementary() {
 
 #[test]
 fn bad_groups_and_sizes_are_refused_with_the_key() {
+    use Algorithm::*;
+    use CollectiveKind::*;
     let mut rng = crate::rng::RngStreams::new(1).stream("collective");
-    let e = build(
-        &[job(
-            CollectiveKind::AllReduce,
-            Algorithm::HalvingDoubling,
-            6,
-            1 << 20,
-        )],
-        8,
-        &mut rng,
-    )
-    .unwrap_err()
-    .to_string();
+    let mut refused = |j: JobConfig| build(&[j], 8, &mut rng).unwrap_err().to_string();
+    let e = refused(job(AllReduce, HalvingDoubling, 6, 1 << 20));
     assert!(
         e.contains("jobs[0].hosts") && e.contains("power-of-two"),
         "{e}"
     );
-    let e = build(
-        &[job(CollectiveKind::AllReduce, Algorithm::Ring, 8, 7)],
-        8,
-        &mut rng,
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refused(job(AllReduce, Ring, 8, 7));
     assert!(e.contains("jobs[0].message"), "{e}");
-    let mut j = job(CollectiveKind::AllReduce, Algorithm::Ring, 8, 8 * 4);
+    let mut j = job(AllReduce, Ring, 8, 8 * 4);
     j.chunks = 5;
-    let e = build(&[j], 8, &mut rng).unwrap_err().to_string();
+    let e = refused(j);
     assert!(
         e.contains("jobs[0].message") && e.contains("5 chunks"),
         "{e}"
     );
-    let mut j = job(CollectiveKind::AllReduce, Algorithm::Ring, 2, 100);
+    let mut j = job(AllReduce, Ring, 2, 100);
     j.count = None;
     j.hosts = Some(vec![0, 9]);
-    let e = build(&[j], 8, &mut rng).unwrap_err().to_string();
+    let e = refused(j);
     assert!(e.contains("jobs[0].hosts") && e.contains('9'), "{e}");
-    let e = build(
-        &[job(CollectiveKind::AllToAll, Algorithm::Ring, 8, 800)],
-        8,
-        &mut rng,
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refused(job(AllToAll, Ring, 8, 800));
     assert!(e.contains("jobs[0].algorithm"), "{e}");
 }
 
