@@ -599,3 +599,17 @@ def test_reference_panels_draw_another_simulators_flows_and_full_only_figures_sk
     write_experiment(root, {"fig01_ref.toml": REF_FIG.replace('{ kind = "scatter", reference = "ref.csv" }', '{ kind = "scatter" }')})
     with pytest.raises(ConfigError, match=r"a scatter plots each flow's FCT against a reference"):
         R.load_paper("synth", root)
+
+
+def test_a_reproduction_builds_each_points_fabric_once(tmp_path):
+    """fig02 draws fig01's runs (the same configs): the four distinct points
+    are checked and built once each, before anything runs, and their runs
+    build nothing again (jobs = 1: they run on this thread, where the core
+    counts builds)."""
+    root = tmp_path / "exp"
+    write_experiment(root, {k: v for k, v in FIGURES.items() if k.startswith(("fig01", "fig02"))})
+    before = _core.fabric_builds()
+    r = R.reproduce("synth", tmp_path / "out", root=root, jobs=1)
+    assert r.info["ran"] == 4 and r.info["failed"] == 0
+    assert r.table["key"].nunique() == 4 and len(r.table) == 8
+    assert _core.fabric_builds() - before == 4
