@@ -86,8 +86,6 @@ def reproduce(
     t0 = time.time()
     p = load_paper(paper, root)
     scale = "full" if full else "quick"
-    if not only:
-        only = p.scales[scale].get("figures")
     out = Path(out) if out else Path("results") / "reproduce" / paper
     figs, fps = build_points(p, scale, only=only, fabrics=fabrics, overrides=overrides, available=available)
     check_work_dir(out, "reproduce output folder")

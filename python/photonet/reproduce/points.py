@@ -20,7 +20,7 @@ import tomli_w
 
 from .. import sweep
 from ..config import ConfigError, _deepcopy, apply_overrides, to_toml, tomllib
-from .experiment import SCALES, Figure, Paper, fmt_x, is_num
+from .experiment import SCALES, Figure, Paper, Reference, fmt_x, is_num
 
 ProgressFn = Callable[[str], None]
 BACKENDS = sweep.BACKENDS
@@ -36,7 +36,7 @@ class FigPoint:
     x: Any
     key: Optional[str] = None
     status: str = "pending"       # done | cached | pending | skipped: ... | failed: ...
-    reference: Optional[Path] = None  # the figure's reference_flows
+    reference: Optional[Reference] = None  # the figure's reference
     point: Optional[sweep.Point] = field(default=None, repr=False)
 
 
