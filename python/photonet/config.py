@@ -92,7 +92,7 @@ def apply_overrides(cfg: dict, overrides: Sequence[str] | Mapping[str, Any] | No
     if isinstance(overrides, Mapping):
         items = [(str(k), plain(v, str(k))) for k, v in overrides.items()]
     else:
-        items = [_split(o) for o in overrides]
+        items = [split_setting(o) for o in overrides]
     for key, value in items:
         if isinstance(value, str) and not isinstance(overrides, Mapping):
             value = parse_value(value)
@@ -109,13 +109,15 @@ def apply_overrides(cfg: dict, overrides: Sequence[str] | Mapping[str, Any] | No
     return cfg
 
 
-def _split(item: str) -> tuple[str, str]:
+def split_setting(item: str, flag: str = "--set", expected: str = "key=value, e.g. workload.load=0.7") -> tuple[str, str]:
+    """``key=value`` -> (key, value), both stripped; a ConfigError naming
+    ``flag`` without ``=`` or a key."""
     if "=" not in item:
-        raise ConfigError(f"--set {item!r}: expected key=value, e.g. workload.load=0.7")
+        raise ConfigError(f"{flag} {item!r}: expected {expected}")
     k, v = item.split("=", 1)
     k = k.strip()
     if not k:
-        raise ConfigError(f"--set {item!r}: empty key")
+        raise ConfigError(f"{flag} {item!r}: empty key")
     return k, v.strip()
 
 

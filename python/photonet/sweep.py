@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Mapping, Optional, Sequence
 import pandas as pd
 
 from .config import (ConfigError, ConfigLike, Prepared, apply_overrides, config_hash, load, parse_value, plain,
-                     prepare_unchecked, workload_search_path)
+                     prepare_unchecked, split_setting, workload_search_path)
 from .io import atomic_write_json, atomic_write_text, remove_stale_temporaries
 from .provenance import describe_build, file_digests, input_digests, same_build
 
@@ -140,12 +140,7 @@ def parse_grid(items: Sequence[str]) -> dict[str, list]:
     is a ConfigError: it would run one point twice."""
     grid: dict[str, list] = {}
     for item in items:
-        if "=" not in item:
-            raise ConfigError(f"--grid {item!r}: expected key=v1,v2,...")
-        k, vs = item.split("=", 1)
-        k = k.strip()
-        if not k:
-            raise ConfigError(f"--grid {item!r}: empty key")
+        k, vs = split_setting(item, "--grid", "key=v1,v2,...")
         if k in grid:
             raise ConfigError(f"--grid {k}: the key is given more than once; put all its values in one --grid {k}=v1,v2,...")
         try:

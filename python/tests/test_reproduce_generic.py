@@ -18,7 +18,7 @@ from photonet import reproduce as R
 from photonet.cli import backend_kwargs, build_parser
 from photonet.config import ConfigError
 
-from conftest import photonet_cli
+from conftest import TINY_TOPOLOGY, photonet_cli
 
 PKG = Path(R.__file__).resolve().parent
 MODEL = _core.models()[0]["name"]
@@ -58,12 +58,7 @@ setup_keys = ["topology.racks", "stop.flows"]
 BASE = """
 name = "synthetic"
 seed = 3
-[topology]
-racks = 4
-servers_per_rack = 2
-uplinks = 2
-uplink_rate = "10Gbps"
-[workload]
+""" + TINY_TOPOLOGY + """[workload]
 load = 0.5
 sizes = { dist = "pareto", shape = 1.5, mean = "20KB" }
 [stop]

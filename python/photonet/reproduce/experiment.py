@@ -523,13 +523,19 @@ def _check_at(where: str, key: str, v: Any, xs: list, extra: str = "") -> None:
         raise ConfigError(f"{where}: `{key}` = {v!r} is not one of the x values {[fmt_x(x) for x in xs]}{extra}")
 
 
-def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs: list, numeric: bool) -> dict:
+def _panel_kind(where: str, i: int, p: Any, kinds: tuple, for_what: str = "") -> tuple[str, str]:
+    """Panel #i's kind (default "line"), checked against ``kinds``, and the
+    panel's name for messages."""
     if not isinstance(p, dict):
         raise ConfigError(f"{where}: panel #{i + 1} = {p!r} must be a table")
     kind = p.get("kind", "line")
-    w = f"{where} panel #{i + 1} ({kind})"
-    if kind not in SIM_PANEL_KINDS:
-        raise ConfigError(f"{where} panel #{i + 1}: `kind` = {kind!r} is not known; expected one of {', '.join(SIM_PANEL_KINDS)}")
+    if kind not in kinds:
+        raise ConfigError(f"{where} panel #{i + 1}: `kind` = {kind!r} is not known{for_what}; expected one of {', '.join(kinds)}")
+    return kind, f"{where} panel #{i + 1} ({kind})"
+
+
+def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs: list, numeric: bool) -> dict:
+    kind, w = _panel_kind(where, i, p, SIM_PANEL_KINDS)
     unknown(w, p, _PANEL_KEYS[kind])
     if kind in ("line", "bar"):
         if p.get("metric") not in metrics:
@@ -646,12 +652,7 @@ def _load_model_figure(path: Path, fid: str, params: dict, rep: dict, where: str
     options = dict(_table(where, "options", rep.get("options", {})))
     panels = []
     for i, p in enumerate(rep.get("panels", [])):
-        if not isinstance(p, dict):
-            raise ConfigError(f"{where}: panel #{i + 1} = {p!r} must be a table")
-        kind = p.get("kind", "line")
-        w = f"{where} panel #{i + 1} ({kind})"
-        if kind not in MODEL_PANEL_KINDS:
-            raise ConfigError(f"{where} panel #{i + 1}: `kind` = {kind!r} is not known for a model; expected one of {', '.join(MODEL_PANEL_KINDS)}")
+        kind, w = _panel_kind(where, i, p, MODEL_PANEL_KINDS, " for a model")
         unknown(w, p, _MODEL_PANEL_KEYS)
         for k in ("data", "x"):
             _str(w, k, p.get(k))

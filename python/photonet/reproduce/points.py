@@ -168,20 +168,16 @@ def run_points(
     figs: list[Figure],
     fps: list[FigPoint],
     *,
-    jobs: int = 2,
-    backend: str = "local",
-    ray_address: Optional[str] = None,
-    partition: Optional[str] = None,
-    time_limit: str = "01:00:00",
-    points_per_task: Optional[int] = None,
+    runner=None,
     progress: Optional[ProgressFn] = None,
     short: Optional[Callable[[dict], str]] = None,
 ) -> dict:
-    """Runs the pending points (each key once) and sets every FigPoint's status.
-    ``short(summary)`` describes a finished point in its progress line.
-    Returns counts by outcome and, for Slurm, the script written."""
-    runner = sweep.backend(backend, jobs=max(1, jobs), ray_address=ray_address, partition=partition,
-                           time_limit=time_limit, points_per_task=points_per_task)
+    """Runs the pending points (each key once) with ``runner`` (a
+    :func:`photonet.sweep.backend`; default: two local threads) and sets
+    every FigPoint's status. ``short(summary)`` describes a finished point in
+    its progress line. Returns counts by outcome and, for Slurm, the script
+    written."""
+    runner = runner or sweep.backend("local", jobs=2)
     say = progress or (lambda line: None)
     brief = short or (lambda s: "")
     unique: dict[str, FigPoint] = {}
