@@ -202,3 +202,19 @@ def test_a_swept_point_keeps_its_key_and_travels_without_its_prepared_run(tmp_pa
     sweep.run_point(tmp_path, p)
     assert p.prepared is None  # ran once, consumed
     assert sweep.is_done(tmp_path, p)
+
+
+def test_a_bad_sweep_point_is_named_before_anything_runs(tmp_path, small):
+    # Validation prepares every point first: the bad one is an error naming
+    # the point, the key, the value and why, and no point has run.
+    from photonet import sweep
+
+    with pytest.raises(ConfigError, match=r"sweep point \{'workload.load': -1\}: .*workload.load.*-1.*> 0"):
+        sweep.expand(small, {"workload.load": [0.3, -1]})
+    # A check that needs the built fabric (a trace endpoint beyond its 16 hosts).
+    t = tmp_path / "t.csv"
+    t.write_text("src,dst,bytes,start\n0,99,1KB,0ns\n")
+    small["workload"]["pattern"] = {"kind": "trace", "file": str(t)}
+    why = r"sweep point \{'fabric': 'esn'\}: .*workload.pattern.file.*dst = 99: the topology has hosts 0..15"
+    with pytest.raises(ConfigError, match=why):
+        sweep.expand(small, {"fabric": ["esn", "sirius"]})
