@@ -4,8 +4,9 @@ statistics (the reference numbers of the figure files' claims).
 usage: python make_trace.py            (from experiments/yaps/)
 
 - `trace_full.csv`: every flow of `reference/full/flows.csv` (src, dst,
-  bytes, start), start = YAPS's `start_us` minus YAPS's 1 s offset, in whole
-  picoseconds (YAPS prints 15 significant digits: 0.01 ps).
+  bytes, start), start = YAPS's `start_us` minus YAPS's 1 s offset (the
+  figure files' `reference.start_offset_us`), in whole picoseconds (YAPS
+  prints 15 significant digits: 0.01 ps), as the reproduction matches them.
 - `trace_quick.csv`: the first QUICK flows only: the flows YAPS itself
   generates with `num_flow: 1000` (reference/first1000, checked below).
 - stdout: YAPS's slowdown (fct_us / oracle_fct_us) mean, p50 and p99
@@ -14,9 +15,13 @@ usage: python make_trace.py            (from experiments/yaps/)
 """
 import csv
 import math
-from decimal import Decimal, ROUND_HALF_EVEN
+import tomllib
+
+from photonet.reproduce.numbers import start_ps
 
 QUICK = 1000
+with open("flows10k_websearch_l50.toml", "rb") as f:
+    OFFSET_US = tomllib.load(f)["reproduce"]["reference"]["start_offset_us"]
 
 
 def rows(case="full"):
@@ -28,9 +33,7 @@ def write_trace(path, rs):
     with open(path, "w", newline="") as f:
         f.write("src,dst,bytes,start\n")
         for r in rs:
-            ps = ((Decimal(r["start_us"]) - Decimal(1_000_000)) * 1_000_000).quantize(
-                Decimal(1), rounding=ROUND_HALF_EVEN)
-            f.write(f"{r['src']},{r['dst']},{r['bytes']},{ps}ps\n")
+            f.write(f"{r['src']},{r['dst']},{r['bytes']},{start_ps(r['start_us'], OFFSET_US)}ps\n")
 
 
 def rank(v, q):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import platform
 import time
 from dataclasses import dataclass
@@ -10,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from . import _core
-from .config import ConfigError, ConfigLike, prepare, tomllib
+from .config import ConfigError, ConfigLike, Prepared, checked_in_tests, prepare, tomllib
 from .provenance import build_info, file_digests
 from .io import atomic_dir, atomic_write_csv, atomic_write_json, atomic_write_text, write_frame_csv
 
@@ -213,15 +212,6 @@ class Result:
         return atomic_dir(out_dir, fill)
 
 
-def _with_override(overrides, key: str, value):
-    """``overrides`` (a list of ``key=value`` or a dict) plus one more."""
-    if overrides is None:
-        return {key: value}
-    if isinstance(overrides, dict):
-        return {**overrides, key: value}
-    return [*overrides, f"{key}={'true' if value is True else value}"]
-
-
 def run(
     config: ConfigLike | None = None,
     *,
@@ -236,12 +226,15 @@ def run(
     ``{"workload.load": 0.7}``. ``progress(now_us, arrived, completed, events)``
     is called now and then; returning False stops the run early. ``base_dir``:
     where relative file names resolve when ``config`` is not a file.
+    ``config`` may also be a :class:`photonet.config.Prepared` not yet run
+    (a sweep point's: its fabric is not built again; ``overrides`` and
+    ``base_dir`` are then not used).
     Raises :class:`photonet.ConfigError` for bad input, before simulating.
     """
-    if os.environ.get("PHOTONET_CHECK_INVARIANTS") == "1":
-        # Test runs check every fabric invariant after every event.
-        overrides = _with_override(overrides, "metrics.check_invariants", True)
-    prepared = prepare(config, overrides, base_dir)
+    if isinstance(config, Prepared):
+        prepared = config
+    else:
+        prepared = prepare(config, checked_in_tests(overrides), base_dir)
     text = prepared.toml
     started = time.time()
     raw = prepared.run(progress)

@@ -23,6 +23,18 @@ SIRIUS_PAPER = {"uplink_multiplier": 1.5, "cell_time": "90ns", "guardband": "10n
 # The quick scale of experiments/sirius/experiment.toml.
 QUICK_TOPOLOGY = {"racks": 32, "servers_per_rack": 6, "uplinks": 2, "uplink_rate": "50Gbps"}
 
+
+def _negotiator_paper(duration: str) -> dict:
+    """NegotiaToR's evaluation (parallel network, 128 ToRs x 8 x 100 Gbps, 400
+    Gbps per ToR, Meta Hadoop, load 1.0) for ``duration``."""
+    return {
+        "fabric": "negotiator",
+        "topology": {"racks": 128, "servers_per_rack": 1, "uplinks": 8, "uplink_rate": "100Gbps", "server_rate": "400Gbps"},
+        "workload": {"load": 1.0, "sizes": {"dist": "cdf", "file": "meta_hadoop.cdf"}},
+        "stop": {"flows": 100_000_000, "duration": duration},
+    }
+
+
 # Paper-scale scenarios, named; every registered fabric also gets a
 # "<fabric>-default" scenario (see `scenarios()`).
 PAPER_SCENARIOS: dict[str, dict] = {
@@ -180,22 +192,12 @@ PAPER_SCENARIOS: dict[str, dict] = {
     },
     "negotiator-paper": {
         "about": "NegotiaToR, parallel network, 128 ToRs x 8 x 100 Gbps, 400 Gbps per ToR, Meta Hadoop, load 1.0, 30 ms",
-        "config": {
-            "fabric": "negotiator",
-            "topology": {"racks": 128, "servers_per_rack": 1, "uplinks": 8, "uplink_rate": "100Gbps", "server_rate": "400Gbps"},
-            "workload": {"load": 1.0, "sizes": {"dist": "cdf", "file": "meta_hadoop.cdf"}},
-            "stop": {"flows": 100_000_000, "duration": "30ms"},
-        },
+        "config": _negotiator_paper("30ms"),
         "needs": "negotiator",
     },
     "negotiator-quick": {
         "about": "NegotiaToR, the paper's network and workload at load 1.0 for 1 ms (the quick reproduction's heaviest point)",
-        "config": {
-            "fabric": "negotiator",
-            "topology": {"racks": 128, "servers_per_rack": 1, "uplinks": 8, "uplink_rate": "100Gbps", "server_rate": "400Gbps"},
-            "workload": {"load": 1.0, "sizes": {"dist": "cdf", "file": "meta_hadoop.cdf"}},
-            "stop": {"flows": 100_000_000, "duration": "1ms"},
-        },
+        "config": _negotiator_paper("1ms"),
         "needs": "negotiator",
     },
     # Issue 29: a ring all-reduce of 1 GB over 1,024 endpoints (2(n - 1) = 2,046

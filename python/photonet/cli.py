@@ -121,9 +121,12 @@ def cmd_run(a) -> int:
     from .api import run
     from .io import check_result_dir
 
+    from .config import checked_in_tests, prepare
+
     config = Path(a.config)
     sets = _with_check(a)
-    text, _ = complete(config, sets)
+    prepared = prepare(config, checked_in_tests(sets))  # checked and built once: the run below uses it
+    text = prepared.toml
     _warn(config, sets)
     cfg = tomllib.loads(text)
     total = cfg.get("stop", {}).get("flows")
@@ -144,7 +147,7 @@ def cmd_run(a) -> int:
             if lines:
                 lines(now_us, arrived, completed, events)
 
-        r = run(config, overrides=sets, progress=progress)
+        r = run(prepared, progress=progress)
     if not a.no_write:
         r.write(out, parquet=getattr(a, "parquet", False))
     print_summary(r.summary, r.manifest)

@@ -92,7 +92,7 @@ def apply_overrides(cfg: dict, overrides: Sequence[str] | Mapping[str, Any] | No
     if isinstance(overrides, Mapping):
         items = [(str(k), plain(v, str(k))) for k, v in overrides.items()]
     else:
-        items = [_split(o) for o in overrides]
+        items = [split_setting(o) for o in overrides]
     for key, value in items:
         if isinstance(value, str) and not isinstance(overrides, Mapping):
             value = parse_value(value)
@@ -109,13 +109,15 @@ def apply_overrides(cfg: dict, overrides: Sequence[str] | Mapping[str, Any] | No
     return cfg
 
 
-def _split(item: str) -> tuple[str, str]:
+def split_setting(item: str, flag: str = "--set", expected: str = "key=value, e.g. workload.load=0.7") -> tuple[str, str]:
+    """``key=value`` -> (key, value), both stripped; a ConfigError naming
+    ``flag`` without ``=`` or a key."""
     if "=" not in item:
-        raise ConfigError(f"--set {item!r}: expected key=value, e.g. workload.load=0.7")
+        raise ConfigError(f"{flag} {item!r}: expected {expected}")
     k, v = item.split("=", 1)
     k = k.strip()
     if not k:
-        raise ConfigError(f"--set {item!r}: empty key")
+        raise ConfigError(f"{flag} {item!r}: empty key")
     return k, v.strip()
 
 
@@ -265,6 +267,50 @@ def prepare(config: ConfigLike | None = None, overrides=None, base_dir: str | Pa
     fabric is planned and built once). Raises ConfigError."""
     core, base = _in_core(_core.prepare, config, overrides, base_dir)
     return Prepared(core, base)
+
+
+def with_override(overrides, key: str, value):
+    """``overrides`` (None, a list of ``key=value`` or a dict) plus one more."""
+    if overrides is None:
+        return {key: value}
+    if isinstance(overrides, Mapping):
+        return {**overrides, key: value}
+    return [*overrides, f"{key}={'true' if value is True else value}"]
+
+
+def checked_in_tests(overrides):
+    """``overrides``, plus ``metrics.check_invariants = true`` when
+    ``PHOTONET_CHECK_INVARIANTS=1`` (the test suite: every run checks every
+    fabric invariant)."""
+    if os.environ.get("PHOTONET_CHECK_INVARIANTS") == "1":
+        return with_override(overrides, "metrics.check_invariants", True)
+    return overrides
+
+
+def prepare_unchecked(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> tuple[str, Prepared]:
+    """A sweep point's config prepared for its run (checked and built once):
+    (its complete TOML, the prepared run). The TOML is the config's own even
+    when the test suite has the run check invariants
+    (:func:`checked_in_tests`), so a point's key does not depend on that."""
+    checked = checked_in_tests(None)
+    prepared = prepare(cfg, checked, base_dir)
+    text = prepared.toml
+    if checked and not plain(cfg).get("metrics", {}).get("check_invariants", False):
+        text = _metrics_key(text, "check_invariants", "false")
+    return text, prepared
+
+
+def _metrics_key(text: str, key: str, value: str) -> str:
+    """Complete TOML ``text`` with ``[metrics] key`` set to ``value``."""
+    lines = text.split("\n")
+    start = lines.index("[metrics]")
+    for i in range(start + 1, len(lines)):
+        if lines[i].startswith("["):
+            break
+        if lines[i].split("=")[0].strip() == key:
+            lines[i] = f"{key} = {value}"
+            return "\n".join(lines)
+    raise ValueError(f"[metrics] {key} is not in the complete config")
 
 
 def config_hash(complete_toml: str) -> str:

@@ -139,6 +139,17 @@ def model_foreign(path: Path, names: list[str]) -> list[str]:
 Foreign = Callable[[Path, "list[str]"], "list[str]"]
 
 
+def _folder_names(path: Path, what: str) -> list[str]:
+    """The names in existing folder ``path``; OutputError if it is a file or
+    cannot be read."""
+    if not path.is_dir():
+        raise OutputError(f"{what} {str(path)!r} is a file, not a folder; photonet does not overwrite it: give a new name")
+    try:
+        return [x.name for x in path.iterdir()]
+    except OSError as e:
+        raise OutputError(f"{what} {str(path)!r}: cannot read it: {e.strerror or e}") from None
+
+
 def check_result_dir(path: os.PathLike | str, what: str = "output folder", foreign: Foreign = result_foreign) -> Path:
     """Raises OutputError unless ``path`` may be (re)written as a result folder
     (``foreign`` lists the entries of an existing folder that are not ours)."""
@@ -149,12 +160,7 @@ def check_result_dir(path: os.PathLike | str, what: str = "output folder", forei
     if path.is_symlink():
         raise OutputError(f"{what} {str(path)!r} is a symbolic link; give the folder itself or a new name")
     if path.exists():
-        if not path.is_dir():
-            raise OutputError(f"{what} {str(path)!r} is a file, not a folder; photonet does not overwrite it: give a new name")
-        try:
-            names = [x.name for x in path.iterdir()]
-        except OSError as e:
-            raise OutputError(f"{what} {str(path)!r}: cannot read it: {e.strerror or e}") from None
+        names = _folder_names(path, what)
         theirs = foreign(path, [n for n in names if n != LOCK_NAME])
         if theirs:
             raise OutputError(f"{what} {str(path)!r} is not empty and not a photonet result (it holds "
@@ -171,12 +177,7 @@ def check_work_dir(path: os.PathLike | str, what: str = "output folder") -> Path
     if path.is_symlink() and not path.is_dir():
         raise OutputError(f"{what} {str(path)!r} is a symbolic link to nothing")
     if path.exists():
-        if not path.is_dir():
-            raise OutputError(f"{what} {str(path)!r} is a file, not a folder; photonet does not overwrite it: give a new name")
-        try:
-            names = [x.name for x in path.iterdir()]
-        except OSError as e:
-            raise OutputError(f"{what} {str(path)!r}: cannot read it: {e.strerror or e}") from None
+        names = _folder_names(path, what)
         if names and not any(m in names for m in WORK_MARKERS):
             raise OutputError(f"{what} {str(path)!r} is not empty and not a photonet sweep folder (it holds {_listing(names)}); "
                               f"photonet never overwrites what it did not write: give a new or empty folder")
@@ -223,28 +224,28 @@ def _try_lock(fd: int) -> bool:
 def _stale_dir(d: Path) -> bool:
     """True if ``d`` is a temporary folder of ours whose writer is gone: it
     holds our lock file and nobody holds the lock."""
-    lock = d / LOCK_NAME
-    try:
-        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return False
-    try:
-        return _try_lock(fd)
-    finally:
-        os.close(fd)  # closing drops the probe's lock
+    return _unlocked(d / LOCK_NAME)
 
 
 def _stale_file(f: Path) -> bool:
     try:
         if time.time() - f.lstat().st_mtime < STALE_FILE_AGE_S:
             return False
+    except OSError:
+        return False
+    return _unlocked(f)
+
+
+def _unlocked(f: Path) -> bool:
+    """True if file ``f`` exists (not through a link) and nobody holds its lock."""
+    try:
         fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return False
     try:
         return _try_lock(fd)
     finally:
-        os.close(fd)
+        os.close(fd)  # closing drops the probe's lock
 
 
 def remove_stale_temporaries(folder: os.PathLike | str, name: str | None = None) -> list[Path]:

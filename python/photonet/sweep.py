@@ -23,10 +23,10 @@ from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 import pandas as pd
 
-from .config import (ConfigError, ConfigLike, apply_overrides, complete, config_hash, load, parse_value, plain,
-                     workload_search_path)
+from .config import (ConfigError, ConfigLike, Prepared, apply_overrides, config_hash, load, parse_value, plain,
+                     prepare_unchecked, split_setting, workload_search_path)
 from .io import atomic_write_json, atomic_write_text, remove_stale_temporaries
-from .provenance import describe_build, input_digests, same_build
+from .provenance import describe_build, file_digests, input_digests, same_build
 
 
 @dataclass
@@ -39,6 +39,23 @@ class Point:
     key: str
     # The files the config reads: {config key: {"path", "sha256"}}.
     inputs: dict = field(default_factory=dict)
+    # The run, checked and built in the core when the point was made; its run
+    # uses it, so the fabric is built once. Never stored or sent (Ray, Slurm):
+    # elsewhere the point is prepared again from `config_toml`.
+    prepared: Optional[Prepared] = field(default=None, repr=False, compare=False)
+
+    def stored(self) -> dict:
+        """The point's fields as ``points.json`` holds them."""
+        return {k: v for k, v in self.__dict__.items() if k != "prepared"}
+
+    def portable(self) -> "Point":
+        """This point without its prepared run (for another process)."""
+        return Point(**self.stored())
+
+    def take_prepared(self) -> Optional[Prepared]:
+        """The prepared run, once (it runs once); None after that."""
+        prepared, self.prepared = self.prepared, None
+        return prepared
 
 
 def point_key(key_toml: str, inputs: dict) -> str:
@@ -56,6 +73,18 @@ def make_point(params: dict, config_toml: str, base_dir: Optional[str | Path], k
     base = str(base_dir) if base_dir else None
     inputs = input_digests(config_toml, base, workload_search_path())
     return Point(params, config_toml, base, point_key(config_toml if key_toml is None else key_toml, inputs), inputs)
+
+
+def prepared_point(params: dict, cfg: ConfigLike, base_dir: Optional[str | Path],
+                   key_of: Callable[[str], str] = lambda text: text) -> Point:
+    """The point of config ``cfg`` (a dict), checked and built in the core
+    once: the point keeps the prepared run, and running it builds nothing
+    again. ``key_of(complete_toml)`` is what its key hashes. Raises
+    ConfigError."""
+    text, prepared = prepare_unchecked(cfg, base_dir=base_dir)
+    base = str(prepared.base) if prepared.base else (str(base_dir) if base_dir else None)
+    inputs = file_digests(prepared.input_files)
+    return Point(params, text, base, point_key(key_of(text), inputs), inputs, prepared)
 
 
 def split_values(text: str) -> list[str]:
@@ -111,12 +140,7 @@ def parse_grid(items: Sequence[str]) -> dict[str, list]:
     is a ConfigError: it would run one point twice."""
     grid: dict[str, list] = {}
     for item in items:
-        if "=" not in item:
-            raise ConfigError(f"--grid {item!r}: expected key=v1,v2,...")
-        k, vs = item.split("=", 1)
-        k = k.strip()
-        if not k:
-            raise ConfigError(f"--grid {item!r}: empty key")
+        k, vs = split_setting(item, "--grid", "key=v1,v2,...")
         if k in grid:
             raise ConfigError(f"--grid {k}: the key is given more than once; put all its values in one --grid {k}=v1,v2,...")
         try:
@@ -155,10 +179,21 @@ def expand(config: ConfigLike | None, grid: dict[str, list], overrides=None, bas
         cfg = plain(base_cfg)
         apply_overrides(cfg, params)
         try:
-            text, _ = complete(cfg, base_dir=base_dir)
+            points.append(prepared_point(params, cfg, base_dir))
         except ConfigError as e:
             raise ConfigError(f"sweep point {params}: {e}") from None
-        points.append(make_point(params, text, base_dir))
+    return release_shared(points)
+
+
+def release_shared(points: list[Point]) -> list[Point]:
+    """``points``, with the prepared run dropped from each point whose key an
+    earlier one has (only the first of a key runs): built fabrics are freed
+    as early as possible."""
+    seen: set[str] = set()
+    for p in points:
+        if p.key in seen:
+            p.prepared = None
+        seen.add(p.key)
     return points
 
 
@@ -220,7 +255,8 @@ def run_point(out: Path, p: Point, progress=None) -> dict:
     included, in one atomic step."""
     from .api import run  # late import: keeps worker start-up light
 
-    r = run(p.config_toml, progress=progress, base_dir=p.base_dir)
+    prepared = p.take_prepared()
+    r = run(prepared if prepared is not None else p.config_toml, progress=progress, base_dir=p.base_dir)
     if r.cancelled:
         # A cancelled run is not this point's result: write nothing, so that a
         # resumed sweep runs it again.
@@ -266,8 +302,15 @@ class Outcome:
 
 def pending_points(out: Path, points: Iterable[Point], accept_old: bool = False) -> list[Point]:
     """The points to run: each key once, those without a result of this build
-    (or of any build with ``accept_old``)."""
-    return [p for p in unique(points) if not is_done(out, p, accept_old)]
+    (or of any build with ``accept_old``). The others' prepared runs are
+    dropped (their fabrics freed)."""
+    pending = []
+    for p in unique(points):
+        if is_done(out, p, accept_old):
+            p.prepared = None
+        else:
+            pending.append(p)
+    return pending
 
 
 class Local:
@@ -373,7 +416,7 @@ class Ray:
             raise ConfigError(f"--ray-address {address!r}: cannot connect to a Ray cluster: {e}") from None
         try:
             task = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
-            refs = {task.remote(str(Path(out).resolve()), p): p for p in pending}
+            refs = {task.remote(str(Path(out).resolve()), p.portable()): p for p in pending}
             waiting = list(refs)
             while waiting:
                 ready, waiting = ray.wait(waiting, num_returns=1)
@@ -505,7 +548,7 @@ def write_slurm(out: Path, points: list[Point], partition: Optional[str] = None,
         raise ConfigError(f"--points-per-task {points_per_task}: must be at least 1")
     tasks = max(1, -(-len(todo) // points_per_task))
     atomic_write_json(out / "points.json", {"points_per_task": points_per_task, "accept_old": accept_old,
-                                            "points": [p.__dict__ for p in todo]})
+                                            "points": [p.stored() for p in todo]})
     lines = [
         "#!/bin/bash",
         f"#SBATCH --job-name=photonet-{out.name}"[:80],

@@ -49,14 +49,16 @@ def photonet_cli(*args, cwd=None):
     )
 
 
-# A tiny run (4 racks x 2 servers, 300 flows) as a config file, for CLI tests.
-TINY = """
+# 4 racks x 2 servers at 10 Gbps.
+TINY_TOPOLOGY = """
 [topology]
 racks = 4
 servers_per_rack = 2
 uplinks = 2
 uplink_rate = "10Gbps"
-[workload]
+"""
+# A tiny run (4 racks x 2 servers, 300 flows) as a config file, for CLI tests.
+TINY = TINY_TOPOLOGY + """[workload]
 load = 0.4
 [workload.sizes]
 dist = "pareto"

@@ -154,3 +154,67 @@ def test_a_run_builds_its_fabric_once(small, fabric):
     r = photonet.run({**small, "fabric": fabric, "stop": {"flows": 50}})
     assert r.summary["completed"] > 0
     assert photonet._core.fabric_builds() - before == 1
+
+
+def test_sweep_and_compare_points_build_their_fabric_once(tmp_path, small):
+    # A sweep validates every point before anything runs (that plans and
+    # builds each point's fabric); the run then uses the prepared point, so
+    # each point's fabric is built once in all. Jobs = 1: the runs are on this
+    # thread, where the core counts builds.
+    from photonet import sweep
+    from photonet.compare import compare
+
+    small["stop"]["flows"] = 100
+    grid = {"fabric": ["esn", "sirius"], "workload.load": [0.2, 0.4, 0.6]}
+    before = photonet._core.fabric_builds()
+    points = sweep.expand(small, grid)
+    assert photonet._core.fabric_builds() - before == 6
+    assert sweep.run_local(tmp_path / "sweep", points, jobs=1) == []
+    assert photonet._core.fabric_builds() - before == 6
+    assert len(sweep.collect(tmp_path / "sweep", points)) == 6
+    # Two points of one key (a value the fabric ignores): only the first
+    # keeps its prepared run, the one that runs.
+    a, b = sweep.expand(small, {"fabric": ["esn"], "sirius.queue_bound": [4, 8]})
+    assert a.key == b.key and a.prepared is not None and b.prepared is None
+
+    before = photonet._core.fabric_builds()
+    table = compare(tmp_path / "cmp", loads=[0.3, 0.6], fabrics=["esn", "mordia"], jobs=1,
+                    overrides=["topology.racks=4", "topology.servers_per_rack=2", "stop.flows=100"])
+    assert len(table) == 4
+    assert photonet._core.fabric_builds() - before == 4
+    # A second compare finds every point done: validating builds each once, nothing runs.
+    before = photonet._core.fabric_builds()
+    compare(tmp_path / "cmp", loads=[0.3, 0.6], fabrics=["esn", "mordia"], jobs=1,
+            overrides=["topology.racks=4", "topology.servers_per_rack=2", "stop.flows=100"])
+    assert photonet._core.fabric_builds() - before == 4
+
+
+def test_a_swept_point_keeps_its_key_and_travels_without_its_prepared_run(tmp_path, small):
+    # The key hashes the config as given, not the test suite's invariant checks.
+    from photonet import sweep
+    from photonet.config import complete
+
+    (p,) = sweep.expand(small, {"fabric": ["esn"]})
+    text, _ = complete({**small, "fabric": "esn"})
+    assert p.key == sweep.point_key(text, {}) and p.config_toml == text
+    assert "prepared" not in p.stored() and p.portable().prepared is None
+    assert p.prepared is not None
+    sweep.run_point(tmp_path, p)
+    assert p.prepared is None  # ran once, consumed
+    assert sweep.is_done(tmp_path, p)
+
+
+def test_a_bad_sweep_point_is_named_before_anything_runs(tmp_path, small):
+    # Validation prepares every point first: the bad one is an error naming
+    # the point, the key, the value and why, and no point has run.
+    from photonet import sweep
+
+    with pytest.raises(ConfigError, match=r"sweep point \{'workload.load': -1\}: .*workload.load.*-1.*> 0"):
+        sweep.expand(small, {"workload.load": [0.3, -1]})
+    # A check that needs the built fabric (a trace endpoint beyond its 16 hosts).
+    t = tmp_path / "t.csv"
+    t.write_text("src,dst,bytes,start\n0,99,1KB,0ns\n")
+    small["workload"]["pattern"] = {"kind": "trace", "file": str(t)}
+    why = r"sweep point \{'fabric': 'esn'\}: .*workload.pattern.file.*dst = 99: the topology has hosts 0..15"
+    with pytest.raises(ConfigError, match=why):
+        sweep.expand(small, {"fabric": ["esn", "sirius"]})

@@ -213,7 +213,10 @@ def test_one_backend_object_per_place_points_run(tmp_path, small):
     # the pending points once and reports each as it ends.
     small["stop"]["flows"] = 100
     pts = sweep.expand(small, {"workload.load": [0.2, 0.3]})
+    # A point that fails when it runs: its text made bad after validation,
+    # and without its prepared run, so that it is prepared again from the text.
     pts[1].config_toml = pts[1].config_toml.replace("[workload]", "[workload]\nload = -1", 1)
+    pts[1].prepared = None
     done, failed = [], []
     out = tmp_path / "local"
     o = sweep.backend("local", jobs=2).run(out, pts, on_done=lambda p, secs, s: done.append((p.key, secs, s["flows"])),

@@ -18,7 +18,7 @@ from photonet import reproduce as R
 from photonet.cli import backend_kwargs, build_parser
 from photonet.config import ConfigError
 
-from conftest import photonet_cli
+from conftest import TINY_TOPOLOGY, photonet_cli
 
 PKG = Path(R.__file__).resolve().parent
 MODEL = _core.models()[0]["name"]
@@ -58,12 +58,7 @@ setup_keys = ["topology.racks", "stop.flows"]
 BASE = """
 name = "synthetic"
 seed = 3
-[topology]
-racks = 4
-servers_per_rack = 2
-uplinks = 2
-uplink_rate = "10Gbps"
-[workload]
+""" + TINY_TOPOLOGY + """[workload]
 load = 0.5
 sizes = { dist = "pareto", shape = 1.5, mean = "20KB" }
 [stop]
@@ -561,41 +556,51 @@ REF_FIG = BASE + f"""
 title = "against a reference"
 x_key = "workload.load"
 x = [0.5]
+reference = {{ flows = "ref.csv", label = "other", start_offset_us = 5 }}
 series = [{{ label = "E", fabric = "esn" }}]
-panels = [{{ kind = "cdf", reference = "ref.csv", reference_label = "other" }}, {{ kind = "scatter", reference = "ref.csv" }}]
+panels = [{{ kind = "cdf" }}, {{ kind = "scatter" }}]
 """
 
 
 def test_reference_panels_draw_another_simulators_flows_and_full_only_figures_skip_quick(tmp_path, captured):
-    """A cdf panel with `reference` adds the reference's CDF (its first rows,
-    as many as the run has flows); a scatter puts each flow's FCT against the
-    reference's row of the same id; a figure with `scales = ["full"]` does not
-    run at quick scale."""
+    """With the figure's `reference`, a cdf panel adds the reference's CDF
+    (its first rows, as many as the run has flows) and a scatter puts each
+    flow's FCT against the reference's for the same flow (src, dst, bytes and
+    start, the reference's start offset taken off); a figure with `scales =
+    ["full"]` does not run at quick scale."""
     root = tmp_path / "exp"
     full_only = REF_FIG.replace('title = "against a reference"', 'title = "full only"\nscales = ["full"]')
     d = write_experiment(root, {"fig01_ref.toml": REF_FIG, "fig02_full.toml": full_only})
-    # 300 reference rows: more than the run's 200 flows.
-    pd.DataFrame({"bytes": [1000 * (i + 1) for i in range(300)], "fct_us": [2.0 * (i + 1) for i in range(300)]}).to_csv(
-        d / "ref.csv", index=False)
+    (d / "ref.csv").write_text("src,dst,bytes,start_us,fct_us\n")
     r = R.reproduce("synth", tmp_path / "out", root=root, jobs=1)
     assert set(r.table["figure"]) == {"fig01"}, "fig02 runs at full scale only"
+    # The reference: the run's flows, 5 µs later, twice as slow, and 100 rows more.
+    flows = pd.read_csv(tmp_path / "out" / "points" / r.table["key"].iloc[0] / "flows.csv").sort_values("id")
+    ref = flows[["src", "dst", "bytes"]].assign(start_us=[f"{v + 5:.6f}" for v in flows["start_us"]], fct_us=2 * flows["fct_us"])
+    ref = pd.concat([ref, ref.iloc[:100].assign(src=99)])
+    ref.to_csv(d / "ref.csv", index=False)
+    paper = R.load_paper("synth", root)
+    R.draw(paper.figures[0], r.table, tmp_path / "again.png", "quick", metrics=paper.metrics, out=tmp_path / "out")
     axes = captured[-1].axes
     labels = [ln.get_label() for ln in axes[0].lines]
-    assert labels[0].startswith("E") and labels[1] == "other (its first 200 flows)"
-    assert len(axes[0].lines[1].get_xdata()) == 200
-    flows = pd.read_csv(tmp_path / "out" / "points" / r.table["key"].iloc[0] / "flows.csv").sort_values("id")
+    assert labels[0].startswith("E") and labels[1] == f"other (its first {len(flows)} flows)"
+    assert len(axes[0].lines[1].get_xdata()) == flows["fct_us"].notna().sum()
     pts = axes[1].collections[0].get_offsets()
-    done = flows["fct_us"].notna().to_numpy()
-    assert len(pts) == done.sum()
-    assert list(pts[:, 0]) == pytest.approx([2.0 * (i + 1) for i in range(200) if done[i]])
-    # a reference that is not there, or lacks a column, is an error naming it
-    write_experiment(root, {"fig01_ref.toml": REF_FIG.replace("ref.csv", "nope.csv")})
-    with pytest.raises(ConfigError, match=r"`reference` = 'nope.csv': no such file"):
-        R.load_paper("synth", root)
-    (d / "bad.csv").write_text("bytes,fct\n1,2\n")
-    write_experiment(root, {"fig01_ref.toml": REF_FIG.replace("ref.csv", "bad.csv")})
-    with pytest.raises(ConfigError, match=r"needs `bytes` and `fct_us`"):
-        R.load_paper("synth", root)
-    write_experiment(root, {"fig01_ref.toml": REF_FIG.replace('{ kind = "scatter", reference = "ref.csv" }', '{ kind = "scatter" }')})
-    with pytest.raises(ConfigError, match=r"a scatter plots each flow's FCT against a reference"):
-        R.load_paper("synth", root)
+    done = flows[flows["fct_us"].notna()]
+    assert len(pts) == len(done)
+    assert sorted(pts[:, 0]) == pytest.approx(sorted(2 * done["fct_us"]))
+    assert sorted(pts[:, 1]) == pytest.approx(sorted(done["fct_us"]))
+
+
+def test_a_reproduction_builds_each_points_fabric_once(tmp_path):
+    """fig02 draws fig01's runs (the same configs): the four distinct points
+    are checked and built once each, before anything runs, and their runs
+    build nothing again (jobs = 1: they run on this thread, where the core
+    counts builds)."""
+    root = tmp_path / "exp"
+    write_experiment(root, {k: v for k, v in FIGURES.items() if k.startswith(("fig01", "fig02"))})
+    before = _core.fabric_builds()
+    r = R.reproduce("synth", tmp_path / "out", root=root, jobs=1)
+    assert r.info["ran"] == 4 and r.info["failed"] == 0
+    assert r.table["key"].nunique() == 4 and len(r.table) == 8
+    assert _core.fabric_builds() - before == 4

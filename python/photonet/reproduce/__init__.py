@@ -28,6 +28,7 @@ from typing import Optional, Sequence
 
 import pandas as pd
 
+from .. import sweep
 from ..config import ConfigError
 from ..io import atomic_write_json, atomic_write_text, check_work_dir
 from .experiment import SCALES, Figure, Metric, Paper, Series, experiments_root, load_paper, papers, parse_metric
@@ -86,20 +87,18 @@ def reproduce(
     t0 = time.time()
     p = load_paper(paper, root)
     scale = "full" if full else "quick"
-    if not only:
-        only = p.scales[scale].get("figures")
     out = Path(out) if out else Path("results") / "reproduce" / paper
     figs, fps = build_points(p, scale, only=only, fabrics=fabrics, overrides=overrides, available=available)
     check_work_dir(out, "reproduce output folder")
     runs = evaluate_models(figs, available=available_models)
-    info = run_points(out, figs, fps, jobs=jobs, backend=backend, ray_address=ray_address, partition=partition,
-                      time_limit=time_limit, points_per_task=points_per_task, progress=progress, short=short(p.metrics))
+    runner = sweep.backend(backend, jobs=max(1, jobs), ray_address=ray_address, partition=partition,
+                           time_limit=time_limit, points_per_task=points_per_task)
+    info = run_points(out, figs, fps, runner=runner, progress=progress, short=short(p.metrics))
     df = table(out, fps, p.metrics)
     nums = numbers(figs, df, scale, p.scales[scale]["about"], metrics=p.metrics, models=runs)
     sens = sensitivity(p, out, scale, nums, only=only, fabrics=fabrics, overrides=overrides, available=available,
                        run=lambda f, pts, name: run_points(
-                           out, f, pts, jobs=jobs, backend=backend, ray_address=ray_address, partition=partition,
-                           time_limit=time_limit, points_per_task=points_per_task,
+                           out, f, pts, runner=runner,
                            progress=(lambda line: progress(f"(sensitivity: {name}) {line}")) if progress else None,
                            short=short(p.metrics)))
     main_keys = {fp.key for fp in fps if fp.key}

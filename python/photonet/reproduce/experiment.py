@@ -33,15 +33,15 @@ FCT_STATS = ("p50", "p90", "p99", "p999", "mean", "max", "count", "unfinished",
 # `share_within` (with `within_us`), the share of the class's flows that
 # finished within that many µs, unfinished ones counting as not.
 FLOW_STATS = ("share_within",)
-# Per-flow comparisons with the figure's `reference_flows` (another
-# simulator's flows.csv: src, dst, bytes, start_us, fct_us), flows matched by
-# (src, dst, bytes, start): the largest, mean and 99th-percentile relative
-# FCT difference |ours / theirs - 1| over the flows both finished.
+# Per-flow comparisons with the figure's `reference` (another simulator's
+# flows.csv: src, dst, bytes, start_us, fct_us), flows matched by (src, dst,
+# bytes, start): the largest, mean and 99th-percentile relative FCT
+# difference |ours / theirs - 1| over the flows both finished.
 REFERENCE_STATS = ("max_rel_err", "mean_rel_err", "p99_rel_err")
 # Numeric top-level keys of summary.json a metric may name.
 SUMMARY_KEYS = ("goodput", "goodput_steady", "offered_load", "completed", "flows", "unfinished", "sim_time_us", "delivered_bytes",
                 "offered_bytes", "events", "hosts", "host_rate_bps")
-SIM_PANEL_KINDS = ("line", "bar", "cdf", "scatter", "timeseries", "reference_cdf", "reference_scatter")
+SIM_PANEL_KINDS = ("line", "bar", "cdf", "scatter", "timeseries")
 MODEL_PANEL_KINDS = ("line", "bar")
 CLAIM_KINDS = ("value", "ratio", "reduction")
 
@@ -49,17 +49,16 @@ _TOP_KEYS = {"title", "report", "scales", "metrics", "reading", "claims"}
 _REPORT_KEYS = {"intro", "quotes", "common", "setup_keys"}
 _METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "reference", "scale", "unit", "label", "within_us"}
 _SIM_KEYS = {"title", "x", "x_key", "x_values", "x_set", "xlabel", "x_percent", "logx", "series", "panels", "claims",
-             "notes", "reference_flows", "reference_label", "scales", *SCALES}
+             "notes", "reference", "scales", *SCALES}
+_REFERENCE_KEYS = {"flows", "label", "start_offset_us"}
 _MODEL_KEYS = {"title", "model", "options", "panels", "claims", "notes"}
 _SERIES_KEYS = {"label", "fabric", "set"}
 _PANEL_KEYS = {
     "line": {"kind", "metric", "title", "logy", "ylabel"},
     "bar": {"kind", "metric", "at", "title", "logy", "ylabel"},
-    "cdf": {"kind", "at", "class", "title", "logx", "reference", "reference_label"},
-    "scatter": {"kind", "at", "class", "title", "reference", "reference_label"},
+    "cdf": {"kind", "at", "class", "title", "logx"},
+    "scatter": {"kind", "at", "class", "title"},
     "timeseries": {"kind", "at", "title"},
-    "reference_cdf": {"kind", "at", "title", "logx"},
-    "reference_scatter": {"kind", "at", "title"},
 }
 _MODEL_PANEL_KEYS = {"kind", "data", "x", "y", "legend", "title", "xlabel", "ylabel", "logy"}
 _CLAIM_COMMON = {"what", "figure", "paper", "paper_text", "expect", "quote", "unit", "note", "tolerance", "range", "sanity", "gap"}
@@ -98,7 +97,7 @@ class Metric:
         if self.source == "fct":
             return f"{self.key} FCT of class {self.fct_class}"
         if self.source == "reference":
-            return f"{self.key} of FCTs against the figure's reference_flows"
+            return f"{self.key} of FCTs against the figure's reference"
         return f"{self.key} in {'fabric_stats' if self.source == 'fabric_stat' else 'summary'}"
 
 
@@ -107,6 +106,19 @@ class Series:
     label: str
     fabric: str
     set: dict
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Another simulator's per-flow results for a figure's runs (a CSV with
+    src, dst, bytes, start_us, fct_us): drawn beside ours (cdf and scatter
+    panels) and compared flow by flow (``reference`` metrics). ``start_offset_us``
+    is subtracted from its starts: the time its flows' starts are offset by
+    from the run's (a simulator that starts its flows 1 s in)."""
+
+    flows: Path
+    label: str = "reference"
+    start_offset_us: float = 0.0
 
 
 @dataclass
@@ -128,8 +140,7 @@ class Figure:
     logx: bool = False
     series: list[Series] = field(default_factory=list)
     scale_set: dict[str, dict] = field(default_factory=dict)
-    reference: Optional[Path] = None              # another simulator's per-flow results (flows.csv)
-    reference_label: str = "reference"
+    reference: Optional[Reference] = None         # another simulator's per-flow results
     # the scales it runs at (a figure whose published numbers exist only for
     # the full setting, say, runs at full scale only)
     scales: tuple = SCALES
@@ -268,10 +279,6 @@ def load_paper(name: str, root: Optional[Path] = None) -> Paper:
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
         raise ConfigError(f"{d}: two figure files share the id(s) {sorted(dup)} (the file name up to the first '_')")
-    for sc, t in scales.items():
-        bad = [f for f in t.get("figures", []) if f not in ids]
-        if bad:
-            raise ConfigError(f"{exp}: [scales.{sc}] `figures` names {bad}, not figure ids here ({', '.join(ids)})")
     return Paper(name, d, title, scales, metrics, report, figures, reading)
 
 
@@ -315,14 +322,11 @@ def _load_scales(exp: Path, raw: Any) -> dict[str, dict]:
         if not isinstance(t, dict):
             raise ConfigError(f"{exp}: missing table [scales.{s}]")
         where = f"{exp}: [scales.{s}]"
-        unknown(where, t, {"about", "set", "figures"})
-        out[s] = {"about": _str(where, "about", t.get("about", s)), "set": dict(_table(where, "set", t.get("set", {})))}
         if "figures" in t:
-            # The figures this scale runs (default: all), e.g. the small cases for CI.
-            figs = t["figures"]
-            if not isinstance(figs, list) or not figs or not all(isinstance(f, str) and f for f in figs):
-                raise ConfigError(f"{where}: `figures` = {figs!r} must be a non-empty list of figure ids")
-            out[s]["figures"] = list(figs)
+            raise ConfigError(f"{where}: `figures` is not a key here: a figure says the scales it runs at, "
+                              f"`scales` = [\"full\"] in its [reproduce] table (default: every scale)")
+        unknown(where, t, {"about", "set"})
+        out[s] = {"about": _str(where, "about", t.get("about", s)), "set": dict(_table(where, "set", t.get("set", {})))}
     return out
 
 
@@ -445,24 +449,17 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
     labels = [s.label for s in series]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"{where}: series labels must be distinct")
-    panels = [_check_sim_panel(where, i, p, metrics, xs, numeric, path.parent) for i, p in enumerate(rep.get("panels", []))]
+    panels = [_check_sim_panel(where, i, p, metrics, xs, numeric) for i, p in enumerate(rep.get("panels", []))]
     if not panels:
         raise ConfigError(f"{where}: `panels` is empty")
-    reference = None
-    if "reference_flows" in rep:
-        reference = (path.parent / _str(where, "reference_flows", rep["reference_flows"])).resolve()
-        if not reference.is_file():
-            raise ConfigError(f"{where}: `reference_flows` = {rep['reference_flows']!r} is not a file (relative to {path.parent})")
-        head = reference.read_text().splitlines()[0].split(",")
-        miss = [c for c in REFERENCE_COLUMNS if c not in head]
-        if miss:
-            raise ConfigError(f"{where}: `reference_flows` = {rep['reference_flows']!r} lacks the column(s) {', '.join(miss)}")
+    reference = _load_reference(where, rep["reference"], path.parent) if "reference" in rep else None
     for i, p in enumerate(panels):
-        if p["kind"].startswith("reference_") and reference is None:
-            raise ConfigError(f"{where} panel #{i + 1} ({p['kind']}): needs the figure's `reference_flows`")
+        if p["kind"] == "scatter" and reference is None:
+            raise ConfigError(f"{where} panel #{i + 1} (scatter): a scatter plots each flow's FCT against the reference's; "
+                              f"set the figure's `reference` = {{ flows = \"<a CSV>\" }}")
     for m in metrics.values():
         if m.source == "reference" and reference is None and any(c.get("metric") == m.name for c in rep.get("claims", [])):
-            raise ConfigError(f"{where}: a claim on metric {m.name!r} (a per-flow comparison) needs the figure's `reference_flows`")
+            raise ConfigError(f"{where}: a claim on metric {m.name!r} (a per-flow comparison) needs the figure's `reference`")
     claims = [_check_sim_claim(where, c, labels, xs, metrics) for c in rep.get("claims", [])]
     scale_set = {}
     for s in SCALES:
@@ -489,13 +486,36 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
         series=series,
         scale_set=scale_set,
         reference=reference,
-        reference_label=_str(where, "reference_label", rep.get("reference_label", "reference")),
         scales=tuple(scales),
     )
 
 
-# The columns a `reference_flows` file needs.
+# The columns a reference's `flows` file needs.
 REFERENCE_COLUMNS = ("src", "dst", "bytes", "start_us", "fct_us")
+
+
+def _load_reference(where: str, t: Any, base: Path) -> Reference:
+    """A figure's `reference` = { flows = "<CSV beside the figure>", label =
+    "<its name>", start_offset_us = <µs its starts are offset by> }."""
+    w = f"{where} reference"
+    t = _table(where, "reference", t)
+    unknown(w, t, _REFERENCE_KEYS)
+    if "flows" not in t:
+        raise ConfigError(f"{w}: `flows` is missing: the CSV of the other simulator's per-flow results")
+    name = _str(w, "flows", t["flows"])
+    path = (base / name).resolve()
+    if not path.is_file():
+        raise ConfigError(f"{w}: `flows` = {name!r} is not a file (relative to {base})")
+    with open(path) as f:
+        head = [c.strip() for c in f.readline().strip().split(",")]
+    miss = [c for c in REFERENCE_COLUMNS if c not in head]
+    if miss:
+        raise ConfigError(f"{w}: `flows` = {name!r} lacks the column(s) {', '.join(miss)} "
+                          f"(it needs {', '.join(REFERENCE_COLUMNS)}, one row per flow)")
+    offset = t.get("start_offset_us", 0)
+    if not is_num(offset) or not math.isfinite(offset) or offset < 0:
+        raise ConfigError(f"{w}: `start_offset_us` = {offset!r} must be a number of µs >= 0")
+    return Reference(path, _str(w, "label", t.get("label", "reference")), float(offset))
 
 
 def _check_at(where: str, key: str, v: Any, xs: list, extra: str = "") -> None:
@@ -503,14 +523,19 @@ def _check_at(where: str, key: str, v: Any, xs: list, extra: str = "") -> None:
         raise ConfigError(f"{where}: `{key}` = {v!r} is not one of the x values {[fmt_x(x) for x in xs]}{extra}")
 
 
-def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs: list, numeric: bool,
-                     base: Path = Path(".")) -> dict:
+def _panel_kind(where: str, i: int, p: Any, kinds: tuple, for_what: str = "") -> tuple[str, str]:
+    """Panel #i's kind (default "line"), checked against ``kinds``, and the
+    panel's name for messages."""
     if not isinstance(p, dict):
         raise ConfigError(f"{where}: panel #{i + 1} = {p!r} must be a table")
     kind = p.get("kind", "line")
-    w = f"{where} panel #{i + 1} ({kind})"
-    if kind not in SIM_PANEL_KINDS:
-        raise ConfigError(f"{where} panel #{i + 1}: `kind` = {kind!r} is not known; expected one of {', '.join(SIM_PANEL_KINDS)}")
+    if kind not in kinds:
+        raise ConfigError(f"{where} panel #{i + 1}: `kind` = {kind!r} is not known{for_what}; expected one of {', '.join(kinds)}")
+    return kind, f"{where} panel #{i + 1} ({kind})"
+
+
+def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs: list, numeric: bool) -> dict:
+    kind, w = _panel_kind(where, i, p, SIM_PANEL_KINDS)
     unknown(w, p, _PANEL_KEYS[kind])
     if kind in ("line", "bar"):
         if p.get("metric") not in metrics:
@@ -518,11 +543,7 @@ def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs:
                               f"expected one of {', '.join(metrics) or '(none declared)'}")
     if kind == "line" and not numeric:
         raise ConfigError(f"{w}: a line needs a numeric x axis, and `x` is categorical; use kind = \"bar\"")
-    if kind == "scatter" and "reference" not in p:
-        raise ConfigError(f"{w}: a scatter plots each flow's FCT against a reference's: set `reference` = a CSV file")
-    if "reference" in p:
-        _check_reference(w, p["reference"], base)
-    if kind in ("cdf", "scatter", "timeseries", "reference_cdf", "reference_scatter"):
+    if kind in ("cdf", "scatter", "timeseries"):
         if "at" not in p and len(xs) != 1:
             raise ConfigError(f"{w}: say at which x value to draw, `at` = one of {[fmt_x(x) for x in xs]}")
     if "at" in p:
@@ -535,20 +556,6 @@ def _check_sim_panel(where: str, i: int, p: Any, metrics: dict[str, Metric], xs:
     if kind in ("cdf", "scatter"):
         parse_class(w, p.get("class", "all"))
     return {"kind": kind, **p}
-
-
-def _check_reference(w: str, ref: Any, base: Path) -> None:
-    """A panel's `reference`: per-flow results of another simulator (a CSV with
-    `bytes` and `fct_us`, one row per flow in flow-id order), beside the figure."""
-    if not isinstance(ref, str):
-        raise ConfigError(f"{w}: `reference` = {ref!r} must be a file name (a CSV beside the figure file)")
-    path = base / ref
-    if not path.is_file():
-        raise ConfigError(f"{w}: `reference` = {ref!r}: no such file ({path})")
-    with open(path) as f:
-        cols = [c.strip() for c in f.readline().strip().split(",")]
-    if not {"bytes", "fct_us"} <= set(cols):
-        raise ConfigError(f"{w}: `reference` = {ref!r} has columns {cols}; it needs `bytes` and `fct_us` (one row per flow, in flow-id order)")
 
 
 def claim_check(w: str, c: dict, default_tol: Optional[float] = None) -> str:
@@ -645,12 +652,7 @@ def _load_model_figure(path: Path, fid: str, params: dict, rep: dict, where: str
     options = dict(_table(where, "options", rep.get("options", {})))
     panels = []
     for i, p in enumerate(rep.get("panels", [])):
-        if not isinstance(p, dict):
-            raise ConfigError(f"{where}: panel #{i + 1} = {p!r} must be a table")
-        kind = p.get("kind", "line")
-        w = f"{where} panel #{i + 1} ({kind})"
-        if kind not in MODEL_PANEL_KINDS:
-            raise ConfigError(f"{where} panel #{i + 1}: `kind` = {kind!r} is not known for a model; expected one of {', '.join(MODEL_PANEL_KINDS)}")
+        kind, w = _panel_kind(where, i, p, MODEL_PANEL_KINDS, " for a model")
         unknown(w, p, _MODEL_PANEL_KEYS)
         for k in ("data", "x"):
             _str(w, k, p.get(k))

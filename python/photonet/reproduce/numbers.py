@@ -3,13 +3,14 @@ to the paper's (numbers.csv)."""
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import pandas as pd
 
 from ..config import ConfigError
-from .experiment import Figure, Metric, is_num, parse_class, parse_expect, parse_size, x_equal  # noqa: F401 (re-exported)
+from .experiment import Figure, Metric, Reference, is_num, parse_class, parse_expect, parse_size, x_equal  # noqa: F401 (re-exported)
 from .models import ModelRun, lookup
 from .points import FigPoint, manifest_of, summary_of
 
@@ -64,22 +65,41 @@ def share_within(out: Path, key: str, m: Metric) -> float:
     return _scaled(float((g["fct_us"].notna() & (g["fct_us"] <= m.within_us)).sum()) / len(g), m.scale)
 
 
-def matched_flows(out: Path, key: str, reference: Optional[Path]) -> Optional[pd.DataFrame]:
-    """Our flows.csv joined with ``reference`` (another simulator's per-flow
-    results) on (src, dst, bytes, start to the picosecond): columns ``fct_us``
-    (ours) and ``fct_ref_us``. None without either file."""
+def start_ps(start_us: str, offset_us: float | str = 0) -> int:
+    """A start time written in µs (as a simulator prints it), less
+    ``offset_us``, in whole picoseconds: computed in decimal from the text,
+    rounded half to even, so that no binary rounding moves a start by 1 ps."""
+    ps = (Decimal(str(start_us).strip()) - Decimal(str(offset_us))) * 1_000_000
+    return int(ps.quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+
+
+def reference_flows(ref: Reference) -> pd.DataFrame:
+    """A reference's flows: its CSV with ``start_ps``, the start on the run's
+    clock (its ``start_offset_us`` taken off) in whole picoseconds."""
+    d = pd.read_csv(ref.flows, dtype={"start_us": str})
+    d["start_ps"] = [start_ps(v, ref.start_offset_us) for v in d["start_us"]]
+    return d
+
+
+def match_reference(flows: pd.DataFrame, ref: Reference) -> pd.DataFrame:
+    """Our flows joined with the reference's on (src, dst, bytes, start to
+    the picosecond): columns ``bytes``, ``fct_us`` (ours) and ``fct_ref_us``."""
+    ours = flows[["src", "dst", "bytes", "start_us", "fct_us"]].copy()
+    ours["start_ps"] = (ours["start_us"] * 1e6).round().astype("int64")
+    theirs = reference_flows(ref)[["src", "dst", "bytes", "start_ps", "fct_us"]].rename(columns={"fct_us": "fct_ref_us"})
+    return ours.drop(columns="start_us").merge(theirs, on=["src", "dst", "bytes", "start_ps"], how="inner")
+
+
+def matched_flows(out: Path, key: str, reference: Optional[Reference]) -> Optional[pd.DataFrame]:
+    """Our flows.csv joined with ``reference`` (:func:`match_reference`);
+    None without either."""
     flows = flows_of(out, key)
     if flows is None or reference is None:
         return None
-    ref = pd.read_csv(reference)
-    def k(d: pd.DataFrame) -> pd.DataFrame:
-        d = d[["src", "dst", "bytes", "start_us", "fct_us"]].copy()
-        d["start_ps"] = (d["start_us"] * 1e6).round().astype("int64")
-        return d.drop(columns="start_us")
-    return k(flows).merge(k(ref).rename(columns={"fct_us": "fct_ref_us"}), on=["src", "dst", "bytes", "start_ps"], how="inner")
+    return match_reference(flows, reference)
 
 
-def vs_reference(out: Path, key: str, reference: Optional[Path], m: Metric) -> float:
+def vs_reference(out: Path, key: str, reference: Optional[Reference], m: Metric) -> float:
     """A per-flow comparison with the reference (see REFERENCE_STATS); NaN
     when no flow of the reference matches one of ours."""
     j = matched_flows(out, key, reference)

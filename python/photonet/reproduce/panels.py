@@ -6,10 +6,11 @@ Panel kinds of a simulated figure:
 * ``bar``: a metric per series at one x (``at``), or grouped by x (categorical
   x axes too);
 * ``cdf``: the per-flow FCT CDF (flows.csv) of each series at one x, for one
-  size class; with ``reference`` (a CSV of another simulator's per-flow
-  results beside the figure file: ``bytes``, ``fct_us``), its CDF too;
-* ``scatter``: each flow's FCT against the ``reference``'s for the same flow
-  (row i of the reference = flow id i), at one x, for one size class;
+  size class; when the figure has a ``reference`` (another simulator's
+  per-flow results), its CDF too (dashed);
+* ``scatter``: each flow's FCT against the figure's ``reference``'s for the
+  same flow (matched by src, dst, bytes and start), at one x, for one size
+  class;
 * ``timeseries``: delivered goodput over time (series.csv) of each series at
   one x (the config must set ``metrics.time_series``).
 
@@ -29,7 +30,8 @@ import pandas as pd
 
 from .experiment import Figure, Metric, fmt_x, is_num, x_equal
 from .models import ModelRun, records
-from .numbers import OK, at_x, class_fcts, flows_of, missing_reasons, parse_class, series_of, why_missing
+from .numbers import (OK, at_x, class_fcts, flows_of, match_reference, missing_reasons, parse_class, series_of,
+                      why_missing)
 
 
 def wrap(text: str, width: int) -> str:
@@ -225,10 +227,10 @@ def _cdf(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
         lab = s.label + (f" ({unfinished} unfinished)" if unfinished else "")
         ax.step(fct, y, where="post", color=styles[i][0], label=lab, marker=styles[i][1], markevery=max(1, len(fct) // 6))
         res.drawn += 1
-    if res.drawn and "reference" in panel:
+    if res.drawn and fig.reference is not None:
         # The reference's same flows: its first rows, as many as the run has.
-        ref = pd.read_csv(fig.path.parent / panel["reference"])
-        label = panel.get("reference_label", "reference")
+        ref = pd.read_csv(fig.reference.flows)
+        label = fig.reference.label
         if nflows < len(ref):
             ref, label = ref.iloc[:nflows], f"{label} (its first {nflows} flows)"
         fct, _ = class_fcts(ref, lo, hi)
@@ -243,90 +245,38 @@ def _cdf(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
     return res
 
 
-def _reference(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
-    """Each series' FCTs beside the figure's reference simulator's: their
-    CDFs (``reference_cdf``) or flow by flow (``reference_scatter``)."""
-    from .numbers import matched_flows
-
-    res = _Panel()
-    x = _at(fig, panel)
-    styles = _styles(fig)
-    ref = pd.read_csv(fig.reference)
-    if panel["kind"] == "reference_cdf":
-        r = ref["fct_us"].dropna().sort_values()
-        ax.step(r, (pd.RangeIndex(1, len(r) + 1) / len(r)).to_numpy(), where="post", color="k", linestyle="--",
-                label=fig.reference_label)
-    lo = hi = None
-    for i, s in enumerate(fig.series):
-        row = at_x(df, fig, s.label, x)
-        if row is None or row["status"] not in OK:
-            res.miss("no such point" if row is None else row["status"], s.label)
-            continue
-        if panel["kind"] == "reference_cdf":
-            flows = flows_of(out, row["key"])
-            if flows is None:
-                res.miss("no flows.csv", s.label)
-                continue
-            f = flows["fct_us"].dropna().sort_values()
-            ax.step(f, (pd.RangeIndex(1, len(f) + 1) / len(f)).to_numpy(), where="post", color=styles[i][0], label=s.label)
-        else:
-            j = matched_flows(out, row["key"], fig.reference)
-            if j is None or not len(j):
-                res.miss("no flow matches the reference", s.label)
-                continue
-            ax.scatter(j["fct_ref_us"], j["fct_us"], s=6, color=styles[i][0], marker=styles[i][1], label=f"{s.label} ({len(j)} flows)")
-            a, b = float(min(j["fct_ref_us"].min(), j["fct_us"].min())), float(max(j["fct_ref_us"].max(), j["fct_us"].max()))
-            lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
-        res.drawn += 1
-    if panel["kind"] == "reference_cdf":
-        if res.drawn and panel.get("logx", True):
-            ax.set_xscale("log")
-        ax.set_xlabel("FCT (µs)")
-        ax.set_ylabel("fraction of finished flows")
-        ax.set_ylim(0, 1.02)
-    else:
-        if lo is not None:
-            ax.plot([lo, hi], [lo, hi], color="0.5", linewidth=0.8, label="equal")
-            if hi / max(lo, 1e-9) > 50:
-                ax.set_xscale("log")
-                ax.set_yscale("log")
-        ax.set_xlabel(f"FCT, {fig.reference_label} (µs)")
-        ax.set_ylabel("FCT, photonet (µs)")
-    return res
-
-
 def _scatter(ax, fig: Figure, df: pd.DataFrame, panel: dict, out: Path) -> _Panel:
+    """Each flow's FCT in each series against the figure's reference's for
+    the same flow (:func:`match_reference`), for one size class."""
     res = _Panel()
-    lo, hi = parse_class("scatter panel", panel.get("class", "all"))
+    cls = panel.get("class", "all")
+    lo, hi = parse_class("scatter panel", cls)
     x = _at(fig, panel)
     styles = _styles(fig)
-    ref = pd.read_csv(fig.path.parent / panel["reference"])
-    top, low = 0.0, float("inf")
+    low, top = float("inf"), 0.0
     for i, s in enumerate(fig.series):
         flows = _point_data(out, df, fig, s.label, x, "flows", res)
         if flows is None:
             continue
-        flows = flows.sort_values("id").reset_index(drop=True) if "id" in flows else flows
-        n = min(len(flows), len(ref))
-        ours, theirs = flows.iloc[:n], ref.iloc[:n]
-        keep = (ours["bytes"].to_numpy() >= lo) & (ours["bytes"].to_numpy() < hi) & ours["fct_us"].notna().to_numpy()
-        if not keep.any():
-            res.miss(f"no finished flow of class {panel.get('class', 'all')}", s.label)
+        j = match_reference(flows, fig.reference).dropna(subset=["fct_us", "fct_ref_us"])
+        j = j[(j["bytes"] >= lo) & (j["bytes"] < hi)]
+        if not len(j):
+            res.miss(f"no finished flow of class {cls} matches the reference", s.label)
             continue
-        xs, ys = theirs["fct_us"].to_numpy()[keep], ours["fct_us"].to_numpy()[keep]
-        ax.scatter(xs, ys, s=3, alpha=0.4, color=styles[i][0], label=s.label, rasterized=True)
-        top = max(top, float(xs.max()), float(ys.max()))
-        low = min(low, float(xs.min()), float(ys.min()))
+        ax.scatter(j["fct_ref_us"], j["fct_us"], s=4, alpha=0.5, color=styles[i][0], marker=styles[i][1],
+                   label=f"{s.label} ({len(j)} flows)", rasterized=True)
+        low = min(low, float(j["fct_ref_us"].min()), float(j["fct_us"].min()))
+        top = max(top, float(j["fct_ref_us"].max()), float(j["fct_us"].max()))
         res.drawn += 1
     if res.drawn:
-        ax.plot([low, top], [low, top], color="black", linewidth=0.8, label="equal")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        _plain_log_labels(ax, "x")
-        _plain_log_labels(ax, "y")
-    label = panel.get("reference_label", "reference")
-    ax.set_xlabel(f"FCT in {label} (µs)")
-    ax.set_ylabel("FCT in photonet (µs)")
+        ax.plot([low, top], [low, top], color="0.5", linewidth=0.8, label="equal")
+        if top / max(low, 1e-9) > 50:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            _plain_log_labels(ax, "x")
+            _plain_log_labels(ax, "y")
+    ax.set_xlabel(f"FCT, {fig.reference.label} (µs)")
+    ax.set_ylabel("FCT, photonet (µs)")
     return res
 
 
@@ -408,16 +358,14 @@ def draw(
             res = _bar(ax, fig, g, panel, metrics[panel["metric"]])
         elif kind == "cdf":
             res = _cdf(ax, fig, df, panel, out)
-        elif kind.startswith("reference_"):
-            res = _reference(ax, fig, df, panel, out)
         elif kind == "scatter":
             res = _scatter(ax, fig, df, panel, out)
         else:
             res = _timeseries(ax, fig, df, panel, out)
-        if not fig.is_model and kind in ("cdf", "scatter", "timeseries", "reference_cdf", "reference_scatter"):
-            what = {"cdf": "FCT CDF", "scatter": "per-flow FCT", "timeseries": "goodput over time",
-                    "reference_cdf": f"FCT CDF vs {fig.reference_label}",
-                    "reference_scatter": f"per-flow FCT vs {fig.reference_label}"}[kind]
+        if not fig.is_model and kind in ("cdf", "scatter", "timeseries"):
+            what = {"cdf": "FCT CDF", "scatter": "per-flow FCT", "timeseries": "goodput over time"}[kind]
+            if fig.reference is not None and kind != "timeseries":
+                what += f" vs {fig.reference.label}"
             ax.set_title(panel.get("title", f"{what} at {fig.xlabel} = {_xlabel_of(fig, _at(fig, panel))}"), fontsize=10)
         else:
             ax.set_title(panel.get("title", panel.get("metric", panel.get("data", kind))), fontsize=10)

@@ -10,6 +10,7 @@ shared by several figures runs once and a killed reproduction resumes.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +19,8 @@ from typing import Any, Callable, Optional, Sequence
 import tomli_w
 
 from .. import sweep
-from ..config import ConfigError, _deepcopy, apply_overrides, complete, tomllib
-from .experiment import SCALES, Figure, Paper, fmt_x, is_num
+from ..config import ConfigError, _deepcopy, apply_overrides, to_toml, tomllib
+from .experiment import SCALES, Figure, Paper, Reference, fmt_x, is_num
 
 ProgressFn = Callable[[str], None]
 BACKENDS = sweep.BACKENDS
@@ -35,7 +36,7 @@ class FigPoint:
     x: Any
     key: Optional[str] = None
     status: str = "pending"       # done | cached | pending | skipped: ... | failed: ...
-    reference: Optional[Path] = None  # the figure's reference_flows
+    reference: Optional[Reference] = None  # the figure's reference
     point: Optional[sweep.Point] = field(default=None, repr=False)
 
 
@@ -101,6 +102,9 @@ def build_points(
             if f not in every:
                 raise ConfigError(f"--fabrics: {f!r} is not used by {paper.name} nor built; expected some of {', '.join(sorted(every))}")
     out: list[FigPoint] = []
+    # Points whose configs are the same (a figure drawing another's runs):
+    # prepared (checked and built) once, run once.
+    made: dict[tuple[str, Path], sweep.Point] = {}
     for fig in figs:
         if fig.is_model:
             continue
@@ -123,12 +127,16 @@ def build_points(
                     apply_overrides(cfg, xset)
                     apply_overrides(cfg, list(overrides))
                     cfg["fabric"] = s.fabric
-                    text, _ = complete(cfg, base_dir=fig.path.parent)
+                    params = {"paper": paper.name, "figure": fig.id, "series": s.label, "x": x}
+                    same = (to_toml(cfg), fig.path.parent)
+                    if same in made:
+                        fp.point = dataclasses.replace(made[same], params=params, prepared=None)
+                    else:
+                        fp.point = made[same] = sweep.prepared_point(params, cfg, fig.path.parent, key_of=_key_toml)
                 except ConfigError as e:
                     raise ConfigError(f"{fig.path.name}: series {s.label!r} at x = {fmt_x(x)}: {e}") from None
-                params = {"paper": paper.name, "figure": fig.id, "series": s.label, "x": x}
-                fp.point = sweep.make_point(params, text, fig.path.parent, key_toml=_key_toml(text))
                 fp.key = fp.point.key
+    sweep.release_shared([fp.point for fp in out if fp.point is not None])
     return figs, out
 
 
@@ -160,20 +168,16 @@ def run_points(
     figs: list[Figure],
     fps: list[FigPoint],
     *,
-    jobs: int = 2,
-    backend: str = "local",
-    ray_address: Optional[str] = None,
-    partition: Optional[str] = None,
-    time_limit: str = "01:00:00",
-    points_per_task: Optional[int] = None,
+    runner=None,
     progress: Optional[ProgressFn] = None,
     short: Optional[Callable[[dict], str]] = None,
 ) -> dict:
-    """Runs the pending points (each key once) and sets every FigPoint's status.
-    ``short(summary)`` describes a finished point in its progress line.
-    Returns counts by outcome and, for Slurm, the script written."""
-    runner = sweep.backend(backend, jobs=max(1, jobs), ray_address=ray_address, partition=partition,
-                           time_limit=time_limit, points_per_task=points_per_task)
+    """Runs the pending points (each key once) with ``runner`` (a
+    :func:`photonet.sweep.backend`; default: two local threads) and sets
+    every FigPoint's status. ``short(summary)`` describes a finished point in
+    its progress line. Returns counts by outcome and, for Slurm, the script
+    written."""
+    runner = runner or sweep.backend("local", jobs=2)
     say = progress or (lambda line: None)
     brief = short or (lambda s: "")
     unique: dict[str, FigPoint] = {}
@@ -204,6 +208,7 @@ def run_points(
     todo = []
     for key, fp in unique.items():
         if sweep.is_done(out, fp.point):
+            fp.point.prepared = None  # not run: its fabric is freed
             status[key] = "cached"
             info["cached"] += 1
             line(fp, "cached (" + brief(summary_of(out, key)) + ")")

@@ -65,8 +65,7 @@ pub struct SiriusParams {
     /// sends LOCAL cells of flows whose next cell starts below the first
     /// threshold first, then below the second, … (NegotiaToR's baseline uses
     /// ["1KB", "10KB"]). Empty (default): round-robin over flows.
-    /// (Left out of the completed config when empty, so configs and result
-    /// keys from before this option are unchanged.)
+    // Left out of the complete config when empty: configs without it keep their result keys.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub source_priorities: Vec<ByteSize>,
 }
