@@ -159,6 +159,7 @@ impl Queues {
 
     /// Lazy credits on where possible (every link's credit takes time to
     /// come back), and lazy port-free with them; or both off.
+    #[inline]
     pub(super) fn set_lazy(&mut self, on: bool) {
         self.lazy = on && self.credit && self.qports.iter().all(|q| q.credit_after > 0);
         self.lazy_pf = self.lazy;
@@ -191,6 +192,7 @@ impl Queues {
     /// PFC: frame `seq` (a PAUSE, or a RESUME) for lane `lane` of port
     /// `port` takes effect at `now` unless a later frame already did; true
     /// if it resumed the lane (the port may start again).
+    #[inline]
     pub(super) fn pfc_frame(
         &mut self,
         port: u32,
@@ -352,6 +354,7 @@ impl Queues {
     /// into events ([`Queues::wake_credits`]). Every credit thus reaches
     /// its port at the same point of the event order as an event would, and
     /// the round-robin choices and `credit_stalls` are unchanged.
+    #[inline]
     pub(super) fn return_credit(
         &mut self,
         b: u32,
@@ -395,6 +398,7 @@ impl Queues {
     /// Credits: a credit for `bytes` of VC `vc` reaches port `p` at `at`
     /// (an event: sent as one, or a lane's held credit woken). True if the
     /// port is idle (it may start).
+    #[inline]
     pub(super) fn credit_arrives(&mut self, p: u32, vc: u8, bytes: u64, at: u64) -> bool {
         self.credit_events -= 1;
         let l = &mut self.lanes[(p * self.vcs + vc as u32) as usize];
@@ -426,6 +430,7 @@ impl Queues {
     /// Lazy credits: port `p` waits for credits; the credits its lanes hold
     /// that have reached it are taken, the others become events (their
     /// arrival starts the port, as an event's would).
+    #[inline]
     fn wake_credits(&mut self, p: u32, events: &mut CalendarQueue<Packet>, bound: &(u64, Packet)) {
         for v in 0..self.vcs {
             let b = p * self.vcs + v;
@@ -463,6 +468,7 @@ impl Queues {
     /// held for that VC (and takes them); `stalls` counts a look that
     /// found only VCs waiting for credits. Otherwise strict priority: the
     /// first lane (class) that has a packet and is not paused.
+    #[inline]
     pub(super) fn pop_next(
         &mut self,
         p: u32,
@@ -605,6 +611,7 @@ impl Queues {
 
     /// Lazy port-free: takes into their lanes' credits the credits of link
     /// `u`'s held releases (of VC `vc`, or all) that have arrived.
+    #[inline]
     pub(super) fn absorb_rels(&mut self, u: u32, vc: Option<u8>, bound: &(u64, Packet)) {
         let ca = self.credit_after(u);
         for i in 0..RELS {
@@ -626,6 +633,7 @@ impl Queues {
     /// came by link `u` on VC `vc` and leaves on port `p` at `end`; false
     /// if the link has no free slot (the port's free is then an event).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(super) fn hold_release(
         &mut self,
         u: u32,

@@ -75,6 +75,7 @@ impl Hosts {
 
     /// Flow `flow` arrives at `now`: its state (and its window's, with
     /// DCTCP).
+    #[inline]
     pub(super) fn add(&mut self, flow: &Flow, now: u64, cfg: &NetConfig) {
         let npkts = flow.bytes.div_ceil(cfg.payload as u64).max(1) as u32;
         if let Transport::Dctcp(d) = &cfg.transport {
@@ -98,6 +99,7 @@ impl Hosts {
 
     /// Finished flows leave the table from now on (paced flows only:
     /// before any flow); with `log`, kept for [`Hosts::take_retired`].
+    #[inline]
     pub(super) fn set_retire(&mut self, log: bool) {
         assert!(
             self.flows.len() == 0,
@@ -108,6 +110,7 @@ impl Hosts {
     }
 
     /// Retires the finished flows at the front of the table.
+    #[inline]
     pub(super) fn retire_flows(&mut self) {
         let log = &mut self.retired_log;
         self.flows.retire_front(
@@ -122,6 +125,7 @@ impl Hosts {
 
     /// Hands out the flows retired since the last call (source,
     /// destination, bytes, FCT), in id order.
+    #[inline]
     pub(super) fn take_retired(&mut self, mut f: impl FnMut(u32, u32, u64, SimTime)) {
         if let Some(log) = &mut self.retired_log {
             for (s, d, b, fct) in log.drain(..) {
@@ -141,6 +145,7 @@ impl Hosts {
 
     /// Paced transport: bytes of `host`'s flows not yet handed to its NIC
     /// (packets of `payload` bytes).
+    #[inline]
     pub(super) fn unsent(&self, host: u32, payload: u64) -> u64 {
         self.paced[host as usize]
             .iter()

@@ -324,6 +324,7 @@ impl<R: Router> Network<R> {
 
     /// Hands out the flows retired since the last call (source,
     /// destination, bytes, FCT), in id order.
+    #[inline]
     pub fn take_retired(&mut self, f: impl FnMut(u32, u32, u64, SimTime)) {
         self.h.take_retired(f);
     }
