@@ -468,7 +468,7 @@ impl Queues {
     /// held for that VC (and takes them); `stalls` counts a look that
     /// found only VCs waiting for credits. Otherwise strict priority: the
     /// first lane (class) that has a packet and is not paused.
-    #[inline]
+    #[inline(always)]
     pub(super) fn pop_next(
         &mut self,
         p: u32,

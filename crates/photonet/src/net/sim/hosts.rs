@@ -75,7 +75,7 @@ impl Hosts {
 
     /// Flow `flow` arrives at `now`: its state (and its window's, with
     /// DCTCP).
-    #[inline]
+    #[inline(always)]
     pub(super) fn add(&mut self, flow: &Flow, now: u64, cfg: &NetConfig) {
         let npkts = flow.bytes.div_ceil(cfg.payload as u64).max(1) as u32;
         if let Transport::Dctcp(d) = &cfg.transport {
