@@ -5,9 +5,7 @@
 //! a loaded fat-tree) and almost all land within a few tens of microseconds
 //! of the present (a propagation delay plus queueing); a NIC's backlog (a
 //! whole window sent at once) lands up to a few hundred. The wheel has
-//! `2^18` buckets of `2^9` ps (0.5 ns) each — a 134 µs horizon (at `2^16`,
-//! 33.5 µs, the overflow heap took ~6 % of the k = 16 spraying benchmark's
-//! time; 4× the buckets made it 0.96× the CPU time); later
+//! `2^18` buckets of `2^9` ps (0.5 ns) each — a 134 µs horizon; later
 //! events wait in an overflow binary heap and move onto the wheel as it
 //! turns. `push` links the entry into its bucket's list (entries live in one
 //! slab with a free list: no allocation per bucket) and sets a bit in an
@@ -16,24 +14,19 @@
 //! drained from its end. Why a wheel and not the core's binary heap
 //! (`queue::EventQueue`): ~25,000 pending packet events at k = 16 make a
 //! heap's sift a dozen dependent cache misses per push and pop, where the
-//! wheel touches one bucket (`benches/net.rs`, `queue/*`; a radix heap,
-//! measured too and removed, moved each picosecond key ~20 times over a
-//! ~10 µs horizon, the wheel once).
+//! wheel touches one bucket (`benches/net.rs`, `queue/*`).
 //!
-//! Memory: the pending events of a loaded k = 16 fat-tree (~25,000) do not
-//! fit in a core's L2, so draining a bucket misses once per entry. A slab
-//! entry is padded to one 64-byte line (a packet event is 56 bytes;
-//! unaligned, nearly every entry straddled two lines: simulated with
-//! cachegrind, a 512 KiB last level, the k = 16 spraying benchmark with
-//! 1 MiB flows, that cut the queue's misses from 6.0 M to 3.1 M). The
-//! lists' links are an array of their own (4 bytes a slot: it stays in
-//! cache), so walking a bucket never waits for an entry's miss to find the
-//! next one and the entries' misses overlap (with the links inside the
-//! entries, ~45 % of the run was that one dependent load; apart: 0.71× the
-//! CPU time). The slab's free list is last-in first-out, so a push writes
-//! where a pop has just read. A summary bitmap (a bit per
+//! Memory: the pending events of a loaded k = 16 fat-tree do not fit in a
+//! core's L2, so draining a bucket misses once per entry. A slab entry is
+//! padded to one 64-byte line (a packet event is 56 bytes; unaligned,
+//! nearly every entry would straddle two lines). The lists' links are an
+//! array of their own (4 bytes a slot: it stays in cache), so walking a
+//! bucket never waits for an entry's miss to find the next one and the
+//! entries' misses overlap. The slab's free list is last-in first-out, so
+//! a push writes where a pop has just read. A summary bitmap (a bit per
 //! occupancy word) bounds the search for the next occupied bucket, and the
-//! rewind's scan, to 64 words (a queue of sparse timers scanned 4,096).
+//! rewind's scan, to 64 words. (The measurements behind these choices:
+//! `docs/perf-notes/baldur-net.md`, "Calendar queue".)
 //!
 //! Order: exact by time; entries at the same time come out by ascending
 //! payload, so the order depends only on what was pushed, never on how.

@@ -32,6 +32,7 @@
 //!   complete (its FCT runs to the sender's receipt of that ACK) and later
 //!   packets of it are discarded.
 
+use super::hosts::wire_of;
 use super::ports::{Packet, FLAG_ACK};
 use super::{Network, Timer, Transport};
 use crate::delivery::Receipt;
@@ -119,12 +120,12 @@ impl<R: Router> Network<R> {
     /// Sends what the window allows, skipping packets the receiver holds;
     /// arms the timeout if it is not.
     fn pf_send_pending(&mut self, f: u32, now: u64) {
-        let fl = &self.flows[f as usize];
+        let fl = &self.h.flows[f as usize];
         if fl.rb.received() >= fl.npkts {
             return;
         }
         loop {
-            let fl = &self.flows[f as usize];
+            let fl = &self.h.flows[f as usize];
             let pf = self.pf.as_deref_mut().expect("pFabric state");
             let rto = pf.rto;
             let s = &mut pf.flows[f as usize];
@@ -150,9 +151,9 @@ impl<R: Router> Network<R> {
 
     fn pf_send(&mut self, f: u32, seq: u32, now: u64) {
         let payload = self.cfg.payload as u64;
-        let fl = &self.flows[f as usize];
+        let fl = &self.h.flows[f as usize];
         let (src, dst, bytes) = (fl.src, fl.dst, fl.bytes);
-        let wire = self.wire_of(fl, seq);
+        let wire = wire_of(&self.cfg, fl, seq);
         let s = &mut self.pf.as_deref_mut().expect("pFabric state").flows[f as usize];
         let done = (s.una as u64 + s.sacked as u64) * payload;
         let prio = bytes.saturating_sub(done).min(u32::MAX as u64) as u32;
@@ -187,10 +188,10 @@ impl<R: Router> Network<R> {
         let pf = self.pf.as_deref_mut().expect("pFabric state");
         let q = &mut pf.queues[p as usize];
         let (qload, counts, n, flows) = (
-            &mut self.qload[p as usize],
+            &mut self.q.qload[p as usize],
             &mut self.counts[p as usize],
             &mut self.n,
-            &mut self.flows,
+            &mut self.h.flows,
         );
         *qload += pkt.wire as u64;
         q.push(prio, pkt.flow, pkt.wire as u32, pkt, buffer, |d| {
@@ -200,10 +201,10 @@ impl<R: Router> Network<R> {
             flows[d.flow as usize].losses += 1;
         });
         let (held, len) = (q.bytes(), q.len() as u32);
-        self.qports[p as usize].queued = len;
+        self.q.qports[p as usize].queued = len;
         let port = &mut self.ports[p as usize];
         port.peak = port.peak.max(held);
-        if len > 0 && !self.qports[p as usize].busy {
+        if len > 0 && !self.q.qports[p as usize].busy {
             self.pf_arm_serve(p, now);
         }
     }
@@ -223,13 +224,13 @@ impl<R: Router> Network<R> {
         let hosts = self.graph.hosts;
         let pf = self.pf.as_deref_mut().expect("pFabric state");
         pf.serve_armed[p as usize] = false;
-        if self.qports[p as usize].busy {
+        if self.q.qports[p as usize].busy {
             return;
         }
         let Some(mut pkt) = pf.queues[p as usize].pop() else {
             return;
         };
-        self.qports[p as usize].queued = pf.queues[p as usize].len() as u32;
+        self.q.qports[p as usize].queued = pf.queues[p as usize].len() as u32;
         // A port is busy for its own serialisation only.
         pkt.tail = 0;
         if p < hosts {
@@ -247,7 +248,7 @@ impl<R: Router> Network<R> {
     pub(super) fn pf_on_data(&mut self, pkt: Packet, now: u64, rec: &mut Recorder) {
         self.n.data_delivered += 1;
         let payload = self.cfg.payload as u64;
-        let fl = &mut self.flows[pkt.flow as usize];
+        let fl = &mut self.h.flows[pkt.flow as usize];
         if fl.sender_done {
             // YAPS discards what arrives after the flow finished.
             return;
@@ -281,10 +282,10 @@ impl<R: Router> Network<R> {
     /// An ACK reaches the sender.
     pub(super) fn pf_on_ack(&mut self, pkt: Packet, now: u64, rec: &mut Recorder) {
         let f = pkt.flow;
-        if self.flows[f as usize].sender_done {
+        if self.h.flows[f as usize].sender_done {
             return;
         }
-        let npkts = self.flows[f as usize].npkts;
+        let npkts = self.h.flows[f as usize].npkts;
         let rto = self.pf().rto;
         let s = &mut self.pf().flows[f as usize];
         s.sacked = pkt.sack;
@@ -301,18 +302,18 @@ impl<R: Router> Network<R> {
             }
         }
         if pkt.seq >= npkts {
-            let fl = &mut self.flows[f as usize];
+            let fl = &mut self.h.flows[f as usize];
             fl.sender_done = true;
             fl.receiver_done = true;
             fl.finish = now;
-            self.active -= 1;
+            self.h.active -= 1;
             rec.complete(f, SimTime(now));
         }
     }
 
     /// Flow `f`'s timeout fires (or was pushed back).
     pub(super) fn pf_rto(&mut self, f: u32, now: u64) {
-        if self.flows[f as usize].sender_done {
+        if self.h.flows[f as usize].sender_done {
             return;
         }
         let rto = self.pf().rto;
@@ -328,7 +329,7 @@ impl<R: Router> Network<R> {
         self.n.timeouts += 1;
         self.pf_send_pending(f, now);
         self.timers.schedule(SimTime(now + rto), Timer::Rto(f));
-        let fl = &self.flows[f as usize];
+        let fl = &self.h.flows[f as usize];
         if fl.rb.received() >= fl.npkts {
             // Every packet arrived but the last ACK was lost (YAPS would
             // wait forever: ACKs, of priority 0, are never dropped there in
@@ -363,7 +364,7 @@ impl<R: Router> Network<R> {
                 ));
             }
         }
-        for (i, f) in self.flows.iter() {
+        for (i, f) in self.h.flows.iter() {
             let s = &pf.flows[i];
             if s.una > s.next.max(s.una) || s.high > f.npkts || s.una > f.npkts {
                 return Err(format!(

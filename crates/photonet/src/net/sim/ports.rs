@@ -82,7 +82,7 @@ pub(super) fn credit_event(port: u32, vc: u8, bytes: u16) -> Packet {
 /// ports to a line (the lossy fast path reads and writes a port per hop;
 /// its rare counters are in [`PortCounts`], its rate in the graph's
 /// [`PortSpec`], read only when the rate is not a whole number of ps per
-/// byte, and a queued port's occupancy in `Network::qload`).
+/// byte, and a queued port's occupancy in `Queues::qload`).
 #[derive(Clone, Copy, Debug)]
 #[repr(align(32))]
 pub(super) struct Port {
@@ -165,13 +165,13 @@ pub(super) struct QPort {
     pub(super) tx_inp: u32,
     /// Credits: from the far end freeing a buffer to the credit reaching
     /// this port (its link's propagation + `credit_delay`), ps, or
-    /// `u32::MAX`: read [`Network::credit_after`]'s slow path.
+    /// `u32::MAX`: read `Queues::credit_after`'s slow path.
     pub(super) credit_after: u32,
     /// This port as an ingress link of its far node: bytes buffered there.
     pub(super) ingress: u64,
     pub(super) peak_ingress: u64,
     /// Lazy port-free: releases of packets that came by this link, held
-    /// until they are due (see [`Network::hold_release`]).
+    /// until they are due (see [`Queues::hold_release`](super::flow_control::Queues::hold_release)).
     pub(super) rel: [Rel; RELS],
 }
 
@@ -204,7 +204,7 @@ pub(super) const REL_FAR: u8 = 2;
 pub(super) const REL_CREDIT: u8 = 4;
 pub(super) const REL_DONE: u8 = REL_LIVE | REL_FAR | REL_CREDIT;
 
-/// A queued port's load for adaptive routing (`Network::qload`, dense: a
+/// A queued port's load for adaptive routing (`Queues::qload`, dense: a
 /// switch's candidate ports share a line): the bytes queued or on the
 /// wire, + 1 while busy; or, with `LZ_FLAG`, the port sends its last
 /// queued packet and frees lazily: `LZ_FLAG | end << 16 | wire` (nothing
@@ -273,7 +273,7 @@ pub(super) struct Lane {
     pub(super) pause_sent: bool,
     pub(super) frame_seq: u32,
     pub(super) applied_seq: u32,
-    /// Credits (lazy returns, see [`Network::return_credit`]): a credit of
+    /// Credits (lazy returns, see [`Queues::return_credit`](super::flow_control::Queues::return_credit)): a credit of
     /// `pend` bytes (0: none) that reaches the port at `pend_at` and is not
     /// yet in `credits`; `pend_woken`: its arrival is an event in the
     /// calendar (the port waited for credits).

@@ -1,6 +1,7 @@
 //! The host transports' per-flow state: what every flow needs, and the
 //! window transport's (DCTCP) state with its SACK scoreboard.
 
+use super::DctcpConfig;
 use crate::delivery::ReorderBuffer;
 use crate::net::dctcp::Dctcp;
 
@@ -53,6 +54,35 @@ pub(super) struct WinState {
     /// Out-of-order packets reported by duplicate ACKs and not yet covered
     /// by the cumulative ACK (for DCTCP's marked fraction).
     pub(super) reported: u32,
+}
+
+impl WinState {
+    /// A new flow's window: `init_cwnd`, no RTT sample yet (RTO `rto_init`).
+    pub(super) fn new(d: &DctcpConfig) -> Self {
+        WinState {
+            snd_una: 0,
+            dupacks: 0,
+            recover: 0,
+            in_recovery: false,
+            cc: Dctcp::new(d.init_cwnd as f64, d.g, d.max_cwnd as f64),
+            srtt: 0,
+            rttvar: 0,
+            rto: d.rto_init.0,
+            rto_deadline: 0,
+            rto_armed: false,
+            sacked: Vec::new(),
+            high_sack: 0,
+            rtx_next: 0,
+            da_pending: 0,
+            da_ts: 0,
+            da_ce: false,
+            da_deadline: 0,
+            da_armed: false,
+            losses_at_rto: 0,
+            ready: false,
+            reported: 0,
+        }
+    }
 }
 
 /// Whether packet `seq` is marked in a SACK scoreboard.
