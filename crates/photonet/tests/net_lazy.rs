@@ -3,9 +3,9 @@
 //! with UGAL), with random VC counts, tiny VC buffers (ports wait for
 //! credits often, and links hold more releases than they have slots),
 //! credit delays, packet sizes, transports and flows:
-//! - lazy credit returns (`Network::return_credit`) against every credit an
+//! - lazy credit returns (`Queues::return_credit`) against every credit an
 //!   event of its own (`Network::set_lazy_credits(false)`);
-//! - lazy port-free (`Network::hold_release`), with lazy credits, against
+//! - lazy port-free (`Queues::hold_release`), with lazy credits, against
 //!   every transmission's end a port-free event
 //!   (`Network::set_lazy_port_free(false)`).
 //!
