@@ -113,12 +113,25 @@ pub struct RunOutput {
 }
 
 /// The progress watchdog's state: when a delivery (or an idle moment, no
-/// flow pending) was last seen by the run loop.
+/// flow pending) was last seen by the run loop; and when progress is next
+/// reported.
 struct Watchdog {
     limit: SimTime,
     deliveries: u64,
     since: SimTime,
+    next_report: u64,
 }
+
+/// Why the run loop stopped early.
+enum Halt {
+    /// The watchdog's message.
+    Stalled(String),
+    /// The progress callback cancelled the run.
+    Cancelled,
+}
+
+/// Progress is reported every this many events of the run loop.
+const REPORT_EVERY: u64 = 1 << 14;
 
 impl Watchdog {
     fn new(limit: Option<SimTime>) -> Self {
@@ -126,7 +139,31 @@ impl Watchdog {
             limit: limit.unwrap_or(SimTime::MAX),
             deliveries: 0,
             since: SimTime::ZERO,
+            next_report: 0,
         }
+    }
+
+    /// After each trip of the run loop (at `now`, `events` so far): the
+    /// stall check, then every [`REPORT_EVERY`] events a progress report.
+    /// Some: the run stops.
+    #[inline]
+    fn after_trip(
+        &mut self,
+        now: SimTime,
+        events: u64,
+        rec: &Recorder,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Option<Halt> {
+        if let Some(m) = self.look(now, rec) {
+            return Some(Halt::Stalled(m));
+        }
+        if events >= self.next_report {
+            self.next_report = events + REPORT_EVERY;
+            if !report(progress, now, rec, events) {
+                return Some(Halt::Cancelled);
+            }
+        }
+        None
     }
 
     /// Looks at the run at `now`: Some(message) once pending flows have seen
@@ -235,14 +272,11 @@ pub fn run_arrivals(
     // Set when the stop rule ends the arrivals (for good).
     let mut arrivals_over = false;
     let mut last_arrival = SimTime::ZERO;
-    let mut cancelled = false;
-    let mut next_report = 0u64;
-    const REPORT_EVERY: u64 = 1 << 14;
+    let mut halt = None;
     let horizon = stop.duration.unwrap_or(SimTime::MAX);
     // Set when the flow count ends the arrivals before the duration does.
     let mut count_came_first = false;
     let mut watchdog = Watchdog::new(stop.stall_limit);
-    let mut stalled = None;
 
     // Open loop, one arrival at a time (most fabrics): the next flow is
     // taken at once and held here, so a trip only compares its start with
@@ -280,21 +314,14 @@ pub fn run_arrivals(
                 }
             };
             events += 1;
-            if let Some(m) = watchdog.look(now, &rec) {
-                stalled = Some(m);
+            halt = watchdog.after_trip(now, events, &rec, progress);
+            if halt.is_some() {
                 break;
-            }
-            if events >= next_report {
-                next_report = events + REPORT_EVERY;
-                if !report(progress, now, &rec, events) {
-                    cancelled = true;
-                    break;
-                }
             }
         }
     }
 
-    while !cancelled && stalled.is_none() {
+    while halt.is_none() {
         if closed {
             rec.take_completions(&mut done_log);
             for &(id, t) in &done_log {
@@ -365,16 +392,9 @@ pub fn run_arrivals(
             }
         };
         events += 1;
-        if let Some(m) = watchdog.look(now, &rec) {
-            stalled = Some(m);
+        halt = watchdog.after_trip(now, events, &rec, progress);
+        if halt.is_some() {
             break;
-        }
-        if events >= next_report {
-            next_report = events + REPORT_EVERY;
-            if !report(progress, now, &rec, events) {
-                cancelled = true;
-                break;
-            }
         }
     }
     let end_time = if stop.drain {
@@ -404,8 +424,11 @@ pub fn run_arrivals(
         recorder: rec,
         end_time,
         events,
-        cancelled,
-        stalled,
+        cancelled: matches!(halt, Some(Halt::Cancelled)),
+        stalled: match halt {
+            Some(Halt::Stalled(m)) => Some(m),
+            _ => None,
+        },
     }
 }
 

@@ -170,8 +170,7 @@ impl IndexedQueue {
         let last = self.heap.pop().expect("non-empty");
         if p < self.heap.len() {
             let moved_up = last < self.heap[p];
-            self.heap[p] = last;
-            self.pos[last.2 as usize] = p as u32;
+            self.place(p, last);
             if moved_up {
                 self.up(p);
             } else {
@@ -186,12 +185,10 @@ impl IndexedQueue {
             if self.heap[parent] <= e {
                 break;
             }
-            self.heap[i] = self.heap[parent];
-            self.pos[self.heap[i].2 as usize] = i as u32;
+            self.place(i, self.heap[parent]);
             i = parent;
         }
-        self.heap[i] = e;
-        self.pos[e.2 as usize] = i as u32;
+        self.place(i, e);
     }
     fn down(&mut self, mut i: usize) {
         let e = self.heap[i];
@@ -209,10 +206,13 @@ impl IndexedQueue {
             if self.heap[c] >= e {
                 break;
             }
-            self.heap[i] = self.heap[c];
-            self.pos[self.heap[i].2 as usize] = i as u32;
+            self.place(i, self.heap[c]);
             i = c;
         }
+        self.place(i, e);
+    }
+    /// Puts `e` at heap slot `i` and records where its id now is.
+    fn place(&mut self, i: usize, e: (SimTime, u64, u32)) {
         self.heap[i] = e;
         self.pos[e.2 as usize] = i as u32;
     }

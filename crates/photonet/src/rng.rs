@@ -2,8 +2,29 @@
 //! draws from its own Xoshiro256++ stream derived from the run seed and the stream
 //! name, so adding a draw in one place never shifts the numbers seen by another.
 
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 pub use rand_xoshiro::Xoshiro256PlusPlus as SimRng;
+
+/// A source of uniform choices: `pick(n)` returns a value in `0..n` (n > 0).
+/// Tests of pure algorithms script their choices with one.
+pub trait Picker {
+    fn pick(&mut self, n: usize) -> usize;
+}
+
+impl Picker for SimRng {
+    #[inline]
+    fn pick(&mut self, n: usize) -> usize {
+        self.random_range(0..n)
+    }
+}
+
+/// Fisher–Yates shuffle driven by a [`Picker`].
+pub fn shuffle<T, P: Picker>(v: &mut [T], p: &mut P) {
+    for i in (1..v.len()).rev() {
+        let j = p.pick(i + 1);
+        v.swap(i, j);
+    }
+}
 
 /// Derives independent generators from one run seed.
 #[derive(Clone, Copy, Debug)]

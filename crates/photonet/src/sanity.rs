@@ -9,7 +9,7 @@
 //! [`FabricSpec::lone_flow_fct`]).
 
 use crate::config::Config;
-use crate::fabric::registry::FabricSpec;
+use crate::fabric::registry::{FabricSpec, LoneFlow};
 use crate::recorder::FlowRecords;
 use crate::units::{Rate, SimTime};
 
@@ -71,11 +71,12 @@ impl Floor {
                 if src == dst {
                     continue;
                 }
-                if let Ok(b) = spec.lone_flow_fct(&table, variant, &ctx, src, dst, 1) {
+                let flow = |bytes| LoneFlow::new(variant, &ctx, src, dst, bytes);
+                if let Ok(b) = spec.lone_flow_fct(&table, &flow(1)) {
                     latency = Some(latency.map_or(b.min, |m| m.min(b.min)));
                 }
                 if rate.is_some() && src == 0 && dst == 1 {
-                    let big = spec.lone_flow_fct(&table, variant, &ctx, src, dst, PROBE_BYTES);
+                    let big = spec.lone_flow_fct(&table, &flow(PROBE_BYTES));
                     if big.is_ok_and(|b| b.min < r.tx_time(PROBE_BYTES)) {
                         rate = None;
                     }
@@ -270,9 +271,9 @@ mod tests {
             let table = c.fabric_table(spec).unwrap();
             for (src, dst) in [(0u32, 1u32), (0, 7), (5, 2), (3, 4)] {
                 for bytes in [1u64, 100, 562, 1_125, 1_500, 40_000, 1_000_000] {
-                    let b = spec
-                        .lone_flow_fct(&table, v, &c.build_context(), src, dst, bytes)
-                        .unwrap();
+                    let ctx = c.build_context();
+                    let f = LoneFlow::new(v, &ctx, src, dst, bytes);
+                    let b = spec.lone_flow_fct(&table, &f).unwrap();
                     assert!(
                         floor.fct(bytes) <= b.min,
                         "{}: {bytes} B {src}->{dst}: floor {} above {}",

@@ -96,25 +96,14 @@ impl std::ops::AddAssign for SimTime {
 
 impl fmt::Display for SimTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let v = self.0;
-        for (unit, scale) in [
+        let units = [
             ("s", Self::S),
             ("ms", Self::MS),
             ("us", Self::US),
             ("ns", Self::NS),
-        ] {
-            if v >= scale {
-                // Exact decimal: integer part, then the remainder without trailing zeros.
-                let (whole, rem) = (v / scale, v % scale);
-                if rem == 0 {
-                    return write!(f, "{whole}{unit}");
-                }
-                let width = scale.ilog10() as usize;
-                let frac = format!("{rem:0width$}");
-                return write!(f, "{whole}.{}{unit}", frac.trim_end_matches('0'));
-            }
-        }
-        write!(f, "{}ps", v)
+            ("ps", 1),
+        ];
+        exact_decimal(f, self.0, &units)
     }
 }
 

@@ -13,7 +13,7 @@ mod common;
 use common::{replay, tempdir};
 
 use photonet::config::{documented_default_config, Config, PatternKind, SizesConfig};
-use photonet::fabric::registry::{self, FabricSpec, FctBounds, Variant, REGISTRY};
+use photonet::fabric::registry::{self, FabricSpec, FctBounds, LoneFlow, Variant, REGISTRY};
 use photonet::run::{prepare, simulate, Paths, RunResult};
 use photonet::units::{ByteSize, Rate, SimTime};
 
@@ -62,8 +62,9 @@ fn lone_flow(
     no_violations(&r, what);
     let fct = SimTime(r.flows.finish(0).expect(what) - r.flows.start_ps[0]);
     let table = c.fabric_table(spec).unwrap();
+    let ctx = c.build_context();
     let b = spec
-        .lone_flow_fct(&table, v, &c.build_context(), src, dst, bytes)
+        .lone_flow_fct(&table, &LoneFlow::new(v, &ctx, src, dst, bytes))
         .unwrap();
     (fct, b)
 }

@@ -21,7 +21,7 @@
 
 use crate::error::ConfigError;
 use crate::fabric::registry::{
-    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+    BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, ParamTable, Variant,
 };
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId};
@@ -191,15 +191,8 @@ impl FabricModule for EsnIdeal {
     ) -> Result<Box<dyn Fabric + Send>, ConfigError> {
         Ok(Box::new(Esn::ideal(ctx.topology, &p)))
     }
-    fn lone_flow_fct(
-        p: &EsnParams,
-        _: &Variant,
-        ctx: &BuildContext,
-        _: u32,
-        _: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
-        Ok(lone_flow(ctx.topology, p.base_latency, bytes))
+    fn lone_flow_fct(p: &EsnParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        Ok(lone_flow(f.ctx.topology, p.base_latency, f.bytes))
     }
 }
 
@@ -269,14 +262,8 @@ impl FabricModule for EsnOsub {
     /// NIC); at the aggregation tier, between pods, the smaller of the two
     /// pods' core links (racks in the pod × uplinks × uplink_rate /
     /// oversubscription); within a rack, or a pod, at R.
-    fn lone_flow_fct(
-        p: &EsnOsubParams,
-        _: &Variant,
-        ctx: &BuildContext,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
+    fn lone_flow_fct(p: &EsnOsubParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        let (ctx, src, dst, bytes) = (f.ctx, f.src, f.dst, f.bytes);
         let t = ctx.topology;
         let rate = Esn::oversubscribed(t, p).path_capacity(src, dst);
         if rate >= t.host_rate().as_f64() {

@@ -43,7 +43,7 @@
 use crate::error::{bad, ConfigError};
 use crate::fabric::fat_tree::NetFabric;
 use crate::fabric::registry::{
-    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+    BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, ParamTable, Variant,
 };
 use crate::fabric::Fabric;
 use crate::net::dragonfly::Dragonfly;
@@ -518,14 +518,8 @@ impl FabricModule for HpcModule {
     /// packet's bytes on the wire), at least wire/R + h·d; plus a
     /// picosecond of rounding per packet-hop. Cut-through lies between:
     /// wire/R + (h − 1)·header/R + h·d.
-    fn lone_flow_fct(
-        p: &HpcParams,
-        v: &Variant,
-        ctx: &BuildContext,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
+    fn lone_flow_fct(p: &HpcParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        let (v, ctx, src, dst, bytes) = (f.variant, f.ctx, f.src, f.dst, f.bytes);
         let shape = Shape::new(p, v, ctx)?;
         let r = ctx.topology.host_rate();
         let bytes = bytes.max(1);

@@ -19,7 +19,7 @@
 
 use crate::error::ConfigError;
 use crate::fabric::registry::{
-    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+    BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, ParamTable, Variant,
 };
 use crate::fabric::{Fabric, FabricStats};
 use crate::flow::{Flow, FlowId, HostId};
@@ -100,14 +100,8 @@ impl FabricModule for IdealFlat {
     /// Exactly the sum of the packets' serialisation times (each rounded up
     /// to a picosecond) plus the latency: at least 8·bytes/R + latency, and
     /// at most one picosecond more per packet.
-    fn lone_flow_fct(
-        p: &IdealParams,
-        _: &Variant,
-        ctx: &BuildContext,
-        _: u32,
-        _: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
+    fn lone_flow_fct(p: &IdealParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        let (ctx, bytes) = (f.ctx, f.bytes);
         if p.infinite_bandwidth {
             return Ok(FctBounds {
                 min: p.latency,

@@ -136,3 +136,26 @@ pub(crate) fn drive(
         }
     }
 }
+
+/// [`Fabric::advance_until`] for a fabric that steps one event time at a
+/// time: `step(t)` advances to `t` and returns the next event. At most 4,096
+/// steps a call, so the run loop still reports progress (and can be
+/// cancelled) every few thousand events.
+pub fn step_until(
+    now: SimTime,
+    bound: SimTime,
+    mut step: impl FnMut(SimTime) -> Option<SimTime>,
+) -> u64 {
+    const MAX_STEPS: u64 = 1 << 12;
+    let mut t = now;
+    let mut steps = 0;
+    loop {
+        let next = step(t);
+        steps += 1;
+        match next {
+            Some(next) if next <= bound && steps < MAX_STEPS => t = next,
+            _ => break,
+        }
+    }
+    steps
+}

@@ -242,16 +242,38 @@ pub trait FabricModule: 'static {
         let layout = Self::plan(&p, variant, ctx)?;
         Self::build(p, layout, variant, ctx)
     }
-    /// Bounds on the FCT of a lone `bytes`-byte flow from `src` to `dst`
-    /// starting in an idle fabric (checked by the conformance suite).
-    fn lone_flow_fct(
-        p: &Self::Params,
-        variant: &Variant,
-        ctx: &BuildContext,
+    /// Bounds on the FCT of lone flow `f` starting in an idle fabric
+    /// (checked by the conformance suite).
+    fn lone_flow_fct(p: &Self::Params, f: &LoneFlow) -> Result<FctBounds, ConfigError>;
+}
+
+/// A lone flow of `bytes` from `src` to `dst` in an idle fabric of `variant`
+/// built in `ctx`: what [`FabricModule::lone_flow_fct`] bounds.
+#[derive(Clone, Copy, Debug)]
+pub struct LoneFlow<'a> {
+    pub variant: &'a Variant,
+    pub ctx: &'a BuildContext<'a>,
+    pub src: u32,
+    pub dst: u32,
+    pub bytes: u64,
+}
+
+impl<'a> LoneFlow<'a> {
+    pub fn new(
+        variant: &'a Variant,
+        ctx: &'a BuildContext,
         src: u32,
         dst: u32,
         bytes: u64,
-    ) -> Result<FctBounds, ConfigError>;
+    ) -> Self {
+        LoneFlow {
+            variant,
+            ctx,
+            src,
+            dst,
+            bytes,
+        }
+    }
 }
 
 /// A fabric planned for one variant: its parameters, parsed once, and its
@@ -301,8 +323,7 @@ type PlanFn = fn(&toml::Table, &'static Variant, &BuildContext) -> Result<Fabric
 /// Type-erased plan-then-[`FabricModule::memory`] over a raw table.
 type MemoryFn = fn(&toml::Table, &Variant, &BuildContext) -> Result<u128, ConfigError>;
 /// Type-erased [`FabricModule::lone_flow_fct`] over a raw table.
-type BoundsFn =
-    fn(&toml::Table, &Variant, &BuildContext, u32, u32, u64) -> Result<FctBounds, ConfigError>;
+type BoundsFn = fn(&toml::Table, &LoneFlow) -> Result<FctBounds, ConfigError>;
 
 /// A registered fabric module, type-erased.
 pub struct FabricSpec {
@@ -352,15 +373,8 @@ fn memory<M: FabricModule>(
     Ok(parts.iter().fold(0u128, |t, p| t.saturating_add(p.bytes)))
 }
 
-fn bounds<M: FabricModule>(
-    t: &toml::Table,
-    v: &Variant,
-    ctx: &BuildContext,
-    src: u32,
-    dst: u32,
-    bytes: u64,
-) -> Result<FctBounds, ConfigError> {
-    M::lone_flow_fct(&params(t)?, v, ctx, src, dst, bytes)
+fn bounds<M: FabricModule>(t: &toml::Table, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+    M::lone_flow_fct(&params(t)?, f)
 }
 
 fn schema<M: FabricModule>() -> schemars::Schema {
@@ -405,16 +419,10 @@ impl FabricSpec {
     ) -> Result<u128, ConfigError> {
         (self.memory)(t, v, ctx)
     }
-    pub fn lone_flow_fct(
-        &self,
-        t: &toml::Table,
-        v: &Variant,
-        ctx: &BuildContext,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
-        (self.bounds)(t, v, ctx, src, dst, bytes)
+    /// Parses the table and bounds the FCT of lone flow `f` (see
+    /// [`FabricModule::lone_flow_fct`]).
+    pub fn lone_flow_fct(&self, t: &toml::Table, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        (self.bounds)(t, f)
     }
     /// The table's JSON schema: a description per key from its doc comment,
     /// and defaults.

@@ -237,17 +237,7 @@ impl Dragonfly {
     /// Links on the minimal path from `src` to `dst` (hosts): 2 on one
     /// router, 3 within a group, 3 to 5 across groups.
     pub fn minimal_links(&self, src: u32, dst: u32) -> u32 {
-        let (rs, rd) = (self.router_of(src), self.router_of(dst));
-        if rs == rd {
-            return 2;
-        }
-        let (gs, gd) = (rs / self.a, rd / self.a);
-        if gs == gd {
-            return 3;
-        }
-        let (o, _) = self.global_slot(gs, gd);
-        let (o2, _) = self.global_slot(gd, gs);
-        3 + (o != rs % self.a) as u32 + (o2 != rd % self.a) as u32
+        1 + self.router_links(self.router_of(src), dst)
     }
 
     /// Global links on the minimal path from `src` to `dst` (hosts): 1

@@ -22,32 +22,11 @@
 //! line. Randomness comes through the [`Picker`] trait so that tests can script
 //! the random choices; the simulator passes its seeded generator.
 
-use crate::rng::SimRng;
-use rand::Rng;
+pub use crate::rng::{shuffle, Picker};
 
 /// Sirius uplinks per node: U' = round(multiplier · baseline uplinks).
 pub fn scaled_uplinks(baseline_uplinks: u32, multiplier: f64) -> u32 {
     (multiplier * baseline_uplinks as f64).round() as u32
-}
-
-/// A source of uniform choices: `pick(n)` returns a value in `0..n` (n > 0).
-pub trait Picker {
-    fn pick(&mut self, n: usize) -> usize;
-}
-
-impl Picker for SimRng {
-    #[inline]
-    fn pick(&mut self, n: usize) -> usize {
-        self.random_range(0..n)
-    }
-}
-
-/// Fisher–Yates shuffle driven by a [`Picker`].
-pub fn shuffle<T, P: Picker>(v: &mut [T], p: &mut P) {
-    for i in (1..v.len()).rev() {
-        let j = p.pick(i + 1);
-        v.swap(i, j);
-    }
 }
 
 /// A tuple of F in Fig. 15: flow `flow` to destination `dst` with `cells` > 0

@@ -11,7 +11,7 @@ pub mod sizes;
 pub mod trace;
 
 use crate::flow::{Flow, HostId};
-use crate::rng::{open_unit, RngStreams, SimRng};
+use crate::rng::{open_unit, shuffle, RngStreams, SimRng};
 use crate::units::{limits, Rate, SimTime};
 use rand::Rng;
 pub use sizes::{Cdf, SizeDist};
@@ -76,9 +76,7 @@ pub fn fixed_destinations(n: u32, map: &FixedMap, rng: &mut SimRng) -> Vec<Optio
         }
         FixedMap::Bisection => {
             let mut order: Vec<HostId> = (0..n).collect();
-            for i in (1..n as usize).rev() {
-                order.swap(i, rng.random_range(0..=i));
-            }
+            shuffle(&mut order, rng);
             let half = n as usize / 2;
             let mut d = vec![None; n as usize];
             for i in 0..half {
@@ -88,28 +86,20 @@ pub fn fixed_destinations(n: u32, map: &FixedMap, rng: &mut SimRng) -> Vec<Optio
             }
             d
         }
-        FixedMap::GroupPermutation {
-            group,
-            distinct: false,
-        } => {
+        FixedMap::GroupPermutation { group, distinct } => {
             let groups = n / group;
             let partner = derangement(groups, rng);
-            (0..n)
-                .map(|a| Some(partner[(a / group) as usize] * group + rng.random_range(0..group)))
-                .collect()
-        }
-        FixedMap::GroupPermutation {
-            group,
-            distinct: true,
-        } => {
-            let groups = n / group;
-            let partner = derangement(groups, rng);
+            if !distinct {
+                return (0..n)
+                    .map(|a| {
+                        Some(partner[(a / group) as usize] * group + rng.random_range(0..group))
+                    })
+                    .collect();
+            }
             let mut d = vec![None; n as usize];
             let mut order: Vec<HostId> = (0..group).collect();
             for g in 0..groups {
-                for i in (1..group as usize).rev() {
-                    order.swap(i, rng.random_range(0..=i));
-                }
+                shuffle(&mut order, rng);
                 for (k, &o) in order.iter().enumerate() {
                     d[(g * group) as usize + k] = Some(partner[g as usize] * group + o);
                 }
@@ -302,11 +292,6 @@ impl Generator {
 /// one to one (ping_pong2: "the nodes from one group are paired with nodes
 /// from another group"). `n` (and the number of groups) must be even.
 pub fn ping_pong_partners(n: u32, group: Option<u32>, rng: &mut SimRng) -> Vec<HostId> {
-    let shuffle = |v: &mut Vec<u32>, rng: &mut SimRng| {
-        for i in (1..v.len()).rev() {
-            v.swap(i, rng.random_range(0..=i));
-        }
-    };
     let mut partner = vec![0; n as usize];
     let g = group.unwrap_or(1);
     let mut groups: Vec<u32> = (0..n / g).collect();

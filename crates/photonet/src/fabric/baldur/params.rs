@@ -5,7 +5,7 @@ use super::Baldur;
 use crate::delivery::{unit_bytes, unit_count};
 use crate::error::ConfigError;
 use crate::fabric::registry::{
-    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+    BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, ParamTable, Variant,
 };
 use crate::fabric::Fabric;
 use crate::model::baldur::TABLE_V_SWITCH_LATENCY_PS;
@@ -242,14 +242,8 @@ impl FabricModule for BaldurModule {
     /// direction sees at most one of its data packets and one ACK at once.
     /// With m = 1 an ACK can collide with data; the bound then allows one
     /// timeout plus the largest first backoff per packet.
-    fn lone_flow_fct(
-        p: &BaldurParams,
-        _: &Variant,
-        ctx: &BuildContext,
-        _: u32,
-        _: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
+    fn lone_flow_fct(p: &BaldurParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        let (ctx, bytes) = (f.ctx, f.bytes);
         let l = Layout::new(p, ctx)?;
         let n = unit_count(bytes, p.packet.0);
         let mut t = SimTime::ZERO;

@@ -220,70 +220,46 @@ impl Clos {
         let mut ports = Vec::new();
         let mut reverse = Vec::new();
         let (h, t, a, c, pods) = (self.h, self.t, self.a, self.c, self.pods);
+        let (nic, up) = (self.host_rate, self.uplink_rate);
         let tor_port = |tor: u32, i: u32| self.tor_port0 + tor * (h + a) + i;
         let agg_port = |g: u32, i: u32| self.agg_port0 + g * (t + c) + i;
         let core_port = |x: u32, pod: u32| self.core_port0 + x * pods + pod;
+        // A port to node `to` at `rate` in `tier`, and the port back.
+        let mut link = |to: u32, rate: Rate, tier: u8, back: u32| {
+            ports.push(PortSpec { to, rate, tier });
+            reverse.push(back);
+        };
         // Tiers: 0 nic, 1 tor_down, 2 tor_up, 3 agg_down, 4 agg_up, 5 core_down.
         for host in 0..self.hosts {
             let tor = host / h;
-            ports.push(PortSpec {
-                to: self.tor_node0 + tor,
-                rate: self.host_rate,
-                tier: 0,
-            });
-            reverse.push(tor_port(tor, host % h));
+            link(self.tor_node0 + tor, nic, 0, tor_port(tor, host % h));
         }
         for tor in 0..pods * t {
             let pod = tor / t;
             for i in 0..h {
-                ports.push(PortSpec {
-                    to: tor * h + i,
-                    rate: self.host_rate,
-                    tier: 1,
-                });
-                reverse.push(tor * h + i);
+                link(tor * h + i, nic, 1, tor * h + i);
             }
             for j in 0..a {
                 let g = pod * a + j;
-                ports.push(PortSpec {
-                    to: self.agg_node0 + g,
-                    rate: self.uplink_rate,
-                    tier: 2,
-                });
-                reverse.push(agg_port(g, tor % t));
+                link(self.agg_node0 + g, up, 2, agg_port(g, tor % t));
             }
         }
         for g in 0..pods * a {
             let (pod, j) = (g / a, g % a);
             for i in 0..t {
                 let tor = pod * t + i;
-                ports.push(PortSpec {
-                    to: self.tor_node0 + tor,
-                    rate: self.uplink_rate,
-                    tier: 3,
-                });
-                reverse.push(tor_port(tor, h + j));
+                link(self.tor_node0 + tor, up, 3, tor_port(tor, h + j));
             }
             for k in 0..c {
                 let x = j * c + k;
-                ports.push(PortSpec {
-                    to: self.core_node0 + x,
-                    rate: self.uplink_rate,
-                    tier: 4,
-                });
-                reverse.push(core_port(x, pod));
+                link(self.core_node0 + x, up, 4, core_port(x, pod));
             }
         }
         for x in 0..a * c {
             let (j, k) = (x / c, x % c);
             for pod in 0..pods {
                 let g = pod * a + j;
-                ports.push(PortSpec {
-                    to: self.agg_node0 + g,
-                    rate: self.uplink_rate,
-                    tier: 5,
-                });
-                reverse.push(agg_port(g, t + k));
+                link(self.agg_node0 + g, up, 5, agg_port(g, t + k));
             }
         }
         Graph {
@@ -306,42 +282,32 @@ impl Clos {
 impl Router for Clos {
     #[inline]
     fn candidates(&self, node: u32, dst: u32) -> Candidates {
+        // Down the one port towards `dst`, or up over every uplink.
         let dt = self.tor_of[dst as usize];
-        if node < self.agg_node0 {
+        let (first, count) = if node < self.agg_node0 {
             let tor = node - self.tor_node0;
             let base = self.tor_port0 + tor * (self.h + self.a);
             if dt == tor {
-                Candidates {
-                    first: base + (dst - dt * self.h),
-                    count: 1,
-                }
+                (base + (dst - dt * self.h), 1)
             } else {
-                Candidates {
-                    first: base + self.h,
-                    count: self.a,
-                }
+                (base + self.h, self.a)
             }
         } else if node < self.core_node0 {
             let g = node - self.agg_node0;
             let base = self.agg_port0 + g * (self.t + self.c);
             let dpod = self.pod_of[dst as usize];
             if dpod == g / self.a {
-                Candidates {
-                    first: base + (dt - dpod * self.t),
-                    count: 1,
-                }
+                (base + (dt - dpod * self.t), 1)
             } else {
-                Candidates {
-                    first: base + self.t,
-                    count: self.c,
-                }
+                (base + self.t, self.c)
             }
         } else {
             let x = node - self.core_node0;
-            Candidates {
-                first: self.core_port0 + x * self.pods + self.pod_of[dst as usize],
-                count: 1,
-            }
-        }
+            (
+                self.core_port0 + x * self.pods + self.pod_of[dst as usize],
+                1,
+            )
+        };
+        Candidates { first, count }
     }
 }

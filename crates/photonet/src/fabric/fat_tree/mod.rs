@@ -49,7 +49,9 @@ pub use params::{FatTreeParams, FlowControlKind, PriorityKind, TransportKind, MA
 pub use stats::ClosExtras;
 
 use crate::error::ConfigError;
-use crate::fabric::registry::{BuildContext, FabricModule, FctBounds, MemoryPart, Variant};
+use crate::fabric::registry::{
+    BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, Variant,
+};
 use crate::fabric::Fabric;
 use crate::net::{Network, Routing};
 use crate::units::SimTime;
@@ -121,16 +123,9 @@ impl FabricModule for FatTreeModule {
     /// propagation per link; at most the store-and-forward closed form at the
     /// path's slowest link (exact when all rates are equal) plus one round
     /// trip per slow-start doubling and a picosecond of rounding per packet-hop.
-    fn lone_flow_fct(
-        p: &FatTreeParams,
-        v: &Variant,
-        ctx: &BuildContext,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
-        let clos = Clos::layout(p, v.name == LEAF_SPINE_VARIANT.name, ctx)?;
-        Ok(lone_flow_bounds(p, &clos, src, dst, bytes))
+    fn lone_flow_fct(p: &FatTreeParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        let clos = Clos::layout(p, f.variant.name == LEAF_SPINE_VARIANT.name, f.ctx)?;
+        Ok(lone_flow_bounds(p, &clos, f.src, f.dst, f.bytes))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::{network_graph, shape_name, Clos, FatTreeParams};
 use crate::fabric::registry::Variant;
-use crate::fabric::{Fabric, FabricStats};
+use crate::fabric::{step_until, Fabric, FabricStats};
 use crate::flow::Flow;
 use crate::net::ndp::{NdpConfig, NdpNetwork};
 use crate::recorder::Recorder;
@@ -68,19 +68,10 @@ impl Fabric for NdpFabric {
         self.net.advance(now, rec);
     }
     fn advance_until(&mut self, now: SimTime, bound: SimTime, rec: &mut Recorder) -> u64 {
-        // Bounded, so that the run loop still reports progress.
-        const MAX_STEPS: u64 = 1 << 12;
-        let mut t = now;
-        let mut steps = 0;
-        loop {
+        step_until(now, bound, |t| {
             self.net.advance(t, rec);
-            steps += 1;
-            match self.net.next_event() {
-                Some(next) if next <= bound && steps < MAX_STEPS => t = next,
-                _ => break,
-            }
-        }
-        steps
+            self.net.next_event()
+        })
     }
     fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
     fn stats(&self) -> FabricStats {

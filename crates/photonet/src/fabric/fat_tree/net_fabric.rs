@@ -1,7 +1,7 @@
 //! Any packet network of `net/` as a [`Fabric`]: what the fat-tree and the
 //! HPC baselines share.
 
-use crate::fabric::{Fabric, FabricStats};
+use crate::fabric::{step_until, Fabric, FabricStats};
 use crate::flow::Flow;
 use crate::net::{Network, Router};
 use crate::recorder::Recorder;
@@ -82,21 +82,11 @@ impl<R: Router, X: NetExtras<R>> Fabric for NetFabric<R, X> {
     /// The steps one by one, without a trip through the run loop each
     /// (one step per event time: ~1 per packet-hop on a loaded network).
     fn advance_until(&mut self, now: SimTime, bound: SimTime, rec: &mut Recorder) -> u64 {
-        // At most this many steps per call, so the run loop still reports
-        // progress (and can be cancelled) every few thousand events.
-        const MAX_STEPS: u64 = 1 << 12;
-        let mut t = now;
-        let mut steps = 0;
-        loop {
+        step_until(now, bound, |t| {
             self.net.advance(t, rec);
             self.extra.after_advance(&mut self.net);
-            steps += 1;
-            match self.net.next_event() {
-                Some(next) if next <= bound && steps < MAX_STEPS => t = next,
-                _ => break,
-            }
-        }
-        steps
+            self.net.next_event()
+        })
     }
     fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
     fn stats(&self) -> FabricStats {

@@ -4,7 +4,7 @@
 use super::Mordia;
 use crate::error::{bad, ConfigError};
 use crate::fabric::registry::{
-    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+    BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, ParamTable, Variant,
 };
 use crate::fabric::Fabric;
 use crate::units::{ByteSize, Rate, SimTime};
@@ -311,14 +311,8 @@ impl FabricModule for MordiaModule {
     /// at most `control_delay + 2 + ⌈bytes/C⌉` weeks after the bytes are at
     /// the ToR, C = the bytes a `min_day` carries (a lone pair's demand
     /// dominates the BAM, so it gets a day of at least min_day every week).
-    fn lone_flow_fct(
-        p: &MordiaParams,
-        v: &Variant,
-        ctx: &BuildContext,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
+    fn lone_flow_fct(p: &MordiaParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        let (v, ctx, src, dst, bytes) = (f.variant, f.ctx, f.src, f.dst, f.bytes);
         p.check(Some(v), ctx)?;
         let t = ctx.topology;
         let r = t.host_rate();

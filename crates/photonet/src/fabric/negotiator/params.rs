@@ -4,7 +4,7 @@
 
 use crate::error::ConfigError;
 use crate::fabric::registry::{
-    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+    BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, ParamTable, Variant,
 };
 use crate::fabric::Fabric;
 use crate::sched::awgr::CyclicSchedule;
@@ -313,14 +313,8 @@ impl FabricModule for NegotiatorModule {
     /// tail below the request threshold and 3 for packets cut at PIAS
     /// boundaries; then the propagation and the whole flow through the
     /// host-facing queue at R.
-    fn lone_flow_fct(
-        p: &NegotiatorParams,
-        v: &Variant,
-        ctx: &BuildContext,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
+    fn lone_flow_fct(p: &NegotiatorParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        let (v, ctx, src, dst, bytes) = (f.variant, f.ctx, f.src, f.dst, f.bytes);
         let topo = ctx.topology;
         let l = p.layout(topo, v.name == "negotiator_thin_clos")?;
         let at_r = l.host_rate.tx_time(bytes);

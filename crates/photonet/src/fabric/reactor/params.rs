@@ -5,7 +5,7 @@ use super::eps::EPS_PACKET;
 use super::Reactor;
 use crate::error::{bad, ConfigError};
 use crate::fabric::registry::{
-    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+    BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, ParamTable, Variant,
 };
 use crate::fabric::Fabric;
 use crate::units::{ByteSize, Rate, SimTime};
@@ -288,14 +288,8 @@ impl FabricModule for ReactorModule {
     /// period carrying at least `(R − eps_rate) × (min_config − δ − PFC
     /// on/off)` bytes. Bound: `(k + 1) × W + 2 ticks + latency`, k = that
     /// many periods; at least bytes/R + latency.
-    fn lone_flow_fct(
-        p: &ReactorParams,
-        v: &Variant,
-        ctx: &BuildContext,
-        _src: u32,
-        _dst: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
+    fn lone_flow_fct(p: &ReactorParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        let (v, ctx, bytes) = (f.variant, f.ctx, f.bytes);
         let d = p.derive(v.name == "reactor", ctx)?;
         let at_r = d.r.tx_time(bytes);
         let min = at_r.saturating_sub(SimTime(1)) + p.latency;

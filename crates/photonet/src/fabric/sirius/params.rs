@@ -6,7 +6,7 @@ use super::edge::{DownLink, UpLink};
 use super::Sirius;
 use crate::error::ConfigError;
 use crate::fabric::registry::{
-    BuildContext, FabricModule, FctBounds, MemoryPart, ParamTable, Variant,
+    BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, ParamTable, Variant,
 };
 use crate::fabric::Fabric;
 use crate::pool::List;
@@ -166,14 +166,8 @@ impl FabricModule for SiriusModule {
     /// more epochs for each hop to wait for its link in the cyclic schedule;
     /// two hops of a slot plus propagation; the last cell down the server link
     /// at R; one slot of rounding.
-    fn lone_flow_fct(
-        p: &SiriusParams,
-        _: &Variant,
-        ctx: &BuildContext,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-    ) -> Result<FctBounds, ConfigError> {
+    fn lone_flow_fct(p: &SiriusParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
+        let (ctx, src, dst, bytes) = (f.ctx, f.src, f.dst, f.bytes);
         let topo = ctx.topology;
         let l = p.layout(topo)?;
         let r = topo.host_rate();

@@ -46,7 +46,7 @@ use crate::net::calendar::CalendarQueue;
 use crate::net::route::Router;
 use crate::net::sim::Graph;
 use crate::recorder::Recorder;
-use crate::rng::{RngStreams, SimRng};
+use crate::rng::{shuffle, RngStreams, SimRng};
 use crate::units::{Rate, SimTime};
 use queue::{Admit, TrimQueue};
 use rr::RoundRobin;
@@ -167,14 +167,8 @@ impl PathCycle {
             perm: if n > 1 { (0..n).collect() } else { Vec::new() },
             cur: 0,
         };
-        c.shuffle(rng);
+        shuffle(&mut c.perm, rng);
         c
-    }
-    fn shuffle(&mut self, rng: &mut SimRng) {
-        for i in (1..self.perm.len()).rev() {
-            let j = rng.random_range(0..=i);
-            self.perm.swap(i, j);
-        }
     }
     fn next(&mut self, rng: &mut SimRng) -> u32 {
         if self.perm.is_empty() {
@@ -184,7 +178,7 @@ impl PathCycle {
         self.cur += 1;
         if self.cur as usize == self.perm.len() {
             self.cur = 0;
-            self.shuffle(rng);
+            shuffle(&mut self.perm, rng);
         }
         p
     }
@@ -716,6 +710,13 @@ impl<R: Router> NdpNetwork<R> {
         }
     }
 
+    /// Flow `f`'s state, unless it is done (its late control packets are
+    /// ignored).
+    fn live(&mut self, f: u32) -> Option<&mut FlowSt> {
+        let fl = &mut self.flows[f as usize];
+        (!fl.done).then_some(fl)
+    }
+
     fn heard(&mut self, f: u32, now: u64) {
         let fl = &mut self.flows[f as usize];
         fl.last_heard = now;
@@ -728,10 +729,9 @@ impl<R: Router> NdpNetwork<R> {
 
     fn on_ack(&mut self, p: Pkt, now: u64, rec: &mut Recorder) {
         let f = p.flow;
-        let fl = &mut self.flows[f as usize];
-        if fl.done {
+        let Some(fl) = self.live(f) else {
             return;
-        }
+        };
         fl.acked[(p.seq / 64) as usize] |= 1 << (p.seq % 64);
         fl.cum = fl.cum.max(p.cum);
         if fl.cum >= fl.npkts {
@@ -748,10 +748,9 @@ impl<R: Router> NdpNetwork<R> {
 
     fn on_nack(&mut self, p: Pkt, now: u64) {
         let f = p.flow;
-        let fl = &mut self.flows[f as usize];
-        if fl.done {
+        let Some(fl) = self.live(f) else {
             return;
-        }
+        };
         fl.rtx.insert(p.seq);
         let banked = fl.last_pull < fl.max_pull;
         self.heard(f, now);
@@ -762,10 +761,9 @@ impl<R: Router> NdpNetwork<R> {
 
     fn on_pull(&mut self, p: Pkt, now: u64) {
         let f = p.flow;
-        let fl = &mut self.flows[f as usize];
-        if fl.done {
+        let Some(fl) = self.live(f) else {
             return;
-        }
+        };
         fl.cum = fl.cum.max(p.cum);
         self.heard(f, now);
         self.pull_packets(f, p.pull_no, now);
