@@ -263,7 +263,6 @@ impl Sirius {
             wire: Wire::new(layout.prop_slots),
             rg: RequestGrant::new(
                 n,
-                layout.ports,
                 layout.prop_slots,
                 p.queue_bound,
                 RngStreams::new(seed).stream("sirius.request_grant"),
@@ -299,6 +298,7 @@ impl Sirius {
     /// Cells that arrive in slot `t` reach their next node: at the
     /// destination they go to the server's downlink; at an intermediate they
     /// join its queue for the destination.
+    #[inline(never)] // once per slot: kept apart in profiles
     fn arrivals(&mut self, t: u64) {
         let batch = self.wire.arrivals(t);
         for &(x, cell, first_hop) in &batch {
@@ -336,6 +336,7 @@ impl Sirius {
     /// destination (second hop), or a cell of our own granted by that node
     /// (first hop; SIRIUS (IDEAL): picked from LOCAL). When both wait, the
     /// link alternates between them.
+    #[inline(never)] // once per slot: kept apart in profiles
     fn transmit(&mut self, t: u64) {
         let n = self.layout.nodes;
         let k = self.nodes.slot_in_epoch(t);
@@ -470,9 +471,6 @@ impl Fabric for Sirius {
         self.slots += 1;
         sink.count_internal_events(1);
         self.arrivals(t);
-        if !self.ideal && self.rg.outstanding() > 0 {
-            self.rg.arrive(t);
-        }
         if self.nodes.slot_in_epoch(t) == 0 {
             if self.failures.any_pending() {
                 self.failures.apply(
