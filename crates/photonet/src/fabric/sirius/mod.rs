@@ -496,7 +496,7 @@ impl Fabric for Sirius {
         }
         self.transmit(t);
         let end = self.clock.start(t + 1);
-        let failed = self.nodes.failed();
+        let failed = self.nodes.failed_if_any();
         self.edge
             .downlinks(end, sink, &mut self.flows, &mut self.pool, failed);
         self.edge

@@ -16,6 +16,7 @@ pub(super) struct Nodes {
     pos_of: Vec<u32>,
     node_at: Vec<u32>,
     failed: Vec<bool>,
+    failed_count: usize,
     /// With `check`: the last slot each receive port heard a sender, and how
     /// often one heard two in a slot.
     check: bool,
@@ -37,6 +38,7 @@ impl Nodes {
             pos_of: (0..n as u32).collect(),
             node_at,
             failed: vec![false; n],
+            failed_count: 0,
             check,
             contention_violations: 0,
         }
@@ -72,7 +74,18 @@ impl Nodes {
     }
 
     pub fn failed_count(&self) -> usize {
-        self.failed.iter().filter(|&&f| f).count()
+        self.failed_count
+    }
+
+    /// Every node's failed flag once one has failed; empty before (the
+    /// slot loop's per-link lookups skip it).
+    #[inline]
+    pub fn failed_if_any(&self) -> &[bool] {
+        if self.failed_count == 0 {
+            &[]
+        } else {
+            &self.failed
+        }
     }
 
     /// Node `s`'s schedule position, and the offset within every group of
@@ -117,7 +130,9 @@ impl Nodes {
 
     /// Marks `x` failed; false if it already was.
     pub fn fail(&mut self, x: usize) -> bool {
-        !std::mem::replace(&mut self.failed[x], true)
+        let newly = !std::mem::replace(&mut self.failed[x], true);
+        self.failed_count += newly as usize;
+        newly
     }
 
     /// Rebuilds the schedule over the live nodes (at most `max_ports` slots
