@@ -351,52 +351,74 @@ impl Sirius {
             if self.queues.at_node(s) == 0 && !has_local {
                 continue;
             }
-            let (pos, offset) = self.nodes.reach(s, k);
-            for u in 0..uplinks {
-                let xpos = u * g + offset;
-                let x = self.nodes.node_at(xpos);
-                if x == NIL || x as usize == s || self.nodes.is_failed(x as usize) {
-                    continue;
-                }
-                let x = x as usize;
-                let second = self.queues.has_second_hop(s, x);
-                let mut first = self.queues.has_first_hop(s, x);
-                let mut ideal_flow = None;
-                if !first && self.ideal && self.local.cells(s) > 0 {
-                    ideal_flow = self.local.ideal_pick(
-                        &mut self.flows,
-                        s,
-                        x,
-                        &self.queues,
-                        self.nodes.failed(),
-                        self.queue_bound,
-                    );
-                    first = ideal_flow.is_some();
-                }
-                let use_first = match (second, first) {
-                    (false, false) => continue,
-                    (true, false) => false,
-                    (false, true) => true,
-                    (true, true) => self.queues.first_hop_turn(s, x),
-                };
-                let cell = if !use_first {
-                    self.queues.pop_second_hop(&mut self.pool, s, x)
-                } else if let Some(f) = ideal_flow {
-                    let cell = self.local.take(&mut self.flows, &mut self.pool, f);
-                    let d = self.flows[f as usize].dst_node as usize;
-                    if d != x {
-                        self.queues.reserve(x, d); // on its way to x for d
+            let offset = self.nodes.reach(s, k);
+            if has_local {
+                // SIRIUS (IDEAL) with LOCAL cells: any uplink may pick one.
+                for u in 0..uplinks {
+                    let x = self.nodes.node_at(u * g + offset);
+                    if x != NIL {
+                        self.send_on_link(t, s, x as usize, arrive);
                     }
-                    cell
-                } else {
-                    self.queues
-                        .pop_first_hop(&mut self.pool, s, x)
-                        .expect("non-empty")
-                };
-                self.nodes.heard(t, pos, u, xpos);
-                self.wire.send(arrive, x as u32, cell, use_first);
+                }
+                continue;
+            }
+            // Only the links with cells queued: the nodes reached in this
+            // slot (in node order, which is uplink order) that s holds cells
+            // for.
+            for w in 0..self.queues.words() {
+                let mut bits = self.queues.busy_word(s, w) & self.nodes.reach_word(offset, w);
+                while bits != 0 {
+                    let x = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    self.send_on_link(t, s, x, arrive);
+                }
             }
         }
+    }
+
+    /// Link s → x in slot `t`: one cell, of the second hop or the first (see
+    /// [`Sirius::transmit`]), if any waits.
+    #[inline(always)]
+    fn send_on_link(&mut self, t: u64, s: usize, x: usize, arrive: usize) {
+        if x == s || self.nodes.is_failed(x) {
+            return;
+        }
+        let second = self.queues.has_second_hop(s, x);
+        let mut first = self.queues.has_first_hop(s, x);
+        let mut ideal_flow = None;
+        if !first && self.ideal && self.local.cells(s) > 0 {
+            ideal_flow = self.local.ideal_pick(
+                &mut self.flows,
+                s,
+                x,
+                &self.queues,
+                self.nodes.failed(),
+                self.queue_bound,
+            );
+            first = ideal_flow.is_some();
+        }
+        let use_first = match (second, first) {
+            (false, false) => return,
+            (true, false) => false,
+            (false, true) => true,
+            (true, true) => self.queues.first_hop_turn(s, x),
+        };
+        let cell = if !use_first {
+            self.queues.pop_second_hop(&mut self.pool, s, x)
+        } else if let Some(f) = ideal_flow {
+            let cell = self.local.take(&mut self.flows, &mut self.pool, f);
+            let d = self.flows[f as usize].dst_node as usize;
+            if d != x {
+                self.queues.reserve(x, d); // on its way to x for d
+            }
+            cell
+        } else {
+            self.queues
+                .pop_first_hop(&mut self.pool, s, x)
+                .expect("non-empty")
+        };
+        self.nodes.heard(t, s, x);
+        self.wire.send(arrive, x as u32, cell, use_first);
     }
 
     /// Test-only: loses one queued cell without counting it anywhere.
