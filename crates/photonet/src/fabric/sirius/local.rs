@@ -412,30 +412,32 @@ fn pick_lowest(
     eligible: &Eligible,
     rank: impl Fn(&FlowState) -> usize,
 ) -> Option<u32> {
-    let mut best: Option<(usize, usize)> = None;
+    let mut best: Option<(usize, usize)> = None; // (rank, position)
     let mut k = 0;
-    while k < list.len() {
-        let st = &mut flows[list[k] as usize];
+    while let Some(&f) = list.get(k) {
+        let st = &mut flows[f as usize];
         if st.in_local == 0 {
+            // LOCAL emptied: the flow leaves the round.
             st.on_local_list = false;
             list.swap_remove(k);
             continue;
         }
-        if eligible.allows(st) {
-            let r = rank(st);
-            if best.is_none_or(|(b, _)| r < b) {
-                best = Some((r, k));
-                if r == 0 {
-                    break;
-                }
-            }
-        }
         k += 1;
+        if !eligible.allows(st) {
+            continue;
+        }
+        let r = rank(st);
+        if best.is_some_and(|(b, _)| b <= r) {
+            continue;
+        }
+        best = Some((r, k - 1));
+        if r == 0 {
+            break;
+        }
     }
     let (_, k) = best?;
-    let f = list[k];
     list[k..].rotate_left(1);
-    Some(f)
+    list.last().copied()
 }
 
 /// Records a move in the [`LocalOrder`] in the flow's state.
