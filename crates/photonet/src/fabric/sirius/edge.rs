@@ -163,14 +163,16 @@ impl Edge {
                 false
             }
         };
-        sink.deliver(f, t, bytes);
         if done {
-            sink.complete(f, t);
+            sink.deliver_last(f, t, bytes);
+        } else {
+            sink.deliver_point(f, t, bytes);
         }
     }
 
     /// One slot of the server uplinks: each active server pushes what its
     /// credit at R and its room in LOCAL allow.
+    #[inline(never)] // once per slot: kept apart in profiles
     pub fn uplinks(
         &mut self,
         flows: &mut [FlowState],
@@ -184,7 +186,7 @@ impl Edge {
         let mut i = 0;
         while i < self.up_active.len() {
             let s = self.up_active[i] as usize;
-            let down = failed[s / spr];
+            let down = !failed.is_empty() && failed[s / spr];
             // Fast path: the front cell still waits for credit or LOCAL room.
             let u = &mut self.up[s];
             let ready = u.link.accrue(&rate);
@@ -199,7 +201,7 @@ impl Edge {
             }
             while let Some(f) = self.up[s].link.front() {
                 let st = &flows[f as usize];
-                if failed[st.dst_node as usize] {
+                if is_down(failed, st.dst_node as usize) {
                     self.up[s].link.drop_front(); // the source gives up on a dead destination
                     continue;
                 }
@@ -236,6 +238,7 @@ impl Edge {
 
     /// One slot of the server downlinks: each delivers what its credit at R
     /// allows, the cells counting at `end_of_slot`.
+    #[inline(never)] // once per slot: kept apart in profiles
     pub fn downlinks(
         &mut self,
         end_of_slot: SimTime,
@@ -249,7 +252,7 @@ impl Edge {
         let mut i = 0;
         while i < self.down_active.len() {
             let s = self.down_active[i] as usize;
-            if failed[s / self.servers_per_rack] {
+            if !failed.is_empty() && failed[s / self.servers_per_rack] {
                 // The ToR is down: its queued cells stay (counted), nothing drains.
                 self.down[s].link.deactivate();
                 self.down_active.swap_remove(i);
@@ -322,4 +325,11 @@ impl Edge {
     pub fn downlink_cells(&self) -> u64 {
         self.downlink_cells
     }
+}
+
+/// Whether `node` has failed; `failed` is empty while no node has (the
+/// server links then skip the per-link lookup).
+#[inline]
+fn is_down(failed: &[bool], node: usize) -> bool {
+    !failed.is_empty() && failed[node]
 }

@@ -289,25 +289,13 @@ impl Local {
         if !self.prio_cuts.is_empty() {
             return self.ideal_pick_pias(flows, s, x, queues, failed, q);
         }
-        let list = &mut self.flows[s];
-        let mut k = 0;
-        while k < list.len() {
-            let f = list[k];
-            let st = &flows[f as usize];
-            if st.in_local == 0 {
-                flows[f as usize].on_local_list = false;
-                list.swap_remove(k);
-                continue;
-            }
-            let d = st.dst_node as usize;
-            if !failed[d] && (d == x || queues.occ(x, d) < q) {
-                // Rotate for round-robin fairness across flows.
-                list[k..].rotate_left(1);
-                return Some(f);
-            }
-            k += 1;
-        }
-        None
+        let eligible = Eligible {
+            x,
+            queues,
+            failed,
+            q,
+        };
+        pick_lowest(&mut self.flows[s], flows, &eligible, |_| 0)
     }
 
     /// `ideal_pick` with source priority queues: of the flows that may go via
@@ -326,35 +314,17 @@ impl Local {
             // Every flow may go via x: the same pick without the scan.
             return self.order[s].pick(&mut |m| moved(flows, m));
         }
-        let cell = self.cell_bytes;
-        let list = &mut self.flows[s];
-        let mut best: Option<(usize, usize)> = None;
-        let mut k = 0;
-        while k < list.len() {
-            let f = list[k];
-            let st = &flows[f as usize];
-            if st.in_local == 0 {
-                flows[f as usize].on_local_list = false;
-                list.swap_remove(k);
-                continue;
-            }
-            let d = st.dst_node as usize;
-            if !failed[d] && (d == x || queues.occ(x, d) < q) {
-                let sent = st.next_seq as u64 * cell;
-                let class = self.prio_cuts.partition_point(|&c| c <= sent);
-                if best.is_none_or(|(c, _)| class < c) {
-                    best = Some((class, k));
-                    if class == 0 {
-                        break;
-                    }
-                }
-            }
-            k += 1;
-        }
-        let (_, k) = best?;
-        let f = list[k];
-        list[k..].rotate_left(1);
-        Some(f)
+        let (cell, cuts) = (self.cell_bytes, &self.prio_cuts);
+        let eligible = Eligible {
+            x,
+            queues,
+            failed,
+            q,
+        };
+        pick_lowest(&mut self.flows[s], flows, &eligible, |st| {
+            let sent = st.next_seq as u64 * cell;
+            cuts.partition_point(|&c| c <= sent)
+        })
     }
 
     /// Cells waiting to be sent again.
@@ -413,6 +383,61 @@ impl Local {
     pub fn most_ordered(&self) -> usize {
         self.order.iter().map(|o| o.len()).max().unwrap_or(0)
     }
+}
+
+/// Which LOCAL flows may go via `x` in SIRIUS (IDEAL): those whose
+/// destination is `x`, or is live with room at `x` (m below `q`).
+struct Eligible<'a> {
+    x: usize,
+    queues: &'a Queues,
+    failed: &'a [bool],
+    q: u32,
+}
+
+impl Eligible<'_> {
+    #[inline]
+    fn allows(&self, st: &FlowState) -> bool {
+        let d = st.dst_node as usize;
+        !self.failed[d] && (d == self.x || self.queues.occ(self.x, d) < self.q)
+    }
+}
+
+/// Walks a node's LOCAL flows `list` in round-robin order, dropping those
+/// whose LOCAL has emptied, and picks the first eligible flow of the lowest
+/// `rank` (stopping at a rank 0); the picked flow goes to the back of the
+/// round.
+fn pick_lowest(
+    list: &mut Vec<u32>,
+    flows: &mut [FlowState],
+    eligible: &Eligible,
+    rank: impl Fn(&FlowState) -> usize,
+) -> Option<u32> {
+    let mut best: Option<(usize, usize)> = None; // (rank, position)
+    let mut k = 0;
+    while let Some(&f) = list.get(k) {
+        let st = &mut flows[f as usize];
+        if st.in_local == 0 {
+            // LOCAL emptied: the flow leaves the round.
+            st.on_local_list = false;
+            list.swap_remove(k);
+            continue;
+        }
+        k += 1;
+        if !eligible.allows(st) {
+            continue;
+        }
+        let r = rank(st);
+        if best.is_some_and(|(b, _)| b <= r) {
+            continue;
+        }
+        best = Some((r, k - 1));
+        if r == 0 {
+            break;
+        }
+    }
+    let (_, k) = best?;
+    list[k..].rotate_left(1);
+    list.last().copied()
 }
 
 /// Records a move in the [`LocalOrder`] in the flow's state.

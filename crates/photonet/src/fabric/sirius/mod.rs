@@ -263,7 +263,6 @@ impl Sirius {
             wire: Wire::new(layout.prop_slots),
             rg: RequestGrant::new(
                 n,
-                layout.ports,
                 layout.prop_slots,
                 p.queue_bound,
                 RngStreams::new(seed).stream("sirius.request_grant"),
@@ -299,6 +298,7 @@ impl Sirius {
     /// Cells that arrive in slot `t` reach their next node: at the
     /// destination they go to the server's downlink; at an intermediate they
     /// join its queue for the destination.
+    #[inline(never)] // once per slot: kept apart in profiles
     fn arrivals(&mut self, t: u64) {
         let batch = self.wire.arrivals(t);
         for &(x, cell, first_hop) in &batch {
@@ -336,6 +336,7 @@ impl Sirius {
     /// destination (second hop), or a cell of our own granted by that node
     /// (first hop; SIRIUS (IDEAL): picked from LOCAL). When both wait, the
     /// link alternates between them.
+    #[inline(never)] // once per slot: kept apart in profiles
     fn transmit(&mut self, t: u64) {
         let n = self.layout.nodes;
         let k = self.nodes.slot_in_epoch(t);
@@ -350,52 +351,74 @@ impl Sirius {
             if self.queues.at_node(s) == 0 && !has_local {
                 continue;
             }
-            let (pos, offset) = self.nodes.reach(s, k);
-            for u in 0..uplinks {
-                let xpos = u * g + offset;
-                let x = self.nodes.node_at(xpos);
-                if x == NIL || x as usize == s || self.nodes.is_failed(x as usize) {
-                    continue;
-                }
-                let x = x as usize;
-                let second = self.queues.has_second_hop(s, x);
-                let mut first = self.queues.has_first_hop(s, x);
-                let mut ideal_flow = None;
-                if !first && self.ideal && self.local.cells(s) > 0 {
-                    ideal_flow = self.local.ideal_pick(
-                        &mut self.flows,
-                        s,
-                        x,
-                        &self.queues,
-                        self.nodes.failed(),
-                        self.queue_bound,
-                    );
-                    first = ideal_flow.is_some();
-                }
-                let use_first = match (second, first) {
-                    (false, false) => continue,
-                    (true, false) => false,
-                    (false, true) => true,
-                    (true, true) => self.queues.first_hop_turn(s, x),
-                };
-                let cell = if !use_first {
-                    self.queues.pop_second_hop(&mut self.pool, s, x)
-                } else if let Some(f) = ideal_flow {
-                    let cell = self.local.take(&mut self.flows, &mut self.pool, f);
-                    let d = self.flows[f as usize].dst_node as usize;
-                    if d != x {
-                        self.queues.reserve(x, d); // on its way to x for d
+            let offset = self.nodes.reach(s, k);
+            if has_local {
+                // SIRIUS (IDEAL) with LOCAL cells: any uplink may pick one.
+                for u in 0..uplinks {
+                    let x = self.nodes.node_at(u * g + offset);
+                    if x != NIL {
+                        self.send_on_link(t, s, x as usize, arrive);
                     }
-                    cell
-                } else {
-                    self.queues
-                        .pop_first_hop(&mut self.pool, s, x)
-                        .expect("non-empty")
-                };
-                self.nodes.heard(t, pos, u, xpos);
-                self.wire.send(arrive, x as u32, cell, use_first);
+                }
+                continue;
+            }
+            // Only the links with cells queued: the nodes reached in this
+            // slot (in node order, which is uplink order) that s holds cells
+            // for.
+            for w in 0..self.queues.words() {
+                let mut bits = self.queues.busy_word(s, w) & self.nodes.reach_word(offset, w);
+                while bits != 0 {
+                    let x = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    self.send_on_link(t, s, x, arrive);
+                }
             }
         }
+    }
+
+    /// Link s → x in slot `t`: one cell, of the second hop or the first (see
+    /// [`Sirius::transmit`]), if any waits.
+    #[inline(always)]
+    fn send_on_link(&mut self, t: u64, s: usize, x: usize, arrive: usize) {
+        if x == s || self.nodes.is_failed(x) {
+            return;
+        }
+        let second = self.queues.has_second_hop(s, x);
+        let mut first = self.queues.has_first_hop(s, x);
+        let mut ideal_flow = None;
+        if !first && self.ideal && self.local.cells(s) > 0 {
+            ideal_flow = self.local.ideal_pick(
+                &mut self.flows,
+                s,
+                x,
+                &self.queues,
+                self.nodes.failed(),
+                self.queue_bound,
+            );
+            first = ideal_flow.is_some();
+        }
+        let use_first = match (second, first) {
+            (false, false) => return,
+            (true, false) => false,
+            (false, true) => true,
+            (true, true) => self.queues.first_hop_turn(s, x),
+        };
+        let cell = if !use_first {
+            self.queues.pop_second_hop(&mut self.pool, s, x)
+        } else if let Some(f) = ideal_flow {
+            let cell = self.local.take(&mut self.flows, &mut self.pool, f);
+            let d = self.flows[f as usize].dst_node as usize;
+            if d != x {
+                self.queues.reserve(x, d); // on its way to x for d
+            }
+            cell
+        } else {
+            self.queues
+                .pop_first_hop(&mut self.pool, s, x)
+                .expect("non-empty")
+        };
+        self.nodes.heard(t, s, x);
+        self.wire.send(arrive, x as u32, cell, use_first);
     }
 
     /// Test-only: loses one queued cell without counting it anywhere.
@@ -470,9 +493,6 @@ impl Fabric for Sirius {
         self.slots += 1;
         sink.count_internal_events(1);
         self.arrivals(t);
-        if !self.ideal && self.rg.outstanding() > 0 {
-            self.rg.arrive(t);
-        }
         if self.nodes.slot_in_epoch(t) == 0 {
             if self.failures.any_pending() {
                 self.failures.apply(
@@ -498,7 +518,7 @@ impl Fabric for Sirius {
         }
         self.transmit(t);
         let end = self.clock.start(t + 1);
-        let failed = self.nodes.failed();
+        let failed = self.nodes.failed_if_any();
         self.edge
             .downlinks(end, sink, &mut self.flows, &mut self.pool, failed);
         self.edge

@@ -15,7 +15,14 @@ pub(super) struct Nodes {
     /// Schedule position of each node and node at each position (NIL = dark).
     pos_of: Vec<u32>,
     node_at: Vec<u32>,
+    /// Each node's position mod G: the slot offsets of the schedule
+    /// without a division.
+    phase: Vec<u32>,
+    /// `reach[o·W + x/64]` bit `x % 64`: some uplink reaches node x in slot
+    /// offset o of every group (the nodes at positions u·G + o).
+    reach: Vec<u64>,
     failed: Vec<bool>,
+    failed_count: usize,
     /// With `check`: the last slot each receive port heard a sender, and how
     /// often one heard two in a slot.
     check: bool,
@@ -30,16 +37,44 @@ impl Nodes {
         for (i, slot) in node_at.iter_mut().enumerate().take(n) {
             *slot = i as u32;
         }
-        Nodes {
+        let mut nodes = Nodes {
             rx_seen: vec![u64::MAX; padded * schedule.uplinks()],
             schedule,
             epoch_origin: 0,
             pos_of: (0..n as u32).collect(),
             node_at,
+            phase: Vec::new(),
+            reach: Vec::new(),
             failed: vec![false; n],
+            failed_count: 0,
             check,
             contention_violations: 0,
+        };
+        nodes.index_schedule();
+        nodes
+    }
+
+    /// Derives `phase` and `reach` from the schedule and the positions.
+    fn index_schedule(&mut self) {
+        let (n, g) = (self.failed.len(), self.schedule.ports());
+        let words = n.div_ceil(64);
+        self.phase = self.pos_of.iter().map(|&p| p % g as u32).collect();
+        self.reach = vec![0; g * words];
+        for (xpos, &x) in self.node_at.iter().enumerate() {
+            if x != NIL {
+                let o = xpos % g;
+                self.reach[o * words + x as usize / 64] |= 1 << (x % 64);
+            }
         }
+        // The transmit loop visits a node's links in node order: that is
+        // the uplinks' order because positions follow node order.
+        debug_assert!(self.node_at.iter().filter(|&&x| x != NIL).is_sorted());
+    }
+
+    /// Word `w` of the nodes reached in slot offset `o` of every group.
+    #[inline]
+    pub fn reach_word(&self, o: usize, w: usize) -> u64 {
+        self.reach[o * self.failed.len().div_ceil(64) + w]
     }
 
     /// Nodes N (live or failed).
@@ -72,17 +107,30 @@ impl Nodes {
     }
 
     pub fn failed_count(&self) -> usize {
-        self.failed.iter().filter(|&&f| f).count()
+        self.failed_count
     }
 
-    /// Node `s`'s schedule position, and the offset within every group of
-    /// the positions its uplinks reach in slot `k` of the epoch: uplink u
-    /// reaches position u·G + offset (the same offset in every group,
-    /// `sched::awgr`, so one modulo per node).
+    /// Every node's failed flag once one has failed; empty before (the
+    /// slot loop's per-link lookups skip it).
     #[inline]
-    pub fn reach(&self, s: usize, k: usize) -> (usize, usize) {
-        let pos = self.pos_of[s] as usize;
-        (pos, self.schedule.dest(pos, 0, k))
+    pub fn failed_if_any(&self) -> &[bool] {
+        if self.failed_count == 0 {
+            &[]
+        } else {
+            &self.failed
+        }
+    }
+
+    /// The offset within every group of the positions node `s`'s uplinks
+    /// reach in slot `k` of the epoch: uplink u reaches position
+    /// u·G + offset (the same offset in every group, `sched::awgr`).
+    #[inline]
+    pub fn reach(&self, s: usize, k: usize) -> usize {
+        let g = self.schedule.ports();
+        let o = self.phase[s] as usize + k;
+        let o = if o >= g { o - g } else { o };
+        debug_assert_eq!(o, self.schedule.dest(self.pos_of[s] as usize, 0, k));
+        o
     }
 
     /// The node at schedule position `xpos` (NIL: dark).
@@ -93,19 +141,29 @@ impl Nodes {
     }
 
     /// The slot of the epoch in which `from` reaches `to`.
+    #[inline]
     pub fn slot_to(&self, from: usize, to: usize) -> usize {
-        self.schedule
-            .link(self.pos_of[from] as usize, self.pos_of[to] as usize)
-            .1
+        let g = self.schedule.ports() as u32;
+        let (k, j) = (self.phase[from], self.phase[to]);
+        let slot = if j >= k { j - k } else { j + g - k } as usize;
+        debug_assert_eq!(
+            slot,
+            self.schedule
+                .link(self.pos_of[from] as usize, self.pos_of[to] as usize)
+                .1
+        );
+        slot
     }
 
     /// With `check`: counts a receive port that hears a second sender in
-    /// slot `t` (the sender at `pos` on uplink `u` reaching position `xpos`).
+    /// slot `t` (node `s` sending to node `x`).
     #[inline]
-    pub fn heard(&mut self, t: u64, pos: usize, u: usize, xpos: usize) {
+    pub fn heard(&mut self, t: u64, s: usize, x: usize) {
         if !self.check {
             return;
         }
+        let (pos, xpos) = (self.pos_of[s] as usize, self.pos_of[x] as usize);
+        let u = xpos / self.schedule.ports();
         debug_assert_eq!(xpos, self.schedule.dest(pos, u, self.slot_in_epoch(t)));
         let port = self.schedule.rx_port(pos, u);
         let key = xpos * self.schedule.uplinks() + port;
@@ -117,7 +175,9 @@ impl Nodes {
 
     /// Marks `x` failed; false if it already was.
     pub fn fail(&mut self, x: usize) -> bool {
-        !std::mem::replace(&mut self.failed[x], true)
+        let newly = !std::mem::replace(&mut self.failed[x], true);
+        self.failed_count += newly as usize;
+        newly
     }
 
     /// Rebuilds the schedule over the live nodes (at most `max_ports` slots
@@ -137,5 +197,6 @@ impl Nodes {
             self.pos_of[node as usize] = p as u32;
         }
         self.epoch_origin = t;
+        self.index_schedule();
     }
 }

@@ -24,6 +24,10 @@ pub(super) struct Queues {
     /// Per link: when both a second-hop and a first-hop cell wait, send the
     /// first-hop one next.
     prefer_first_hop: Vec<bool>,
+    /// `busy[i·W + x/64]` bit `x % 64`: node i holds a cell (`fwd` or `vq`)
+    /// whose next node is x, so a slot visits only the links with cells.
+    busy: Vec<u64>,
+    words: usize,
     /// Cells queued at each node (`fwd` and `vq`), and their sum.
     node_queued: Vec<u32>,
     queued_total: u64,
@@ -40,6 +44,8 @@ impl Queues {
             vq: vec![List::EMPTY; n * n],
             occ: vec![0; n * n],
             prefer_first_hop: vec![false; n * n],
+            busy: vec![0; n * n.div_ceil(64)],
+            words: n.div_ceil(64),
             node_queued: vec![0; n],
             queued_total: 0,
             peak_node_queue_cells: 0,
@@ -96,6 +102,33 @@ impl Queues {
         self.fwd[i * self.n + x].len() + self.vq[i * self.n + x].len()
     }
 
+    /// Words per node of the busy-link bitset.
+    #[inline]
+    pub fn words(&self) -> usize {
+        self.words
+    }
+
+    /// Word `w` of node `i`'s busy links: bit b set iff `i` holds a cell
+    /// whose next node is `64·w + b`.
+    #[inline]
+    pub fn busy_word(&self, i: usize, w: usize) -> u64 {
+        self.busy[i * self.words + w]
+    }
+
+    #[inline]
+    fn mark_busy(&mut self, i: usize, x: usize) {
+        self.busy[i * self.words + x / 64] |= 1 << (x % 64);
+    }
+
+    /// Clears link i → x's busy bit once both its queues are empty.
+    #[inline]
+    fn unmark_if_idle(&mut self, i: usize, x: usize) {
+        let link = i * self.n + x;
+        if self.fwd[link].is_empty() && self.vq[link].is_empty() {
+            self.busy[i * self.words + x / 64] &= !(1 << (x % 64));
+        }
+    }
+
     /// A cell reached intermediate `node` for `dst` (m is unchanged: it
     /// moves from "on its way" to "queued").
     pub fn enqueue_fwd(&mut self, pool: &mut Pool<Cell>, node: usize, dst: usize, cell: u32) {
@@ -103,12 +136,14 @@ impl Queues {
         pool.push_back(q, cell);
         self.peak_dest_queue_cells = self.peak_dest_queue_cells.max(q.len() as u32);
         self.bump_node(node);
+        self.mark_busy(node, dst);
     }
 
     /// A cell of `node` was granted via `via`.
     pub fn enqueue_vq(&mut self, pool: &mut Pool<Cell>, node: usize, via: usize, cell: u32) {
         pool.push_back(&mut self.vq[node * self.n + via], cell);
         self.bump_node(node);
+        self.mark_busy(node, via);
     }
 
     fn bump_node(&mut self, node: usize) {
@@ -149,6 +184,7 @@ impl Queues {
     pub fn pop_first_hop(&mut self, pool: &mut Pool<Cell>, s: usize, x: usize) -> Option<u32> {
         let c = pool.pop_front(&mut self.vq[s * self.n + x])?;
         self.unqueue(s, 1);
+        self.unmark_if_idle(s, x);
         Some(c)
     }
 
@@ -160,6 +196,7 @@ impl Queues {
         self.unqueue(s, 1);
         self.occ[link] -= 1;
         self.cells_forwarded += 1;
+        self.unmark_if_idle(s, x);
         c
     }
 
@@ -186,6 +223,7 @@ impl Queues {
         }
         *q = keep;
         self.unqueue(x, out.len() as u32);
+        self.unmark_if_idle(x, d);
     }
 
     /// Node `x` failed: takes the cells `s` had granted via `x` whose flows
@@ -210,6 +248,7 @@ impl Queues {
         }
         *q = keep;
         self.unqueue(s, out.len() as u32);
+        self.unmark_if_idle(s, x);
     }
 
     /// Second-hop cells at `i` for `d`.
@@ -230,6 +269,15 @@ impl Queues {
         }
         for i in 0..n {
             let in_queues: usize = (0..n).map(|x| self.held_for(i, x)).sum();
+            for x in 0..n {
+                let bit = self.busy_word(i, x / 64) >> (x % 64) & 1 == 1;
+                if bit != (self.held_for(i, x) > 0) {
+                    return Err(format!(
+                        "sirius: link {i} -> {x} holds {} cells but its busy bit is {bit}",
+                        self.held_for(i, x)
+                    ));
+                }
+            }
             if in_queues != self.node_queued[i] as usize {
                 return Err(format!(
                     "sirius: node {i} has {in_queues} cells in its queues but counts {}",
@@ -262,6 +310,7 @@ impl Queues {
                 pool.release(c);
                 self.occ[i] -= 1;
                 self.unqueue(i / self.n, 1);
+                self.unmark_if_idle(i / self.n, i % self.n);
                 return true;
             }
         }

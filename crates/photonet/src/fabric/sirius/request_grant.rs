@@ -8,7 +8,11 @@
 //! request drawn in epoch e is granted at the start of e+1 and its cell is
 //! sent in e+2; a longer propagation adds the epochs it spans to each leg.
 //! Messages are applied in the order they were created, so that with no
-//! propagation the result is that of applying them all at once.
+//! propagation the result is that of applying them all at once. Each message
+//! joins its receiver's queue (an intermediate's requests, or the one queue
+//! of decisions) when it is created, with its arrival slot: a queue is in
+//! creation order by construction, and an epoch start takes the messages
+//! that have arrived by then out of it in one pass, with no sort.
 
 use super::local::Local;
 use super::nodes::Nodes;
@@ -18,29 +22,23 @@ use crate::pool::Pool;
 use crate::rng::SimRng;
 use crate::sched::sirius::{compute_grants, compute_requests, FlowCells, Received, Request};
 
-/// A request/grant message riding on a cell.
-#[derive(Clone, Copy, Debug)]
-enum Message {
-    /// A request for intermediate `to`.
-    Request { to: u32, req: Received },
-    /// The answer to a request: (source, intermediate, flow, granted).
-    Decision(u32, u32, u32, bool),
-}
+/// The answer to a request: (slot it reaches the source, source,
+/// intermediate, flow, granted).
+type Decision = (u64, u32, u32, u32, bool);
 
 pub(super) struct RequestGrant {
     queue_bound: u32,
     prop_slots: u64,
-    /// Requests that have reached each intermediate, granted at its next
-    /// epoch start (with their sending order, see `msg_seq`).
+    /// Requests sent to each intermediate and not yet granted among, in the
+    /// order they were created, with the slot each reaches it: an epoch
+    /// start grants among those that have arrived.
     inbox: Vec<Vec<(u64, Received)>>,
-    /// Grant decisions that have reached their sources, applied at the next
-    /// epoch start: (order, source, intermediate, flow, granted).
-    decisions: Vec<(u64, u32, u32, u32, bool)>,
-    /// Requests and grant decisions on the wire, by arrival slot (ring
-    /// indexed by slot mod len, G + propagation + 2 slots long).
-    messages: Vec<Vec<(u64, Message)>>,
-    /// Order in which messages were created.
-    msg_seq: u64,
+    /// Grant decisions sent and not yet applied, in the order they were
+    /// created: an epoch start applies those that have reached their
+    /// sources.
+    decisions: Vec<Decision>,
+    /// The decisions an epoch start applies (scratch).
+    due: Vec<Decision>,
     outstanding: u64,
     rng: SimRng,
     scratch_flows: Vec<FlowCells>,
@@ -52,14 +50,13 @@ pub(super) struct RequestGrant {
 }
 
 impl RequestGrant {
-    pub fn new(nodes: usize, ports: usize, prop_slots: u64, queue_bound: u32, rng: SimRng) -> Self {
+    pub fn new(nodes: usize, prop_slots: u64, queue_bound: u32, rng: SimRng) -> Self {
         RequestGrant {
             queue_bound,
             prop_slots,
             inbox: vec![Vec::new(); nodes],
             decisions: Vec::new(),
-            messages: vec![Vec::new(); ports + prop_slots as usize + 2],
-            msg_seq: 0,
+            due: Vec::new(),
             outstanding: 0,
             rng,
             scratch_flows: Vec::new(),
@@ -71,58 +68,30 @@ impl RequestGrant {
         }
     }
 
-    /// Requests not yet answered.
-    #[inline]
-    pub fn outstanding(&self) -> u64 {
-        self.outstanding
-    }
-
     /// Messages still to act on.
     #[inline]
     pub fn busy(&self) -> bool {
         self.outstanding > 0 || !self.decisions.is_empty()
     }
 
-    /// Requests and grants that arrive in slot `t` join their inbox (or the
-    /// decisions to apply) for the next epoch start.
-    pub fn arrive(&mut self, t: u64) {
-        let len = self.messages.len() as u64;
-        let mut batch = std::mem::take(&mut self.messages[(t % len) as usize]);
-        for &(seq, m) in &batch {
-            match m {
-                Message::Request { to, req } => self.inbox[to as usize].push((seq, req)),
-                Message::Decision(src, via, f, granted) => {
-                    self.decisions.push((seq, src, via, f, granted))
-                }
-            }
-        }
-        batch.clear();
-        self.messages[(t % len) as usize] = batch;
-    }
-
-    /// Sends `m` from `from` to `to` on the cell of the slot of epoch-start
-    /// slot `t`'s epoch that connects them: it arrives one slot plus the
-    /// propagation later.
-    fn send(&mut self, nodes: &Nodes, t: u64, from: usize, to: usize, m: Message) {
-        let k = nodes.slot_to(from, to);
-        let arrive = t + k as u64 + 1 + self.prop_slots;
-        let len = self.messages.len() as u64;
-        let seq = self.msg_seq;
-        self.msg_seq += 1;
-        self.messages[(arrive % len) as usize].push((seq, m));
+    /// The slot in which a message sent from `from` to `to` in the epoch
+    /// that starts at slot `t` arrives: it rides on the cell of the slot
+    /// that connects them, and arrives one slot plus the propagation later.
+    fn arrival(&self, nodes: &Nodes, t: u64, from: usize, to: usize) -> u64 {
+        t + nodes.slot_to(from, to) as u64 + 1 + self.prop_slots
     }
 
     /// A decision for a failed node (nothing reaches it): applied, and its
     /// reservation released, at the next epoch start.
-    fn decide_locally(&mut self, src: u32, via: u32, f: u32, granted: bool) {
-        self.msg_seq += 1;
-        self.decisions.push((self.msg_seq, src, via, f, granted));
+    fn decide_locally(&mut self, t: u64, src: u32, via: u32, f: u32, granted: bool) {
+        self.decisions.push((t, src, via, f, granted));
     }
 
     /// Epoch start (slot `t`): apply the grant decisions that have arrived
     /// (a granted cell moves from LOCAL to the source's virtual queue for
     /// the intermediate), grant the requests that have arrived, draw this
     /// epoch's requests.
+    #[inline(never)] // once per slot: kept apart in profiles
     pub fn epoch_start(
         &mut self,
         t: u64,
@@ -135,9 +104,9 @@ impl RequestGrant {
         let n = nodes.count();
         let failed = nodes.failed();
         // 1. Decisions that reached their sources during the last epoch.
-        let mut decisions = std::mem::take(&mut self.decisions);
-        decisions.sort_unstable_by_key(|d| d.0);
-        for &(_, src, via, f, granted) in &decisions {
+        let mut due = std::mem::take(&mut self.due);
+        take_arrived(&mut self.decisions, t, |d| d.0, |d| d, &mut due);
+        for &(_, src, via, f, granted) in &due {
             self.outstanding -= 1;
             let st = &mut flows[f as usize];
             st.requested -= 1;
@@ -165,8 +134,7 @@ impl RequestGrant {
             let cell = local.take(flows, pool, f);
             queues.enqueue_vq(pool, src as usize, via as usize, cell);
         }
-        self.decisions = decisions;
-        self.decisions.clear();
+        self.due = due;
 
         // 2. Grants, at each intermediate, over the requests that reached it
         // during the last epoch.
@@ -176,16 +144,14 @@ impl RequestGrant {
             if self.inbox[i].is_empty() {
                 continue;
             }
-            let mut inbox = std::mem::take(&mut self.inbox[i]);
-            inbox.sort_unstable_by_key(|r| r.0);
-            reqs.clear();
-            reqs.extend(inbox.iter().map(|r| r.1));
-            inbox.clear();
-            self.inbox[i] = inbox;
+            take_arrived(&mut self.inbox[i], t, |r| r.0, |r| r.1, &mut reqs);
+            if reqs.is_empty() {
+                continue;
+            }
             if failed[i] {
                 // The sources learn of the failure (§4.4) and ask again.
                 for r in &reqs {
-                    self.decide_locally(r.src, i as u32, r.flow, false);
+                    self.decide_locally(t, r.src, i as u32, r.flow, false);
                 }
             } else {
                 self.scratch_grants.clear();
@@ -199,12 +165,12 @@ impl RequestGrant {
                     if granted {
                         g += 1;
                     }
-                    if failed[r.src as usize] {
-                        self.decide_locally(r.src, i as u32, r.flow, granted);
+                    let at = if failed[r.src as usize] {
+                        t
                     } else {
-                        let d = Message::Decision(r.src, i as u32, r.flow, granted);
-                        self.send(nodes, t, i, r.src as usize, d);
-                    }
+                        self.arrival(nodes, t, i, r.src as usize)
+                    };
+                    self.decisions.push((at, r.src, i as u32, r.flow, granted));
                 }
                 debug_assert_eq!(g, self.scratch_grants.len());
             }
@@ -246,9 +212,31 @@ impl RequestGrant {
                     dst: r.dst,
                     flow: r.flow,
                 };
-                let m = Message::Request { to: r.via, req };
-                self.send(nodes, t, s, r.via as usize, m);
+                let at = self.arrival(nodes, t, s, r.via as usize);
+                self.inbox[r.via as usize].push((at, req));
             }
         }
     }
+}
+
+/// Moves the messages of `queue` that have arrived by slot `t` (`at` says
+/// when each does) into `out` (cleared first) as `keep` maps them, and
+/// leaves the others; both keep their order. One pass, no sort: a queue
+/// in creation order yields its arrived messages in creation order.
+fn take_arrived<T: Copy, U>(
+    queue: &mut Vec<T>,
+    t: u64,
+    at: impl Fn(&T) -> u64,
+    keep: impl Fn(T) -> U,
+    out: &mut Vec<U>,
+) {
+    out.clear();
+    queue.retain(|m| {
+        if at(m) <= t {
+            out.push(keep(*m));
+            false
+        } else {
+            true
+        }
+    });
 }
