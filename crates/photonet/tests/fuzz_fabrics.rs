@@ -1,7 +1,8 @@
 //! The fabric fuzzer: random small, valid-looking configs for every
 //! registered fabric (a new fabric joins by being registered; nothing here
-//! names one), each run to the end. A config may be refused (a clear error);
-//! a run may not panic, stall, break the physical-sanity layer or report an
+//! names one), each run to the end. A config may be refused (a clear error:
+//! the case draws again, so fabrics with many constraints still run); a run
+//! may not panic, stall, break the physical-sanity layer or report an
 //! invariant violation.
 //!
 //! Each fabric's own parameters are drawn by mutating its default table:
@@ -112,6 +113,9 @@ fn draw(fabric: &str, table: &str, defaults: &toml::Table, rng: &mut Xoshiro256P
     )
 }
 
+/// Draws per case before a fabric's case counts as refused.
+const DRAWS: u32 = 16;
+
 enum Outcome {
     Ran,
     Refused,
@@ -162,7 +166,7 @@ fn random_configs_on_every_fabric_stay_physical() {
     let t0 = std::time::Instant::now();
     let paths = photonet::scenarios::workload_paths();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    // Per fabric: (ran, refused, findings).
+    // Per fabric: (cases ran, draws refused, findings).
     let mut tally: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
     let mut findings: Vec<String> = Vec::new();
     // Case-major, so a long run covers every fabric evenly at any point.
@@ -171,9 +175,22 @@ fn random_configs_on_every_fabric_stay_physical() {
             break;
         }
         for (spec, v) in registry::variants() {
-            let text = draw(v.name, spec.table, &spec.defaults(), &mut rng);
+            let defaults = spec.defaults();
             let e = tally.entry(v.name).or_default();
-            match one(&text, &paths, wall) {
+            // Rejection sampling: a refused draw is redrawn (up to DRAWS
+            // times), so every fabric runs mostly valid configs however
+            // many of its mutated tables its plan refuses; each refusal
+            // still went through the config checks and is counted.
+            let mut draws = 0;
+            let (text, outcome) = loop {
+                let text = draw(v.name, spec.table, &defaults, &mut rng);
+                draws += 1;
+                match one(&text, &paths, wall) {
+                    Outcome::Refused if draws < DRAWS => e.1 += 1,
+                    o => break (text, o),
+                }
+            };
+            match outcome {
                 Outcome::Ran => e.0 += 1,
                 Outcome::Refused => e.1 += 1,
                 Outcome::Finding(what) => {
@@ -185,9 +202,13 @@ fn random_configs_on_every_fabric_stay_physical() {
             }
         }
     }
-    eprintln!("fabric: ran / refused / findings");
+    eprintln!("fabric: ran / refused draws (share of draws) / findings");
     for (name, (ran, refused, bad)) in &tally {
-        eprintln!("  {name}: {ran} / {refused} / {bad}");
+        let share = *refused as f64 / (ran + refused + bad).max(1) as f64;
+        eprintln!(
+            "  {name}: {ran} / {refused} ({:.0} %) / {bad}",
+            100.0 * share
+        );
     }
     assert!(
         findings.is_empty(),
@@ -195,4 +216,96 @@ fn random_configs_on_every_fabric_stay_physical() {
         findings.len(),
         findings[0]
     );
+}
+
+/// Fuzzer stall baldur_6478: 12 nodes (16 built) at load 0.8, 1 KB packets
+/// at 10 Gbps, timeout 2 us (the loaded round trip is 1.4–2.3 us).
+const BALDUR_6478: &str = r#"fabric = "baldur"
+seed = 112
+[topology]
+racks = 6
+servers_per_rack = 2
+uplinks = 1
+uplink_rate = "10Gbps"
+[workload]
+load = 0.8
+[workload.sizes]
+dist = "fixed"
+size = "100000B"
+[workload.pattern]
+kind = "uniform"
+[stop]
+flows = 110
+drain = true
+[metrics]
+check_invariants = true
+[baldur]
+multiplicity = 2
+ejection_link = "200ns"
+packet = "1024B"
+end_gap_bits = 12
+backoff_slot = "100ns"
+round_up_nodes = true
+"#;
+
+/// Fuzzer stall baldur_2502: a hotspot at load 1 into a node that takes
+/// m = 2 packets at once, timeout 1 us, backoff capped at 2^5 slots.
+const BALDUR_2502: &str = r#"fabric = "baldur"
+seed = 807
+[topology]
+racks = 5
+servers_per_rack = 2
+uplinks = 2
+uplink_rate = "25Gbps"
+[workload]
+load = 1
+[workload.sizes]
+dist = "cdf"
+file = "meta_hadoop.cdf"
+[workload.pattern]
+kind = "hotspot"
+node = 0
+[stop]
+flows = 155
+drain = true
+[baldur]
+multiplicity = 2
+injection_link = "200ns"
+ejection_link = "200ns"
+timeout = "1us"
+backoff_cap = 5
+round_up_nodes = true
+"#;
+
+fn run_text(text: &str) -> Result<photonet::run::RunResult, String> {
+    let cfg = Config::from_toml(text).map_err(|e| e.to_string())?;
+    let p = prepare(&cfg, &photonet::scenarios::workload_paths()).map_err(|e| e.to_string())?;
+    simulate(p, &mut |_| true).map_err(|e| e.to_string())
+}
+
+/// The two Baldur stalls of the 31-minute run complete with the paper's
+/// node-level backoff (the default), every flow.
+#[test]
+fn baldur_fuzzer_stalls_complete_with_node_backoff() {
+    for (name, text) in [("6478", BALDUR_6478), ("2502", BALDUR_2502)] {
+        let r = run_text(text).unwrap_or_else(|e| panic!("baldur_{name}: {e}"));
+        let s = &r.summary;
+        assert_eq!(s.completed, s.flows, "baldur_{name}");
+        assert!(s.invariant_violations.is_empty(), "baldur_{name}");
+    }
+}
+
+/// With the backoff per packet the same configs livelock (a node keeps
+/// sending at line rate while its ACKs are lost in the flood it makes):
+/// the watchdog stops them.
+#[test]
+fn baldur_fuzzer_stalls_livelock_with_packet_backoff() {
+    for text in [BALDUR_6478, BALDUR_2502] {
+        let text = text.replace(
+            "drain = true",
+            "drain = true\nstall_limit = \"300us\"\ndrain_limit = \"50ms\"",
+        ) + "backoff = \"packet\"\n";
+        let e = run_text(&text).err().expect("stalls");
+        assert!(e.starts_with("stalled:"), "{e}");
+    }
 }
