@@ -70,9 +70,13 @@
 //! transmission until its ACK arrives; the peak occupancy per node is
 //! reported. The receiver ACKs every copy it receives (`ack`-byte ACKs cross
 //! the network like data and can be dropped). A packet not ACKed `timeout`
-//! after its transmission started is retransmitted after a binary exponential
-//! backoff: after its c-th timeout, a uniform number of `backoff_slot`s in
-//! [0, 2^min(c, backoff_cap) − 1]. Receivers deliver each flow's packets to
+//! after its transmission started is retransmitted, under a binary
+//! exponential backoff (`backoff.rs`) that by default throttles the node, as
+//! §IV-E says: while the node has seen c > 0 timeouts since its last ACK,
+//! each of its data transmissions first waits a uniform number of
+//! `backoff_slot`s in [0, 2^min(c, backoff_cap) − 1] (ACKs never wait);
+//! `backoff = "packet"` delays only the timed-out packet, by such a draw
+//! after its c-th timeout. Receivers deliver each flow's packets to
 //! the application in order and exactly once (`delivery::ReorderBuffer`;
 //! single-packet flows need only a flag).
 //!
@@ -82,6 +86,7 @@
 //! - `stages.rs`: the switches alone ([`Stages`]: wiring, free times, one
 //!   packet's or a batch's traversal), the tuned kernel;
 //! - `queues.rs`: the event orders (wake-ups, timeouts, arrivals);
+//! - `backoff.rs`: timeouts and the backoff, per node or per packet;
 //! - `packets.rs`: outstanding packets, unsent flows, node transmitters;
 //! - `stats.rs`: counters and the reported statistics;
 //! - this file: the [`Baldur`] fabric, whose run loop threads them.
