@@ -218,64 +218,62 @@ fn random_configs_on_every_fabric_stay_physical() {
     );
 }
 
-/// Fuzzer stall baldur_6478: 12 nodes (16 built) at load 0.8, 1 KB packets
-/// at 10 Gbps, timeout 2 us (the loaded round trip is 1.4–2.3 us).
-const BALDUR_6478: &str = r#"fabric = "baldur"
-seed = 112
-[topology]
-racks = 6
-servers_per_rack = 2
-uplinks = 1
-uplink_rate = "10Gbps"
-[workload]
-load = 0.8
-[workload.sizes]
-dist = "fixed"
-size = "100000B"
-[workload.pattern]
-kind = "uniform"
-[stop]
-flows = 110
-drain = true
-[metrics]
-check_invariants = true
-[baldur]
-multiplicity = 2
-ejection_link = "200ns"
-packet = "1024B"
-end_gap_bits = 12
-backoff_slot = "100ns"
-round_up_nodes = true
-"#;
+/// A Baldur config (nodes rounded up to a power of two, drained, checked)
+/// of `[racks, servers_per_rack, uplinks, Gbps]`, the workload's load,
+/// size and pattern lines, its flow count and `[baldur]` lines.
+fn baldur(
+    seed: u32,
+    topo: [u32; 4],
+    load: f64,
+    workload: [&str; 2],
+    flows: u32,
+    own: &str,
+) -> String {
+    let [racks, spr, uplinks, gbps] = topo;
+    let [sizes, pattern] = workload;
+    format!(
+        "fabric = \"baldur\"\nseed = {seed}\n[topology]\nracks = {racks}\nservers_per_rack = {spr}\n\
+         uplinks = {uplinks}\nuplink_rate = \"{gbps}Gbps\"\n[workload]\nload = {load}\n\
+         [workload.sizes]\n{sizes}\n[workload.pattern]\n{pattern}\n[stop]\nflows = {flows}\n\
+         drain = true\n[metrics]\ncheck_invariants = true\n[baldur]\nround_up_nodes = true\n{own}"
+    )
+}
 
-/// Fuzzer stall baldur_2502: a hotspot at load 1 into a node that takes
-/// m = 2 packets at once, timeout 1 us, backoff capped at 2^5 slots.
-const BALDUR_2502: &str = r#"fabric = "baldur"
-seed = 807
-[topology]
-racks = 5
-servers_per_rack = 2
-uplinks = 2
-uplink_rate = "25Gbps"
-[workload]
-load = 1
-[workload.sizes]
-dist = "cdf"
-file = "meta_hadoop.cdf"
-[workload.pattern]
-kind = "hotspot"
-node = 0
-[stop]
-flows = 155
-drain = true
-[baldur]
-multiplicity = 2
-injection_link = "200ns"
-ejection_link = "200ns"
-timeout = "1us"
-backoff_cap = 5
-round_up_nodes = true
-"#;
+/// The two Baldur stalls of the 31-minute run. baldur_6478: 12 nodes (16
+/// built) at load 0.8, 1 KB packets at 10 Gbps, timeout 2 us (the loaded
+/// round trip is 1.4–2.3 us). baldur_2502: a hotspot at load 1 into a node
+/// that takes m = 2 packets at once, timeout 1 us, backoff capped at 2^5.
+fn baldur_stalls() -> [(&'static str, String); 2] {
+    [
+        (
+            "6478",
+            baldur(
+                112,
+                [6, 2, 1, 10],
+                0.8,
+                ["dist = \"fixed\"\nsize = \"100000B\"", "kind = \"uniform\""],
+                110,
+                "multiplicity = 2\nejection_link = \"200ns\"\npacket = \"1024B\"\n\
+                 end_gap_bits = 12\nbackoff_slot = \"100ns\"\n",
+            ),
+        ),
+        (
+            "2502",
+            baldur(
+                807,
+                [5, 2, 2, 25],
+                1.0,
+                [
+                    "dist = \"cdf\"\nfile = \"meta_hadoop.cdf\"",
+                    "kind = \"hotspot\"\nnode = 0",
+                ],
+                155,
+                "multiplicity = 2\ninjection_link = \"200ns\"\nejection_link = \"200ns\"\n\
+                 timeout = \"1us\"\nbackoff_cap = 5\n",
+            ),
+        ),
+    ]
+}
 
 fn run_text(text: &str) -> Result<photonet::run::RunResult, String> {
     let cfg = Config::from_toml(text).map_err(|e| e.to_string())?;
@@ -287,8 +285,8 @@ fn run_text(text: &str) -> Result<photonet::run::RunResult, String> {
 /// node-level backoff (the default), every flow.
 #[test]
 fn baldur_fuzzer_stalls_complete_with_node_backoff() {
-    for (name, text) in [("6478", BALDUR_6478), ("2502", BALDUR_2502)] {
-        let r = run_text(text).unwrap_or_else(|e| panic!("baldur_{name}: {e}"));
+    for (name, text) in baldur_stalls() {
+        let r = run_text(&text).unwrap_or_else(|e| panic!("baldur_{name}: {e}"));
         let s = &r.summary;
         assert_eq!(s.completed, s.flows, "baldur_{name}");
         assert!(s.invariant_violations.is_empty(), "baldur_{name}");
@@ -300,7 +298,7 @@ fn baldur_fuzzer_stalls_complete_with_node_backoff() {
 /// the watchdog stops them.
 #[test]
 fn baldur_fuzzer_stalls_livelock_with_packet_backoff() {
-    for text in [BALDUR_6478, BALDUR_2502] {
+    for (_, text) in baldur_stalls() {
         let text = text.replace(
             "drain = true",
             "drain = true\nstall_limit = \"300us\"\ndrain_limit = \"50ms\"",

@@ -634,11 +634,15 @@ fn one_ejection_link_drops_the_second_of_two_packets_to_a_node() {
 /// ends, and a node with data held that long schedules its own resumption.
 #[test]
 fn node_backoff_spaces_a_nodes_data_by_its_stage() {
-    let p = BaldurParams {
-        backoff_cap: 3,
-        ..Default::default()
-    };
-    let mut b = net(8, &p, 5);
+    let p = BaldurParams::default();
+    let mut b = net(
+        8,
+        &BaldurParams {
+            backoff_cap: 3,
+            ..p
+        },
+        5,
+    );
     let end = SimTime::us(1);
     b.throttle(0, end);
     assert_eq!(b.nodes[0].data_ok_at, SimTime::ZERO, "stage 0: no hold");
@@ -670,12 +674,8 @@ fn node_backoff_spaces_a_nodes_data_by_its_stage() {
 /// is delivered once.
 #[test]
 fn node_backoff_rises_on_timeouts_and_an_ack_resets_it() {
-    let p = BaldurParams {
-        timeout: SimTime::ns(150),
-        backoff_slot: SimTime::ns(100),
-        backoff_cap: 3,
-        ..Default::default()
-    };
+    let mut p = BaldurParams::default();
+    (p.timeout, p.backoff_slot, p.backoff_cap) = (SimTime::ns(150), SimTime::ns(100), 3);
     let mut b = net(8, &p, 2);
     let rec = drain(&mut b, &[flow(0, 0, 5, 20 * 512, SimTime::ZERO)]);
     assert_eq!(rec.delivered(0), 20 * 512);
