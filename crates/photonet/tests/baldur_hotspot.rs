@@ -7,7 +7,7 @@
 //! gets closer to it as the backoff slot shrinks (the paper gives no slot).
 
 use photonet::config::{Config, PatternKind, SizesConfig};
-use photonet::fabric::baldur::BaldurParams;
+use photonet::fabric::baldur::{Backoff, BaldurParams};
 use photonet::run::{Paths, RunResult};
 use photonet::units::{ByteSize, SimTime};
 
@@ -41,7 +41,12 @@ fn the_hotspot_drains_at_most_m_links_and_baldur_loses_time_to_backoff() {
     let m = 4u32;
     let bound = m as f64 * 25.0;
     let mut c = hotspot("baldur");
-    c.edit(|p: &mut BaldurParams| p.multiplicity = m);
+    // Per-packet backoff: the nodes keep the hotspot saturated (the default
+    // node backoff throttles them and drops far less).
+    c.edit(|p: &mut BaldurParams| {
+        p.multiplicity = m;
+        p.backoff = Backoff::Packet;
+    });
     let slow = |slot: SimTime| {
         let mut c = c.clone();
         c.edit(|p: &mut BaldurParams| p.backoff_slot = slot);

@@ -1,7 +1,8 @@
 //! The fabric fuzzer: random small, valid-looking configs for every
 //! registered fabric (a new fabric joins by being registered; nothing here
-//! names one), each run to the end. A config may be refused (a clear error);
-//! a run may not panic, stall, break the physical-sanity layer or report an
+//! names one), each run to the end. A config may be refused (a clear error:
+//! the case draws again, so fabrics with many constraints still run); a run
+//! may not panic, stall, break the physical-sanity layer or report an
 //! invariant violation.
 //!
 //! Each fabric's own parameters are drawn by mutating its default table:
@@ -112,6 +113,9 @@ fn draw(fabric: &str, table: &str, defaults: &toml::Table, rng: &mut Xoshiro256P
     )
 }
 
+/// Draws per case before a fabric's case counts as refused.
+const DRAWS: u32 = 16;
+
 enum Outcome {
     Ran,
     Refused,
@@ -162,7 +166,7 @@ fn random_configs_on_every_fabric_stay_physical() {
     let t0 = std::time::Instant::now();
     let paths = photonet::scenarios::workload_paths();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    // Per fabric: (ran, refused, findings).
+    // Per fabric: (cases ran, draws refused, findings).
     let mut tally: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
     let mut findings: Vec<String> = Vec::new();
     // Case-major, so a long run covers every fabric evenly at any point.
@@ -171,9 +175,22 @@ fn random_configs_on_every_fabric_stay_physical() {
             break;
         }
         for (spec, v) in registry::variants() {
-            let text = draw(v.name, spec.table, &spec.defaults(), &mut rng);
+            let defaults = spec.defaults();
             let e = tally.entry(v.name).or_default();
-            match one(&text, &paths, wall) {
+            // Rejection sampling: a refused draw is redrawn (up to DRAWS
+            // times), so every fabric runs mostly valid configs however
+            // many of its mutated tables its plan refuses; each refusal
+            // still went through the config checks and is counted.
+            let mut draws = 0;
+            let (text, outcome) = loop {
+                let text = draw(v.name, spec.table, &defaults, &mut rng);
+                draws += 1;
+                match one(&text, &paths, wall) {
+                    Outcome::Refused if draws < DRAWS => e.1 += 1,
+                    o => break (text, o),
+                }
+            };
+            match outcome {
                 Outcome::Ran => e.0 += 1,
                 Outcome::Refused => e.1 += 1,
                 Outcome::Finding(what) => {
@@ -185,9 +202,13 @@ fn random_configs_on_every_fabric_stay_physical() {
             }
         }
     }
-    eprintln!("fabric: ran / refused / findings");
+    eprintln!("fabric: ran / refused draws (share of draws) / findings");
     for (name, (ran, refused, bad)) in &tally {
-        eprintln!("  {name}: {ran} / {refused} / {bad}");
+        let share = *refused as f64 / (ran + refused + bad).max(1) as f64;
+        eprintln!(
+            "  {name}: {ran} / {refused} ({:.0} %) / {bad}",
+            100.0 * share
+        );
     }
     assert!(
         findings.is_empty(),
@@ -195,4 +216,94 @@ fn random_configs_on_every_fabric_stay_physical() {
         findings.len(),
         findings[0]
     );
+}
+
+/// A Baldur config (nodes rounded up to a power of two, drained, checked)
+/// of `[racks, servers_per_rack, uplinks, Gbps]`, the workload's load,
+/// size and pattern lines, its flow count and `[baldur]` lines.
+fn baldur(
+    seed: u32,
+    topo: [u32; 4],
+    load: f64,
+    workload: [&str; 2],
+    flows: u32,
+    own: &str,
+) -> String {
+    let [racks, spr, uplinks, gbps] = topo;
+    let [sizes, pattern] = workload;
+    format!(
+        "fabric = \"baldur\"\nseed = {seed}\n[topology]\nracks = {racks}\nservers_per_rack = {spr}\n\
+         uplinks = {uplinks}\nuplink_rate = \"{gbps}Gbps\"\n[workload]\nload = {load}\n\
+         [workload.sizes]\n{sizes}\n[workload.pattern]\n{pattern}\n[stop]\nflows = {flows}\n\
+         drain = true\n[metrics]\ncheck_invariants = true\n[baldur]\nround_up_nodes = true\n{own}"
+    )
+}
+
+/// The two Baldur stalls of the 31-minute run. baldur_6478: 12 nodes (16
+/// built) at load 0.8, 1 KB packets at 10 Gbps, timeout 2 us (the loaded
+/// round trip is 1.4–2.3 us). baldur_2502: a hotspot at load 1 into a node
+/// that takes m = 2 packets at once, timeout 1 us, backoff capped at 2^5.
+fn baldur_stalls() -> [(&'static str, String); 2] {
+    [
+        (
+            "6478",
+            baldur(
+                112,
+                [6, 2, 1, 10],
+                0.8,
+                ["dist = \"fixed\"\nsize = \"100000B\"", "kind = \"uniform\""],
+                110,
+                "multiplicity = 2\nejection_link = \"200ns\"\npacket = \"1024B\"\n\
+                 end_gap_bits = 12\nbackoff_slot = \"100ns\"\n",
+            ),
+        ),
+        (
+            "2502",
+            baldur(
+                807,
+                [5, 2, 2, 25],
+                1.0,
+                [
+                    "dist = \"cdf\"\nfile = \"meta_hadoop.cdf\"",
+                    "kind = \"hotspot\"\nnode = 0",
+                ],
+                155,
+                "multiplicity = 2\ninjection_link = \"200ns\"\nejection_link = \"200ns\"\n\
+                 timeout = \"1us\"\nbackoff_cap = 5\n",
+            ),
+        ),
+    ]
+}
+
+fn run_text(text: &str) -> Result<photonet::run::RunResult, String> {
+    let cfg = Config::from_toml(text).map_err(|e| e.to_string())?;
+    let p = prepare(&cfg, &photonet::scenarios::workload_paths()).map_err(|e| e.to_string())?;
+    simulate(p, &mut |_| true).map_err(|e| e.to_string())
+}
+
+/// The two Baldur stalls of the 31-minute run complete with the paper's
+/// node-level backoff (the default), every flow.
+#[test]
+fn baldur_fuzzer_stalls_complete_with_node_backoff() {
+    for (name, text) in baldur_stalls() {
+        let r = run_text(&text).unwrap_or_else(|e| panic!("baldur_{name}: {e}"));
+        let s = &r.summary;
+        assert_eq!(s.completed, s.flows, "baldur_{name}");
+        assert!(s.invariant_violations.is_empty(), "baldur_{name}");
+    }
+}
+
+/// With the backoff per packet the same configs livelock (a node keeps
+/// sending at line rate while its ACKs are lost in the flood it makes):
+/// the watchdog stops them.
+#[test]
+fn baldur_fuzzer_stalls_livelock_with_packet_backoff() {
+    for (_, text) in baldur_stalls() {
+        let text = text.replace(
+            "drain = true",
+            "drain = true\nstall_limit = \"300us\"\ndrain_limit = \"50ms\"",
+        ) + "backoff = \"packet\"\n";
+        let e = run_text(&text).err().expect("stalls");
+        assert!(e.starts_with("stalled:"), "{e}");
+    }
 }

@@ -70,9 +70,13 @@
 //! transmission until its ACK arrives; the peak occupancy per node is
 //! reported. The receiver ACKs every copy it receives (`ack`-byte ACKs cross
 //! the network like data and can be dropped). A packet not ACKed `timeout`
-//! after its transmission started is retransmitted after a binary exponential
-//! backoff: after its c-th timeout, a uniform number of `backoff_slot`s in
-//! [0, 2^min(c, backoff_cap) − 1]. Receivers deliver each flow's packets to
+//! after its transmission started is retransmitted, under a binary
+//! exponential backoff (`backoff.rs`) that by default throttles the node, as
+//! §IV-E says: while the node has seen c > 0 timeouts since its last ACK,
+//! each of its data transmissions first waits a uniform number of
+//! `backoff_slot`s in [0, 2^min(c, backoff_cap) − 1] (ACKs never wait);
+//! `backoff = "packet"` delays only the timed-out packet, by such a draw
+//! after its c-th timeout. Receivers deliver each flow's packets to
 //! the application in order and exactly once (`delivery::ReorderBuffer`;
 //! single-packet flows need only a flag).
 //!
@@ -82,10 +86,12 @@
 //! - `stages.rs`: the switches alone ([`Stages`]: wiring, free times, one
 //!   packet's or a batch's traversal), the tuned kernel;
 //! - `queues.rs`: the event orders (wake-ups, timeouts, arrivals);
+//! - `backoff.rs`: timeouts and the backoff, per node or per packet;
 //! - `packets.rs`: outstanding packets, unsent flows, node transmitters;
 //! - `stats.rs`: counters and the reported statistics;
 //! - this file: the [`Baldur`] fabric, whose run loop threads them.
 
+mod backoff;
 mod packets;
 mod params;
 mod queues;
@@ -94,7 +100,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
-pub use params::{BaldurModule, BaldurParams, Layout, MAX_MULTIPLICITY};
+pub use params::{Backoff, BaldurModule, BaldurParams, Layout, MAX_MULTIPLICITY};
 pub use stages::{Butterfly, Fate, NarrowButterfly, Probe, Stages, Stamp};
 
 use crate::delivery::{unit_bytes, unit_count, Receipt, ReorderBuffer};
@@ -105,9 +111,8 @@ use crate::recorder::Recorder;
 use crate::rng::{RngStreams, SimRng};
 use crate::timer::TimerQueue;
 use crate::units::{Rate, SimTime};
-use packets::{Cold, Fresh, Node, Outstanding, ACKED, MULTI, QUEUED, RECEIVED, TIMED_OUT, TIMER};
+use packets::{Cold, Fresh, Node, Outstanding, ACKED, MULTI, QUEUED, RECEIVED, TIMER};
 use queues::{ArrivalFifo, TimedFifo, Wakes};
-use rand::Rng;
 use stats::Counters;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -134,6 +139,8 @@ enum Event {
 enum Timer {
     /// The backoff is over: queue the retransmission.
     Retry { slot: u32, serial: u32 },
+    /// Node backoff: the node may send data again.
+    Resume(u32),
 }
 
 /// Baldur's switches, in 32-bit times when every packet fits their span.
@@ -149,6 +156,7 @@ pub struct Baldur {
     timeout: SimTime,
     backoff_slot: SimTime,
     backoff_cap: u32,
+    backoff: Backoff,
     hop: SimTime,
     /// Injection link delay: head leaves the node → head at stage 0.
     inj: SimTime,
@@ -236,6 +244,7 @@ impl Baldur {
             timeout: p.timeout,
             backoff_slot: p.backoff_slot,
             backoff_cap: p.backoff_cap,
+            backoff: p.backoff,
             hop,
             inj: p.injection_link,
             ack_wire,
@@ -437,6 +446,8 @@ impl Baldur {
             let at = now + self.l.head_latency + wire;
             let n = self.ack_fifo.push(at, [slot, serial]);
             self.inject_later(now, (h, to), wire, (at, Self::entry(n, true)));
+        } else if self.held(h, now) {
+            return;
         } else if let Some(slot) = self.pop_retx(h) {
             wire = self.wire_time(self.out.get(slot).bytes() as u64);
             self.count.retransmissions += 1;
@@ -575,6 +586,7 @@ impl Baldur {
         } else {
             self.count.data_dropped += 1;
         }
+        self.throttle(h, now + wire + self.l.gap);
         let deadline = now + self.timeout;
         self.out.get_mut(slot).deadline = deadline;
         self.timeouts_fifo.push(deadline, (slot, serial));
@@ -606,47 +618,6 @@ impl Baldur {
         let h = o.src;
         self.out.push_back(&mut self.nodes[h as usize].retx, slot);
         self.kick(h, now);
-    }
-
-    /// The timeout at the head of the FIFO (due at `deadline`).
-    fn on_timeout(&mut self, now: SimTime, deadline: SimTime, slot: u32, serial: u32) {
-        if !self.live(slot, serial) || self.out.get(slot).deadline != deadline {
-            return;
-        }
-        self.count.timeouts += 1;
-        let o = self.out.get_mut(slot);
-        o.deadline = SimTime::MAX;
-        let before = o.has(TIMED_OUT);
-        o.set(TIMED_OUT, true);
-        let cold = self.cold_mut(slot);
-        cold.timeouts = if before { cold.timeouts + 1 } else { 1 };
-        let timeouts = cold.timeouts;
-        {
-            {
-                let c = timeouts.min(self.backoff_cap);
-                let slots = self.backoff_rng.random_range(0..(1u64 << c));
-                if slots == 0 {
-                    self.queue_retx(slot, now);
-                } else {
-                    let id = self.timers.schedule(
-                        now + self.backoff_slot * slots,
-                        Timer::Retry { slot, serial },
-                    );
-                    self.out.get_mut(slot).set(TIMER, true);
-                    self.cold_mut(slot).timer = Some(id);
-                }
-            }
-        }
-    }
-
-    fn on_timer(&mut self, now: SimTime, t: Timer) {
-        match t {
-            Timer::Retry { slot, serial } => {
-                if self.live(slot, serial) {
-                    self.queue_retx(slot, now);
-                }
-            }
-        }
     }
 
     /// Handles everything due at `now` (the earliest time anything is
@@ -772,6 +743,7 @@ impl Baldur {
                 o.set(ACKED, true);
                 o.deadline = SimTime::MAX;
                 let (timer, queued, bytes, h) = (o.has(TIMER), o.has(QUEUED), o.bytes(), o.src);
+                self.nodes[h as usize].stage = 0;
                 if timer {
                     o.set(TIMER, false);
                     if let Some(id) = self.cold[slot as usize].timer.take() {

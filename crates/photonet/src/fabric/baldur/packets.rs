@@ -109,4 +109,10 @@ pub(super) struct Node {
     pub(super) buffer_bytes: u64,
     /// A `TxFree` event is pending for this node.
     pub(super) wake: bool,
+    /// Node backoff: timeouts since the last ACK received (the BEB stage),
+    /// and whether a `Resume` timer is pending.
+    pub(super) stage: u8,
+    pub(super) resume: bool,
+    /// Node backoff: no data transmission starts before this.
+    pub(super) data_ok_at: SimTime,
 }

@@ -52,11 +52,20 @@ pub struct BaldurParams {
     /// arrived (the paper gives none; a lone packet's round trip at the
     /// defaults is about 0.6 us).
     pub timeout: SimTime,
-    /// Binary exponential backoff slot: after its c-th timeout a packet waits
-    /// a uniform number of slots in [0, 2^min(c, backoff_cap) − 1].
+    /// Binary exponential backoff slot (see `backoff`).
     pub backoff_slot: SimTime,
     /// Largest backoff exponent.
     pub backoff_cap: u32,
+    /// What the binary exponential backoff throttles. `"node"` (the
+    /// default, §IV-E: BEB "to throttle the transmitter nodes when the
+    /// network starts to experience an increasing number of packet drops"):
+    /// a node's stage c counts its timeouts since it last received an ACK;
+    /// while c > 0 each of its data transmissions (new or resent; ACKs are
+    /// never held) waits a uniform number of slots in [0, 2^min(c,
+    /// backoff_cap) − 1] first. `"packet"`: only the timed-out packet
+    /// waits, after its c-th timeout, and the node keeps sending the rest
+    /// at line rate (without a window this can livelock under overload).
+    pub backoff: Backoff,
     /// Wire each sorting group's outputs to the next stage by a seeded random
     /// permutation (the paper's "randomness", §IV-E); false: in order.
     pub random_wiring: bool,
@@ -81,10 +90,21 @@ impl Default for BaldurParams {
             timeout: SimTime::us(2),
             backoff_slot: SimTime::ns(200),
             backoff_cap: 10,
+            backoff: Backoff::Node,
             random_wiring: true,
             round_up_nodes: false,
         }
     }
+}
+
+/// What Baldur's binary exponential backoff throttles (`baldur.backoff`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Backoff {
+    /// The node's data transmissions (the paper's reading).
+    Node,
+    /// Only each timed-out packet's retransmission.
+    Packet,
 }
 
 impl ParamTable for BaldurParams {

@@ -627,3 +627,64 @@ fn one_ejection_link_drops_the_second_of_two_packets_to_a_node() {
         assert_eq!(dropped, if links == 1 { 1 } else { 0 }, "links {links}");
     }
 }
+
+/// Node backoff (the default, §IV-E: BEB throttles the transmitter node):
+/// while a node's stage c is above 0, each data transmission sets the
+/// earliest start of its next one a draw of [0, 2^c − 1] slots after it
+/// ends, and a node with data held that long schedules its own resumption.
+#[test]
+fn node_backoff_spaces_a_nodes_data_by_its_stage() {
+    let p = BaldurParams::default();
+    let mut b = net(
+        8,
+        &BaldurParams {
+            backoff_cap: 3,
+            ..p
+        },
+        5,
+    );
+    let end = SimTime::us(1);
+    b.throttle(0, end);
+    assert_eq!(b.nodes[0].data_ok_at, SimTime::ZERO, "stage 0: no hold");
+    let mut seen = std::collections::BTreeSet::new();
+    for c in [2u8, 5] {
+        b.nodes[0].stage = c;
+        for _ in 0..200 {
+            b.throttle(0, end);
+            let slots = (b.nodes[0].data_ok_at - end).0 / p.backoff_slot.0;
+            assert_eq!((b.nodes[0].data_ok_at - end).0 % p.backoff_slot.0, 0);
+            // Stage 5 is capped at backoff_cap = 3.
+            assert!(slots < 1 << (c as u32).min(3), "stage {c}: {slots} slots");
+            seen.insert(slots);
+        }
+    }
+    assert_eq!(seen.len(), 8, "every draw of [0, 7] slots: {seen:?}");
+    // Nothing queued: not held. Data queued before data_ok_at: held, with
+    // one Resume timer however often it is asked.
+    assert!(!b.held(0, end));
+    b.nodes[1].data_ok_at = end + SimTime::us(1);
+    b.add_flow(end, &flow(0, 1, 5, 512, end), &mut Recorder::new(None));
+    assert!(b.held(1, end) && b.held(1, end));
+    assert_eq!(b.timers.peek_time(), Some(end + SimTime::us(1)));
+    assert_eq!(b.timers.len(), 1);
+}
+
+/// A timeout below the round trip times out every packet: the node's stage
+/// rises and its data is spaced, every ACK resets the stage, and every byte
+/// is delivered once.
+#[test]
+fn node_backoff_rises_on_timeouts_and_an_ack_resets_it() {
+    let mut p = BaldurParams::default();
+    (p.timeout, p.backoff_slot, p.backoff_cap) = (SimTime::ns(150), SimTime::ns(100), 3);
+    let mut b = net(8, &p, 2);
+    let rec = drain(&mut b, &[flow(0, 0, 5, 20 * 512, SimTime::ZERO)]);
+    assert_eq!(rec.delivered(0), 20 * 512);
+    assert_eq!(rec.violation_count(), 0);
+    let s = b.stats();
+    assert!(s["timeouts"] >= 20.0, "{s:?}");
+    assert_eq!(b.nodes[0].stage, 0, "the last ACK resets the stage");
+    // Back to back the flow takes 20 wire times and 19 gaps plus the head
+    // latency; spaced by its backoff from the first timeout on, longer.
+    let back_to_back = SimTime(164_200 * 20 + 240 * 19 + 200_420);
+    assert!(rec.finish(0).unwrap() > back_to_back, "{:?}", rec.finish(0));
+}
