@@ -366,6 +366,11 @@ const NEGOTIATOR: &[StatDecl] = &[
     s("relay_accepts", "count", "relays accepted"),
     s("relayed_bytes", "bytes", "data bytes sent through a relay"),
     s(
+        "relayed_bytes_via_<m>",
+        "bytes",
+        "data bytes sent to relay through ToR m",
+    ),
+    s(
         "failure_window_goodput_ratio",
         "ratio",
         "goodput during a link failure over goodput before it",
