@@ -233,9 +233,10 @@ impl Config {
         let (spec, variant) = self.selected()?;
         self.topology.validate()?;
         let w = &self.workload;
-        check_workload(w, self.topology.hosts() as u64)?;
+        w.check(self.topology.hosts() as u64)?;
         for (i, o) in w.overlay.iter().enumerate() {
-            check_workload(&o.as_workload(w), self.topology.hosts() as u64)
+            o.as_workload(w)
+                .check(self.topology.hosts() as u64)
                 .map_err(|e| e.rekey("workload.", &format!("workload.overlay[{i}].")))?;
             if !(w.pattern.kind.is_poisson() && o.pattern.kind.is_poisson()) {
                 return Err(ConfigError::new(
@@ -329,202 +330,207 @@ impl Config {
     }
 }
 
-/// Checks a workload's load, sizes and pattern on `n` hosts (errors name
-/// `workload.…` keys).
-fn check_workload(w: &WorkloadConfig, n: u64) -> Result<(), ConfigError> {
-    if !(w.load > 0.0 && w.load.is_finite()) {
-        return Err(ConfigError::new(
-            "workload.load",
-            w.load,
-            "load must be a finite number > 0",
-        ));
-    }
-    if w.load > MAX_LOAD {
-        return Err(ConfigError::new(
-            "workload.load",
-            w.load,
-            format!("above {MAX_LOAD} (that many times the hosts' capacity): every flow would arrive at once"),
-        ));
-    }
-    let z = &w.sizes;
-    let given = [
-        ("shape", z.shape.is_some()),
-        ("mean", z.mean.is_some()),
-        ("max", z.max.is_some()),
-        ("size", z.size.is_some()),
-        ("file", z.file.is_some()),
-    ];
-    match z.dist {
-        SizeDistKind::Pareto => {
-            keys_for(
-                "workload.sizes",
-                "pareto",
-                &given,
-                &["shape", "mean"],
-                &["max"],
-            )?;
-            let (shape, mean) = (z.shape.unwrap_or_default(), z.mean.unwrap_or_default());
-            if !(shape > 1.0 && shape.is_finite()) {
-                return Err(ConfigError::new(
-                    "workload.sizes.shape",
-                    shape,
-                    "a Pareto shape must be > 1 for the mean to exist",
-                ));
-            }
-            if mean.0 == 0 {
-                return Err(ConfigError::new(
-                    "workload.sizes.mean",
-                    "\"0B\"",
-                    "a mean size must be > 0",
-                ));
-            }
-            if let Some(m) = z.max {
-                if m.0 <= mean.0 {
+impl WorkloadConfig {
+    /// Checks the load, sizes and pattern on `n` hosts (errors name
+    /// `workload.…` keys).
+    fn check(&self, n: u64) -> Result<(), ConfigError> {
+        let w = self;
+        if !(w.load > 0.0 && w.load.is_finite()) {
+            return Err(ConfigError::new(
+                "workload.load",
+                w.load,
+                "load must be a finite number > 0",
+            ));
+        }
+        if w.load > MAX_LOAD {
+            return Err(ConfigError::new(
+                "workload.load",
+                w.load,
+                format!("above {MAX_LOAD} (that many times the hosts' capacity): every flow would arrive at once"),
+            ));
+        }
+        let z = &w.sizes;
+        let given = [
+            ("shape", z.shape.is_some()),
+            ("mean", z.mean.is_some()),
+            ("max", z.max.is_some()),
+            ("size", z.size.is_some()),
+            ("file", z.file.is_some()),
+        ];
+        match z.dist {
+            SizeDistKind::Pareto => {
+                keys_for(
+                    "workload.sizes",
+                    "pareto",
+                    &given,
+                    &["shape", "mean"],
+                    &["max"],
+                )?;
+                let (shape, mean) = (z.shape.unwrap_or_default(), z.mean.unwrap_or_default());
+                if !(shape > 1.0 && shape.is_finite()) {
                     return Err(ConfigError::new(
-                        "workload.sizes.max",
-                        format!("\"{m}\""),
-                        format!("must be larger than the mean ({mean})"),
+                        "workload.sizes.shape",
+                        shape,
+                        "a Pareto shape must be > 1 for the mean to exist",
+                    ));
+                }
+                if mean.0 == 0 {
+                    return Err(ConfigError::new(
+                        "workload.sizes.mean",
+                        "\"0B\"",
+                        "a mean size must be > 0",
+                    ));
+                }
+                if let Some(m) = z.max {
+                    if m.0 <= mean.0 {
+                        return Err(ConfigError::new(
+                            "workload.sizes.max",
+                            format!("\"{m}\""),
+                            format!("must be larger than the mean ({mean})"),
+                        ));
+                    }
+                }
+            }
+            SizeDistKind::Fixed => {
+                keys_for("workload.sizes", "fixed", &given, &["size"], &[])?;
+                if z.size.unwrap_or_default().0 == 0 {
+                    return Err(ConfigError::new(
+                        "workload.sizes.size",
+                        "\"0B\"",
+                        "a flow must carry at least one byte",
+                    ));
+                }
+            }
+            SizeDistKind::Cdf => {
+                keys_for("workload.sizes", "cdf", &given, &["file"], &[])?;
+                if z.file.as_deref().unwrap_or_default().is_empty() {
+                    return Err(ConfigError::new(
+                        "workload.sizes.file",
+                        "\"\"",
+                        "give the path of a CDF file",
                     ));
                 }
             }
         }
-        SizeDistKind::Fixed => {
-            keys_for("workload.sizes", "fixed", &given, &["size"], &[])?;
-            if z.size.unwrap_or_default().0 == 0 {
-                return Err(ConfigError::new(
-                    "workload.sizes.size",
-                    "\"0B\"",
-                    "a flow must carry at least one byte",
-                ));
+        let pt = &w.pattern;
+        let given = [
+            ("degree", pt.degree.is_some()),
+            ("size", pt.size.is_some()),
+            ("file", pt.file.is_some()),
+            ("group", pt.group.is_some()),
+            ("node", pt.node.is_some()),
+            ("jobs", pt.jobs.is_some()),
+            ("distinct", pt.distinct.is_some()),
+        ];
+        match pt.kind {
+            PatternKind::Uniform => keys_for("workload.pattern", "uniform", &given, &[], &[])?,
+            PatternKind::Permutation => {
+                keys_for("workload.pattern", "permutation", &given, &[], &[])?
             }
-        }
-        SizeDistKind::Cdf => {
-            keys_for("workload.sizes", "cdf", &given, &["file"], &[])?;
-            if z.file.as_deref().unwrap_or_default().is_empty() {
-                return Err(ConfigError::new(
-                    "workload.sizes.file",
-                    "\"\"",
-                    "give the path of a CDF file",
-                ));
+            PatternKind::Trace => keys_for("workload.pattern", "trace", &given, &["file"], &[])?,
+            PatternKind::Incast => {
+                keys_for(
+                    "workload.pattern",
+                    "incast",
+                    &given,
+                    &["degree", "size"],
+                    &[],
+                )?;
+                let degree = pt.degree.unwrap_or_default();
+                if degree == 0 || degree as u64 >= n {
+                    return Err(ConfigError::new(
+                        "workload.pattern.degree",
+                        degree,
+                        format!("must be between 1 and hosts - 1 = {}", n - 1),
+                    ));
+                }
             }
-        }
-    }
-    let pt = &w.pattern;
-    let given = [
-        ("degree", pt.degree.is_some()),
-        ("size", pt.size.is_some()),
-        ("file", pt.file.is_some()),
-        ("group", pt.group.is_some()),
-        ("node", pt.node.is_some()),
-        ("jobs", pt.jobs.is_some()),
-        ("distinct", pt.distinct.is_some()),
-    ];
-    match pt.kind {
-        PatternKind::Uniform => keys_for("workload.pattern", "uniform", &given, &[], &[])?,
-        PatternKind::Permutation => keys_for("workload.pattern", "permutation", &given, &[], &[])?,
-        PatternKind::Trace => keys_for("workload.pattern", "trace", &given, &["file"], &[])?,
-        PatternKind::Incast => {
-            keys_for(
-                "workload.pattern",
-                "incast",
-                &given,
-                &["degree", "size"],
-                &[],
-            )?;
-            let degree = pt.degree.unwrap_or_default();
-            if degree == 0 || degree as u64 >= n {
-                return Err(ConfigError::new(
-                    "workload.pattern.degree",
-                    degree,
-                    format!("must be between 1 and hosts - 1 = {}", n - 1),
-                ));
+            PatternKind::AllToAll => {
+                keys_for("workload.pattern", "all_to_all", &given, &["size"], &[])?
             }
-        }
-        PatternKind::AllToAll => {
-            keys_for("workload.pattern", "all_to_all", &given, &["size"], &[])?
-        }
-        PatternKind::Transpose => {
-            keys_for("workload.pattern", "transpose", &given, &[], &[])?;
-            if n < 4 || !n.is_power_of_two() {
-                return Err(ConfigError::new(
-                    "workload.pattern.kind",
-                    "\"transpose\"",
-                    format!("transpose swaps address bits: hosts must be a power of two, at least 4 (got {n})"),
-                ));
+            PatternKind::Transpose => {
+                keys_for("workload.pattern", "transpose", &given, &[], &[])?;
+                if n < 4 || !n.is_power_of_two() {
+                    return Err(ConfigError::new(
+                        "workload.pattern.kind",
+                        "\"transpose\"",
+                        format!("transpose swaps address bits: hosts must be a power of two, at least 4 (got {n})"),
+                    ));
+                }
             }
-        }
-        PatternKind::Bisection => {
-            keys_for("workload.pattern", "bisection", &given, &[], &[])?;
-            if n % 2 == 1 {
-                return Err(ConfigError::new(
-                    "workload.pattern.kind",
-                    "\"bisection\"",
-                    format!("bisection pairs half the hosts with the other half: hosts must be even (got {n})"),
-                ));
+            PatternKind::Bisection => {
+                keys_for("workload.pattern", "bisection", &given, &[], &[])?;
+                if n % 2 == 1 {
+                    return Err(ConfigError::new(
+                        "workload.pattern.kind",
+                        "\"bisection\"",
+                        format!("bisection pairs half the hosts with the other half: hosts must be even (got {n})"),
+                    ));
+                }
             }
-        }
-        PatternKind::GroupPermutation => {
-            keys_for(
-                "workload.pattern",
-                "group_permutation",
-                &given,
-                &["group"],
-                &["distinct"],
-            )?;
-            let g = pt.group.unwrap_or_default() as u64;
-            if g == 0 || !n.is_multiple_of(g) || n / g < 2 {
-                return Err(ConfigError::new(
-                    "workload.pattern.group",
-                    g,
-                    format!("must divide the {n} hosts into at least 2 groups"),
-                ));
-            }
-        }
-        PatternKind::PingPong => {
-            keys_for("workload.pattern", "ping_pong", &given, &[], &["group"])?;
-            if n % 2 == 1 {
-                return Err(ConfigError::new(
-                    "workload.pattern.kind",
-                    "\"ping_pong\"",
-                    format!("ping-pong pairs the hosts: hosts must be even (got {n})"),
-                ));
-            }
-            if let Some(g) = pt.group {
-                let g = g as u64;
-                if g == 0 || !n.is_multiple_of(g) || (n / g) % 2 == 1 {
+            PatternKind::GroupPermutation => {
+                keys_for(
+                    "workload.pattern",
+                    "group_permutation",
+                    &given,
+                    &["group"],
+                    &["distinct"],
+                )?;
+                let g = pt.group.unwrap_or_default() as u64;
+                if g == 0 || !n.is_multiple_of(g) || n / g < 2 {
                     return Err(ConfigError::new(
                         "workload.pattern.group",
                         g,
-                        format!("ping-pong pairs whole groups: the group size must divide the {n} hosts into an even number of groups"),
+                        format!("must divide the {n} hosts into at least 2 groups"),
+                    ));
+                }
+            }
+            PatternKind::PingPong => {
+                keys_for("workload.pattern", "ping_pong", &given, &[], &["group"])?;
+                if n % 2 == 1 {
+                    return Err(ConfigError::new(
+                        "workload.pattern.kind",
+                        "\"ping_pong\"",
+                        format!("ping-pong pairs the hosts: hosts must be even (got {n})"),
+                    ));
+                }
+                if let Some(g) = pt.group {
+                    let g = g as u64;
+                    if g == 0 || !n.is_multiple_of(g) || (n / g) % 2 == 1 {
+                        return Err(ConfigError::new(
+                            "workload.pattern.group",
+                            g,
+                            format!("ping-pong pairs whole groups: the group size must divide the {n} hosts into an even number of groups"),
+                        ));
+                    }
+                }
+            }
+            PatternKind::Collective => {
+                keys_for("workload.pattern", "collective", &given, &["jobs"], &[])?
+            }
+            PatternKind::Dependent => {
+                keys_for("workload.pattern", "dependent", &given, &["file"], &[])?
+            }
+            PatternKind::Htsim => keys_for("workload.pattern", "htsim", &given, &["file"], &[])?,
+            PatternKind::Hotspot => {
+                keys_for("workload.pattern", "hotspot", &given, &[], &["node"])?;
+                let v = pt.node.unwrap_or(0) as u64;
+                if v >= n {
+                    return Err(ConfigError::new(
+                        "workload.pattern.node",
+                        v,
+                        format!("no such host: hosts are 0..{}", n - 1),
                     ));
                 }
             }
         }
-        PatternKind::Collective => {
-            keys_for("workload.pattern", "collective", &given, &["jobs"], &[])?
+        if pt.size == Some(ByteSize(0)) {
+            return Err(ConfigError::new(
+                "workload.pattern.size",
+                "\"0B\"",
+                "a flow must carry at least one byte",
+            ));
         }
-        PatternKind::Dependent => {
-            keys_for("workload.pattern", "dependent", &given, &["file"], &[])?
-        }
-        PatternKind::Htsim => keys_for("workload.pattern", "htsim", &given, &["file"], &[])?,
-        PatternKind::Hotspot => {
-            keys_for("workload.pattern", "hotspot", &given, &[], &["node"])?;
-            let v = pt.node.unwrap_or(0) as u64;
-            if v >= n {
-                return Err(ConfigError::new(
-                    "workload.pattern.node",
-                    v,
-                    format!("no such host: hosts are 0..{}", n - 1),
-                ));
-            }
-        }
+        Ok(())
     }
-    if pt.size == Some(ByteSize(0)) {
-        return Err(ConfigError::new(
-            "workload.pattern.size",
-            "\"0B\"",
-            "a flow must carry at least one byte",
-        ));
-    }
-    Ok(())
 }
