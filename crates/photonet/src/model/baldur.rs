@@ -323,16 +323,21 @@ impl BaldurModelParams {
                 "price factors must be positive",
             ));
         }
-        one_of(
-            "node_receivers",
-            &p.node_receivers,
-            &["one", "multiplicity"],
-        )?;
-        one_of(
-            "transceiver_counting",
-            &p.transceiver_counting,
-            &["module", "lane"],
-        )?;
+        let choices: [(&str, &str, &[&str]); 2] = [
+            (
+                "node_receivers",
+                &p.node_receivers,
+                &["one", "multiplicity"],
+            ),
+            (
+                "transceiver_counting",
+                &p.transceiver_counting,
+                &["module", "lane"],
+            ),
+        ];
+        for (key, v, allowed) in choices {
+            one_of(key, v, allowed)?;
+        }
         if !(2..=24).contains(&p.awgr_log2_nodes) {
             return Err(bad("awgr_log2_nodes", p.awgr_log2_nodes, "need 2..=24"));
         }
