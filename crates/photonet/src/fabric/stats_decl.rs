@@ -365,10 +365,11 @@ const NEGOTIATOR: &[StatDecl] = &[
     ),
     s("relay_accepts", "count", "relays accepted"),
     s("relayed_bytes", "bytes", "data bytes sent through a relay"),
-    s(
+    only(
         "relayed_bytes_via_<m>",
         "bytes",
-        "data bytes sent to relay through ToR m",
+        "data bytes sent to relay through ToR m (with relay on)",
+        When::Sometimes,
     ),
     s(
         "failure_window_goodput_ratio",
