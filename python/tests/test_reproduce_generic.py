@@ -258,6 +258,9 @@ def test_summary_keys_a_metric_may_name_exist():
     assert set(R.experiment.SUMMARY_KEYS) <= set(r.summary)
     for stat in R.experiment.FCT_STATS:
         assert (stat if stat in ("count", "unfinished") else f"{stat}_us") in r.summary["fct"]["all"]
+    overlay = [{"load": 0.05, "pattern": {"kind": "incast", "degree": 3, "size": "1KB"}}]
+    m = photonet.run({"fabric": "esn", "workload": {"overlay": overlay}, "stop": {"flows": 60, "drain": True}})
+    assert [set(R.experiment.STREAM_KEYS) <= set(st) for st in m.summary["streams"]] == [True, True]
 
 
 def test_metric_scale_divides_exactly():
@@ -268,6 +271,21 @@ def test_metric_scale_divides_exactly():
     assert math.isnan(R.metric_value({"fabric_stats": {}}, m))
     twice = R.parse_metric("t", "x2", {"summary": "goodput", "scale": 2})
     assert R.metric_value({"goodput": 0.25}, twice) == 0.5
+
+
+def test_a_stream_metric_reads_its_stream_and_a_single_stream_run_is_stream_0():
+    bg = R.parse_metric("t", "bg", {"fct": "p99", "class": "<10KB", "stream": 0})
+    inc = R.parse_metric("t", "inc", {"summary": "event_finish_mean_us", "stream": 1})
+    mixed = {"fct": {"<10KB": {"p99_us": 9.0}},
+             "streams": [{"fct": {"<10KB": {"p99_us": 7.0}}}, {"event_finish_mean_us": 3.5, "fct": {}}]}
+    assert R.metric_value(mixed, bg) == 7.0 and R.metric_value(mixed, inc) == 3.5
+    single = {"fct": {"<10KB": {"p99_us": 9.0}}}
+    assert R.metric_value(single, bg) == 9.0 and math.isnan(R.metric_value(single, inc))
+    for bad, words in [({"summary": "goodput", "stream": 1}, "not a key of a stream"),
+                       ({"fct": "p99", "stream": -1}, "stream index"),
+                       ({"fabric_stat": "relayed_bytes", "stream": 1}, "stream index")]:
+        with pytest.raises(R.ConfigError, match=words):
+            R.parse_metric("t", "m", bad)
 
 
 @pytest.mark.parametrize("table, words", [

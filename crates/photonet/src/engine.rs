@@ -34,6 +34,23 @@ pub trait Arrivals {
     fn origins(&self) -> Option<&[u32]> {
         None
     }
+    /// A mixed workload's stream behind each flow id taken so far; None
+    /// for a single stream.
+    fn streams(&self) -> Option<&[u8]> {
+        None
+    }
+}
+
+impl Arrivals for crate::workload::mix::Mixed {
+    fn peek(&mut self) -> Option<SimTime> {
+        crate::workload::mix::Mixed::peek(self)
+    }
+    fn pop(&mut self) -> Option<Flow> {
+        crate::workload::mix::Mixed::pop(self)
+    }
+    fn streams(&self) -> Option<&[u8]> {
+        Some(self.tags())
+    }
 }
 
 /// An iterator of flows sorted by start time, as [`Arrivals`].

@@ -38,6 +38,15 @@ impl ConfigError {
         }
         self
     }
+
+    /// The same error with its key's leading `from` replaced by `to` (a
+    /// check written for one table, run on another of the same shape).
+    pub fn rekey(mut self, from: &str, to: &str) -> Self {
+        if let Some(rest) = self.key.strip_prefix(from) {
+            self.key = format!("{to}{rest}");
+        }
+        self
+    }
 }
 
 /// A bad value of `key` in the parameter table `table` (`table.key`; `""` for

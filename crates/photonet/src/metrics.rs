@@ -289,6 +289,77 @@ pub struct Summary {
     /// busbw, iteration time and slowdown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collectives: Option<crate::workload::collective::CollectiveSummary>,
+    /// Mixed workloads (`workload.overlay`): per stream, the main one first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Vec<StreamSummary>>,
+}
+
+/// One stream of a mixed workload.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StreamSummary {
+    pub flows: u64,
+    /// FCT statistics per size class, as the whole run's.
+    pub fct: BTreeMap<String, FctStats>,
+    /// Arrival events (an incast's flows, which share a start; else one
+    /// flow) all of whose flows finished, and those with one unfinished.
+    pub events: u64,
+    pub events_unfinished: u64,
+    /// Mean over finished events of the slowest flow's FCT (an incast's
+    /// finish time), µs.
+    pub event_finish_mean_us: f64,
+}
+
+/// Per stream of `tags` (each flow id's stream): its flows' FCT classes
+/// and its arrival events' finish times.
+pub fn stream_summaries(
+    r: &FlowRecords,
+    end: u64,
+    cuts: &[u64],
+    tags: &[u8],
+) -> Vec<StreamSummary> {
+    let streams = tags.iter().map(|&t| t as usize + 1).max().unwrap_or(0);
+    (0..streams)
+        .map(|k| {
+            let ids: Vec<usize> = (0..r.len()).filter(|&i| tags[i] as usize == k).collect();
+            let col = |c: &[u64]| ids.iter().map(|&i| c[i]).collect::<Vec<u64>>();
+            let sub = FlowRecords {
+                src: ids.iter().map(|&i| r.src[i]).collect(),
+                dst: ids.iter().map(|&i| r.dst[i]).collect(),
+                bytes: col(&r.bytes),
+                start_ps: col(&r.start_ps),
+                finish_ps: col(&r.finish_ps),
+                delivered: col(&r.delivered),
+            };
+            // An event: consecutive flows of the stream with one start.
+            let (mut done, mut open, mut sum) = (0u64, 0u64, 0.0);
+            let mut i = 0;
+            while i < sub.len() {
+                let j = (i..sub.len())
+                    .find(|&j| sub.start_ps[j] != sub.start_ps[i])
+                    .unwrap_or(sub.len());
+                let fin = (i..j).map(|x| sub.finish(x)).collect::<Option<Vec<u64>>>();
+                match fin.and_then(|f| f.into_iter().max()) {
+                    Some(last) => {
+                        done += 1;
+                        sum += SimTime(last - sub.start_ps[i]).as_us_f64();
+                    }
+                    None => open += 1,
+                }
+                i = j;
+            }
+            StreamSummary {
+                flows: sub.len() as u64,
+                fct: fct_classes::<u64>(&sub, end, cuts).0.into_iter().collect(),
+                events: done,
+                events_unfinished: open,
+                event_finish_mean_us: if done > 0 {
+                    sum / done as f64
+                } else {
+                    f64::NAN
+                },
+            }
+        })
+        .collect()
 }
 
 /// Size-class label for flows smaller than `cut`.
@@ -447,6 +518,7 @@ pub fn summarise(out: &RunOutput, input: SummaryInput) -> Summary {
         fabric_stats: input.fabric_stats,
         invariant_violations: violations,
         collectives: None,
+        streams: None,
     }
 }
 

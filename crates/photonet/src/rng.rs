@@ -49,6 +49,15 @@ impl RngStreams {
     }
 }
 
+impl RngStreams {
+    /// An independent family of streams for `name` (a second workload
+    /// stream's own arrivals, sizes and pairs).
+    pub fn derived(&self, name: &str) -> RngStreams {
+        use rand::RngCore;
+        RngStreams::new(self.stream(name).next_u64())
+    }
+}
+
 /// A uniform draw in (0, 1]: never zero, so it is safe under `ln` and negative powers.
 pub fn open_unit(rng: &mut SimRng) -> f64 {
     use rand::Rng;

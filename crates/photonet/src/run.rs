@@ -11,7 +11,9 @@ use crate::rng::RngStreams;
 use crate::sanity::{self, Floor, RunError};
 use crate::units::{limits, SimTime};
 use crate::workload::collective::{self, Plan};
-use crate::workload::{trace, Cdf, FixedMap, Generator, LoadInfo, Pattern, PingPong, SizeDist};
+use crate::workload::{trace, Generator, LoadInfo, Pattern, PingPong};
+
+mod streams;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -105,6 +107,12 @@ pub fn input_files(
             paths.resolve(key, w.sizes.file.as_deref().unwrap_or(""))?,
         ));
     }
+    for o in w.overlay.iter().filter_map(|o| o.sizes.as_ref()) {
+        if o.dist == SizeDistKind::Cdf {
+            let key = "workload.overlay.sizes.file";
+            out.push((key, paths.resolve(key, o.file.as_deref().unwrap_or(""))?));
+        }
+    }
     if matches!(
         w.pattern.kind,
         PatternKind::Trace | PatternKind::Dependent | PatternKind::Htsim
@@ -131,43 +139,9 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
     let hosts = fabric.hosts() as u32;
     let streams = RngStreams::new(config.seed);
     let w = &config.workload;
-    // Validation above guarantees the keys each family needs are present.
-    let z = &w.sizes;
-    let sizes = match z.dist {
-        SizeDistKind::Fixed => SizeDist::Fixed(z.size.unwrap_or_default().0),
-        SizeDistKind::Pareto => SizeDist::pareto(
-            z.shape.unwrap_or_default(),
-            z.mean.unwrap_or_default().0 as f64,
-            z.max.map(|m| m.0),
-        ),
-        SizeDistKind::Cdf => {
-            let file = z.file.clone().unwrap_or_default();
-            let path = paths.resolve("workload.sizes.file", &file)?;
-            let cdf = Cdf::from_file(&path).map_err(|reason| {
-                ConfigError::new("workload.sizes.file", format!("{file:?}"), reason)
-            })?;
-            SizeDist::Cdf(cdf)
-        }
-    };
+    let sizes = streams::size_dist(&w.sizes, "workload.sizes", paths)?;
     let pt = &w.pattern;
-    let size = pt.size.unwrap_or_default().0;
     let pattern = match pt.kind {
-        PatternKind::Uniform => Pattern::Uniform,
-        PatternKind::Permutation => Pattern::Permutation,
-        PatternKind::Incast => Pattern::Incast {
-            degree: pt.degree.unwrap_or(1),
-            size,
-        },
-        PatternKind::AllToAll => Pattern::AllToAll { size },
-        PatternKind::Transpose => Pattern::Fixed(FixedMap::Transpose),
-        PatternKind::Bisection => Pattern::Fixed(FixedMap::Bisection),
-        PatternKind::GroupPermutation => Pattern::Fixed(FixedMap::GroupPermutation {
-            group: pt.group.unwrap_or(1),
-            distinct: pt.distinct.unwrap_or(false),
-        }),
-        PatternKind::Hotspot => Pattern::Fixed(FixedMap::Hotspot {
-            node: pt.node.unwrap_or(0),
-        }),
         PatternKind::PingPong => {
             // Closed loop: each host sends ⌈flows / hosts⌉ (or without a
             // flow count, until the duration).
@@ -197,15 +171,15 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
             let arrivals: Box<dyn Arrivals + Send> = Box::new(FromIter::new(flows.into_iter()));
             return Ok(Prepared::without_load(config, fabric, arrivals));
         }
+        _ => streams::poisson_pattern(pt).expect("the open-loop patterns"),
     };
-    let per_event = match pattern {
-        Pattern::Incast { degree, .. } => degree as u64,
-        _ => 1,
-    };
+    let per_event = streams::per_event(&pattern);
     let all_to_all = matches!(pattern, Pattern::AllToAll { .. });
     let generator = Generator::new(hosts, fabric.host_rate(), w.load, pattern, sizes, &streams)
         .with_basis(w.load_basis, config.stop.flows);
     let load_info = Some(generator.load_info());
+    let (overlays, overlays_per_s) =
+        streams::overlays(w, hosts, fabric.host_rate(), paths, &streams)?;
     if all_to_all {
         at_once_needs_an_end(config, "all_to_all")?;
         let n = hosts as u64 * (hosts as u64 - 1);
@@ -214,6 +188,9 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
         // Arrivals stop at the flow count or the duration, whichever comes first.
         let flows = config.stop.flows.unwrap_or(u64::MAX);
         let mut span = flows as f64 / per_event as f64 * generator.mean_gap();
+        if overlays_per_s > 0.0 {
+            span = flows as f64 / (per_event as f64 / generator.mean_gap() + overlays_per_s);
+        }
         if let Some(d) = config.stop.duration {
             span = span.min(d.as_secs_f64());
         }
@@ -230,10 +207,16 @@ pub fn prepare(config: &Config, paths: &Paths) -> Result<Prepared, ConfigError> 
         let expected_flows = config
             .stop
             .flows
-            .unwrap_or((span / generator.mean_gap()) as u64 * per_event);
+            .unwrap_or((span / generator.mean_gap()) as u64 * per_event)
+            + (span * overlays_per_s) as u64;
         check_run_size(config, span, expected_flows)?;
     }
-    let arrivals = Box::new(FromIter::new(generator));
+    let arrivals: Box<dyn Arrivals + Send> = if overlays.is_empty() {
+        Box::new(FromIter::new(generator))
+    } else {
+        let all = std::iter::once(generator).chain(overlays).collect();
+        Box::new(crate::workload::mix::Mixed::new(all))
+    };
     Ok(Prepared {
         config: config.clone(),
         fabric,
@@ -506,6 +489,15 @@ pub fn simulate(
     let mut summary = summary;
     if let (Some(plan), Some(origins)) = (&p.dependent, p.arrivals.origins()) {
         summary.collectives = Some(dependent_summary(plan, origins, &out, rate));
+    }
+    if let Some(tags) = p.arrivals.streams() {
+        let r = out.recorder.records();
+        summary.streams = Some(crate::metrics::stream_summaries(
+            r,
+            out.end_time.0,
+            &cuts,
+            tags,
+        ));
     }
     if let Some(why) = &out.stalled {
         return Err(RunError(why.clone()));

@@ -556,6 +556,14 @@ fn selective_relay_gives_a_thin_clos_elephant_a_second_path() {
     assert!(stat(&relayed, "relay_accepts") > 0.0);
     let share = stat(&relayed, "relayed_bytes") / 1e6;
     assert!(share > 0.2 && share < 0.8, "relayed share {share}");
+    // Per intermediate: only ToRs 2 and 3 relay, and they account for it all.
+    let via = |m: u32| stat(&relayed, &format!("relayed_bytes_via_{m}"));
+    assert_eq!((via(0), via(1)), (0.0, 0.0));
+    assert_eq!(via(2) + via(3), stat(&relayed, "relayed_bytes"));
+    assert!(!direct
+        .summary
+        .fabric_stats
+        .contains_key("relayed_bytes_via_2"));
     let (a, b) = (fct_ps(&direct, 0), fct_ps(&relayed, 0));
     assert!(
         (b as f64) < 0.75 * a as f64,

@@ -47,7 +47,10 @@ CLAIM_KINDS = ("value", "ratio", "reduction")
 
 _TOP_KEYS = {"title", "report", "scales", "metrics", "reading", "claims"}
 _REPORT_KEYS = {"intro", "quotes", "common", "setup_keys"}
-_METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "reference", "scale", "unit", "label", "within_us"}
+_METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "reference", "scale", "unit", "label", "within_us", "stream"}
+# Keys of one stream of a mixed workload (summary.json's `streams`, from
+# `workload.overlay`) a `summary` metric with `stream` may name.
+STREAM_KEYS = ("flows", "events", "events_unfinished", "event_finish_mean_us")
 _SIM_KEYS = {"title", "x", "x_key", "x_values", "x_set", "xlabel", "x_percent", "logx", "series", "panels", "claims",
              "notes", "reference", "scales", *SCALES}
 _REFERENCE_KEYS = {"flows", "label", "start_offset_us"}
@@ -91,6 +94,7 @@ class Metric:
     unit: str = ""
     label: str = ""
     within_us: Optional[float] = None   # `fct = "share_within"` only
+    stream: Optional[int] = None        # a mixed workload's stream (0: the main one)
 
     def describe(self) -> str:
         """Where the number comes from, for 'no data' notes."""
@@ -384,7 +388,9 @@ def parse_metric(where: str, name: str, t: dict) -> Metric:
         if "class" in t:
             raise ConfigError(f"{where}: `class` = {t['class']!r} applies to `fct` metrics only")
         cls = "all"
-        if src == "summary" and key not in SUMMARY_KEYS:
+        if src == "summary" and "stream" in t and key not in STREAM_KEYS:
+            raise ConfigError(f"{where}: `summary` = {key!r} is not a key of a stream; expected one of {', '.join(STREAM_KEYS)}")
+        if src == "summary" and "stream" not in t and key not in SUMMARY_KEYS:
             raise ConfigError(f"{where}: `summary` = {key!r} is not a numeric summary.json key; expected one of {', '.join(SUMMARY_KEYS)}")
         if src == "reference" and key not in REFERENCE_STATS:
             raise ConfigError(f"{where}: `reference` = {key!r} is not known; expected one of {', '.join(REFERENCE_STATS)}")
@@ -395,12 +401,17 @@ def parse_metric(where: str, name: str, t: dict) -> Metric:
         raise ConfigError(f"{where}: `within_us` = {within!r} goes with `fct = \"share_within\"` (and it needs one)")
     if within is not None and (not is_num(within) or within <= 0):
         raise ConfigError(f"{where}: `within_us` = {within!r} must be a positive number of µs")
+    stream = t.get("stream")
+    if stream is not None and (not isinstance(stream, int) or isinstance(stream, bool) or stream < 0
+                               or src not in ("fct", "summary") or key == "share_within"):
+        raise ConfigError(f"{where}: `stream` = {stream!r} must be a stream index >= 0 (0: the main stream, k: "
+                          "`workload.overlay[k-1]`), on an `fct` (not share_within) or `summary` metric")
     scale = t.get("scale", 1.0)
     if not is_num(scale) or not math.isfinite(scale) or scale == 0:
         raise ConfigError(f"{where}: `scale` = {scale!r} must be a finite, non-zero number (the metric is the statistic times it)")
     unit = _str(where, "unit", t.get("unit", ""))
     label = _str(where, "label", t.get("label", name))
-    return Metric(name, src, key, cls, float(scale), unit, label, float(within) if within is not None else None)
+    return Metric(name, src, key, cls, float(scale), unit, label, float(within) if within is not None else None, stream)
 
 
 # --------------------------------------------------------------------------- figure files

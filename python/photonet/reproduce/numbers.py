@@ -37,7 +37,13 @@ def _scaled(v: float, scale: float) -> float:
 
 def metric_value(summary: dict, m: Metric) -> float:
     """One metric from one summary.json; NaN when the summary lacks it. A
-    fabric statistic given per node (a list) counts its maximum."""
+    fabric statistic given per node (a list) counts its maximum; a metric
+    of one `stream` reads that stream's part of the summary."""
+    if m.stream is not None and "streams" in summary:
+        streams = summary["streams"]
+        summary = streams[m.stream] if m.stream < len(streams) else {}
+    elif m.stream:          # a single-stream run is its own stream 0 only
+        summary = {}
     if m.source == "fct":
         st = summary.get("fct", {}).get(m.fct_class, {})
         v = st.get(m.key if m.key in ("count", "unfinished") else f"{m.key}_us")

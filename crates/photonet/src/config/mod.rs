@@ -20,8 +20,8 @@ mod tests;
 pub use documented::documented_default_config;
 use sections::keys_for;
 pub use sections::{
-    MetricsConfig, PatternConfig, PatternKind, SizeDistKind, SizesConfig, StopConfig,
-    WorkloadConfig,
+    MetricsConfig, OverlayConfig, PatternConfig, PatternKind, SizeDistKind, SizesConfig,
+    StopConfig, WorkloadConfig,
 };
 
 pub use crate::error::ConfigError;
@@ -233,6 +233,108 @@ impl Config {
         let (spec, variant) = self.selected()?;
         self.topology.validate()?;
         let w = &self.workload;
+        w.check(self.topology.hosts() as u64)?;
+        for (i, o) in w.overlay.iter().enumerate() {
+            o.as_workload(w)
+                .check(self.topology.hosts() as u64)
+                .map_err(|e| e.rekey("workload.", &format!("workload.overlay[{i}].")))?;
+            if !(w.pattern.kind.is_poisson() && o.pattern.kind.is_poisson()) {
+                return Err(ConfigError::new(
+                    format!("workload.overlay[{i}].pattern.kind"),
+                    "",
+                    "an overlaid stream and the workload it joins must both be Poisson patterns (uniform, permutation, incast, transpose, bisection, group_permutation, hotspot)",
+                ));
+            }
+        }
+        let s = &self.stop;
+        if s.flows.is_none()
+            && s.duration.is_none()
+            && !matches!(
+                w.pattern.kind,
+                PatternKind::AllToAll
+                    | PatternKind::Trace
+                    | PatternKind::Collective
+                    | PatternKind::Dependent
+                    | PatternKind::Htsim
+            )
+        {
+            return Err(ConfigError::new(
+                "stop",
+                "",
+                "give `flows` or `duration`, or the workload never ends",
+            ));
+        }
+        if s.flows == Some(0) {
+            return Err(ConfigError::new("stop.flows", 0, "must be > 0"));
+        }
+        if let Some(n) = s.flows.filter(|&n| n > MAX_FLOWS) {
+            return Err(ConfigError::new(
+                "stop.flows",
+                n,
+                format!("above {MAX_FLOWS} (flows are numbered with 32 bits)"),
+            ));
+        }
+        if s.duration == Some(SimTime::ZERO) {
+            return Err(ConfigError::new("stop.duration", "\"0ps\"", "must be > 0"));
+        }
+        if s.stall_limit == Some(SimTime::ZERO) {
+            return Err(ConfigError::new(
+                "stop.stall_limit",
+                "\"0ps\"",
+                "must be > 0",
+            ));
+        }
+        if let Some(d) = s.drain_limit {
+            if !s.drain {
+                return Err(ConfigError::new(
+                    "stop.drain_limit",
+                    format!("\"{d}\""),
+                    "has no effect without `drain = true`",
+                ));
+            }
+            if d == SimTime::ZERO {
+                return Err(ConfigError::new(
+                    "stop.drain_limit",
+                    "\"0ps\"",
+                    "must be > 0",
+                ));
+            }
+        }
+        for (i, c) in self.metrics.size_classes.iter().enumerate() {
+            if c.0 == 0 {
+                return Err(ConfigError::new(
+                    format!("metrics.size_classes[{i}]"),
+                    "\"0B\"",
+                    "a cut-off must be > 0",
+                ));
+            }
+        }
+        let [f0, f1] = self.metrics.steady_state;
+        if !((0.0..1.0).contains(&f0) && f0 < f1 && f1 <= 1.0) {
+            return Err(ConfigError::new(
+                "metrics.steady_state",
+                format!("[{f0}, {f1}]"),
+                "need 0 <= start < end <= 1 (fractions of the arrival period)",
+            ));
+        }
+        if self.metrics.time_series == Some(SimTime::ZERO) {
+            return Err(ConfigError::new(
+                "metrics.time_series",
+                "\"0ps\"",
+                "a bin width must be > 0",
+            ));
+        }
+        let empty = toml::Table::new();
+        let table = self.tables.get(spec.table).unwrap_or(&empty);
+        spec.plan(table, variant, &self.build_context())
+    }
+}
+
+impl WorkloadConfig {
+    /// Checks the load, sizes and pattern on `n` hosts (errors name
+    /// `workload.…` keys).
+    fn check(&self, n: u64) -> Result<(), ConfigError> {
+        let w = self;
         if !(w.load > 0.0 && w.load.is_finite()) {
             return Err(ConfigError::new(
                 "workload.load",
@@ -320,7 +422,6 @@ impl Config {
             ("jobs", pt.jobs.is_some()),
             ("distinct", pt.distinct.is_some()),
         ];
-        let n = self.topology.hosts() as u64;
         match pt.kind {
             PatternKind::Uniform => keys_for("workload.pattern", "uniform", &given, &[], &[])?,
             PatternKind::Permutation => {
@@ -430,86 +531,6 @@ impl Config {
                 "a flow must carry at least one byte",
             ));
         }
-        let s = &self.stop;
-        if s.flows.is_none()
-            && s.duration.is_none()
-            && !matches!(
-                w.pattern.kind,
-                PatternKind::AllToAll
-                    | PatternKind::Trace
-                    | PatternKind::Collective
-                    | PatternKind::Dependent
-                    | PatternKind::Htsim
-            )
-        {
-            return Err(ConfigError::new(
-                "stop",
-                "",
-                "give `flows` or `duration`, or the workload never ends",
-            ));
-        }
-        if s.flows == Some(0) {
-            return Err(ConfigError::new("stop.flows", 0, "must be > 0"));
-        }
-        if let Some(n) = s.flows.filter(|&n| n > MAX_FLOWS) {
-            return Err(ConfigError::new(
-                "stop.flows",
-                n,
-                format!("above {MAX_FLOWS} (flows are numbered with 32 bits)"),
-            ));
-        }
-        if s.duration == Some(SimTime::ZERO) {
-            return Err(ConfigError::new("stop.duration", "\"0ps\"", "must be > 0"));
-        }
-        if s.stall_limit == Some(SimTime::ZERO) {
-            return Err(ConfigError::new(
-                "stop.stall_limit",
-                "\"0ps\"",
-                "must be > 0",
-            ));
-        }
-        if let Some(d) = s.drain_limit {
-            if !s.drain {
-                return Err(ConfigError::new(
-                    "stop.drain_limit",
-                    format!("\"{d}\""),
-                    "has no effect without `drain = true`",
-                ));
-            }
-            if d == SimTime::ZERO {
-                return Err(ConfigError::new(
-                    "stop.drain_limit",
-                    "\"0ps\"",
-                    "must be > 0",
-                ));
-            }
-        }
-        for (i, c) in self.metrics.size_classes.iter().enumerate() {
-            if c.0 == 0 {
-                return Err(ConfigError::new(
-                    format!("metrics.size_classes[{i}]"),
-                    "\"0B\"",
-                    "a cut-off must be > 0",
-                ));
-            }
-        }
-        let [f0, f1] = self.metrics.steady_state;
-        if !((0.0..1.0).contains(&f0) && f0 < f1 && f1 <= 1.0) {
-            return Err(ConfigError::new(
-                "metrics.steady_state",
-                format!("[{f0}, {f1}]"),
-                "need 0 <= start < end <= 1 (fractions of the arrival period)",
-            ));
-        }
-        if self.metrics.time_series == Some(SimTime::ZERO) {
-            return Err(ConfigError::new(
-                "metrics.time_series",
-                "\"0ps\"",
-                "a bin width must be > 0",
-            ));
-        }
-        let empty = toml::Table::new();
-        let table = self.tables.get(spec.table).unwrap_or(&empty);
-        spec.plan(table, variant, &self.build_context())
+        Ok(())
     }
 }

@@ -132,6 +132,18 @@ pub enum PatternKind {
     Htsim,
 }
 
+impl PatternKind {
+    /// Open-loop Poisson patterns (one generator draws them at a load), the
+    /// ones a workload's streams can mix.
+    pub fn is_poisson(self) -> bool {
+        use PatternKind::*;
+        matches!(
+            self,
+            Uniform | Permutation | Incast | Transpose | Bisection | GroupPermutation | Hotspot
+        )
+    }
+}
+
 /// Who sends to whom: `kind` picks the pattern; the other keys are its parameters.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -217,6 +229,39 @@ pub struct WorkloadConfig {
     pub sizes: SizesConfig,
     /// Who sends to whom.
     pub pattern: PatternConfig,
+    /// More Poisson streams merged with this one into one time-ordered
+    /// arrival stream (e.g. incasts on top of Hadoop flows), each with its
+    /// own load, pattern and (optionally) sizes. The summary then reports
+    /// FCT statistics per stream (`streams`: this one first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlay: Vec<OverlayConfig>,
+}
+
+/// One overlaid stream of `workload.overlay`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OverlayConfig {
+    /// This stream's own offered load, L = F / (R · N · τ) with its F and τ
+    /// (0.02: 2 % of the hosts' bandwidth).
+    pub load: f64,
+    /// Who sends to whom (a Poisson pattern).
+    pub pattern: PatternConfig,
+    /// Flow sizes (default: the workload's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<SizesConfig>,
+}
+
+impl OverlayConfig {
+    /// This stream as a workload of its own (checked and generated like one).
+    pub fn as_workload(&self, base: &WorkloadConfig) -> WorkloadConfig {
+        WorkloadConfig {
+            load: self.load,
+            load_basis: base.load_basis,
+            sizes: self.sizes.clone().unwrap_or_else(|| base.sizes.clone()),
+            pattern: self.pattern.clone(),
+            overlay: Vec::new(),
+        }
+    }
 }
 
 impl Default for WorkloadConfig {
@@ -226,6 +271,7 @@ impl Default for WorkloadConfig {
             load_basis: LoadBasis::Nominal,
             sizes: SizesConfig::default(),
             pattern: PatternConfig::default(),
+            overlay: Vec::new(),
         }
     }
 }

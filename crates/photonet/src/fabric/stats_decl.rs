@@ -171,6 +171,11 @@ const NEGOTIATOR: &[StatDecl] = stats![
         "relay_refused_by_intermediate" count "relay requests an intermediate ToR refused";
         "relay_accepts" count "relays accepted";
         "relayed_bytes" bytes "data bytes sent through a relay";
+    }
+    When::Sometimes => {
+        "relayed_bytes_via_<m>" bytes "data bytes sent to relay through ToR m (with relay on)";
+    }
+    When::Always => {
         "failure_window_goodput_ratio" ratio "goodput during a link failure over goodput before it";
         "tor_fct_mice_p99_us" us "p99 ToR-to-ToR FCT of mice flows";
         "tor_fct_mice_mean_us" us "mean ToR-to-ToR FCT of mice flows";

@@ -234,6 +234,18 @@ pub fn cost(p: &BaldurModelParams, k: u32, m: u32, x: f64) -> Option<CostRow> {
     })
 }
 
+/// `v` must be one of `allowed` (the error lists them).
+fn one_of(key: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> {
+    if allowed.contains(&v) {
+        return Ok(());
+    }
+    Err(bad(
+        key,
+        format!("{v:?}"),
+        format!("expected one of {}", allowed.join(", ")),
+    ))
+}
+
 fn bad(key: &str, v: impl std::fmt::Display, why: impl Into<String>) -> ConfigError {
     ConfigError::new(key, v, why)
 }
@@ -278,13 +290,11 @@ impl BaldurModelParams {
             return Err(bad("drop_threshold", p.drop_threshold, "must be in (0, 1)"));
         }
         for (i, name) in p.patterns.iter().enumerate() {
-            if !["random_permutation", "transpose", "bisection"].contains(&name.as_str()) {
-                return Err(bad(
-                    &format!("patterns[{i}]"),
-                    format!("{name:?}"),
-                    "expected random_permutation, transpose or bisection",
-                ));
-            }
+            one_of(
+                &format!("patterns[{i}]"),
+                name,
+                &["random_permutation", "transpose", "bisection"],
+            )?;
         }
         if !(p.interposer_mm.iter().all(|&v| v.is_finite() && v > 0.0)
             && p.fiber_pitch_um.is_finite()
@@ -313,19 +323,20 @@ impl BaldurModelParams {
                 "price factors must be positive",
             ));
         }
-        if !["one", "multiplicity"].contains(&p.node_receivers.as_str()) {
-            return Err(bad(
+        let choices: [(&str, &str, &[&str]); 2] = [
+            (
                 "node_receivers",
-                format!("{:?}", p.node_receivers),
-                "expected \"one\" or \"multiplicity\"",
-            ));
-        }
-        if !["module", "lane"].contains(&p.transceiver_counting.as_str()) {
-            return Err(bad(
+                &p.node_receivers,
+                &["one", "multiplicity"],
+            ),
+            (
                 "transceiver_counting",
-                format!("{:?}", p.transceiver_counting),
-                "expected \"module\" or \"lane\"",
-            ));
+                &p.transceiver_counting,
+                &["module", "lane"],
+            ),
+        ];
+        for (key, v, allowed) in choices {
+            one_of(key, v, allowed)?;
         }
         if !(2..=24).contains(&p.awgr_log2_nodes) {
             return Err(bad("awgr_log2_nodes", p.awgr_log2_nodes, "need 2..=24"));

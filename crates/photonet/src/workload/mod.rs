@@ -7,6 +7,7 @@
 pub mod collective;
 pub mod dag;
 pub mod htsim;
+pub mod mix;
 pub mod sizes;
 pub mod trace;
 

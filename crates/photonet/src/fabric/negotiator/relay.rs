@@ -33,6 +33,8 @@ pub(super) struct Relay {
     flight: VecDeque<(SimTime, (u32, u32, u32, u64))>,
     flight_bytes: u64,
     pub relayed_bytes: u64,
+    /// Per intermediate: bytes it was sent to relay (Fig. 16's choice).
+    pub relayed_via: Vec<u64>,
 }
 
 impl Relay {
@@ -53,6 +55,7 @@ impl Relay {
             flight: VecDeque::new(),
             flight_bytes: 0,
             relayed_bytes: 0,
+            relayed_via: if on { vec![0; n] } else { vec![] },
         }
     }
 
@@ -106,6 +109,7 @@ impl Relay {
     /// destination `d`), arriving at `at`.
     pub fn launch(&mut self, at: SimTime, m: usize, d: u32, flow: u32, bytes: u64) {
         self.relayed_bytes += bytes;
+        self.relayed_via[m] += bytes;
         self.flight_bytes += bytes;
         debug_assert!(self.flight.back().is_none_or(|b| b.0 <= at));
         self.flight.push_back((at, (m as u32, d, flow, bytes)));

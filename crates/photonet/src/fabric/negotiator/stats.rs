@@ -146,5 +146,9 @@ pub(super) fn stats(f: &Negotiator) -> FabricStats {
     rows.push(("tor_fct_mice_mean_us", mean));
     rows.push(("tor_fct_mice_count", count));
     rows.push(("tor_fct_mice_unfinished", unfinished));
-    rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    let mut out: FabricStats = rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    // With relay on: every intermediate's relayed bytes, zeros included.
+    let via = f.relay.relayed_via.iter().enumerate();
+    out.extend(via.map(|(m, &b)| (format!("relayed_bytes_via_{m}"), b as f64)));
+    out
 }
