@@ -195,9 +195,13 @@ mod tests {
     use crate::net::ndp::Kind;
 
     fn data(seq: u32) -> Pkt {
+        sized(seq, 4160)
+    }
+
+    fn sized(seq: u32, size: u16) -> Pkt {
         Pkt {
             seq,
-            size: 4160,
+            size,
             kind: Kind::Data as u8,
             ..Pkt::default()
         }
@@ -244,21 +248,16 @@ mod tests {
         // trim both the short one and the full one before it, and each
         // trimmed packet will be NACKed and resent.
         let mut q = TrimQueue::default();
-        for s in 0..34 {
-            q.admit_data(data(s), CAP, 64, || 0.0);
+        for s in 0..35 {
+            let p = if s < 34 { data(s) } else { sized(s, 1000) };
+            q.admit_data(p, CAP, 64, || 0.0);
         }
-        let mut short = data(34);
-        short.size = 1000;
-        assert_eq!(q.admit_data(short, CAP, 64, || 0.0), Admit::Queued);
-        assert_eq!(
-            q.admit_data(data(35), CAP, 64, || 0.7),
-            Admit::QueuedTrimmedNewest {
-                trimmed: 2,
-                dropped: 0
-            }
-        );
-        assert_eq!(q.data_bytes, 34 * 4160);
-        assert_eq!(q.hdr_bytes, 2 * 64);
+        let got = q.admit_data(data(35), CAP, 64, || 0.7);
+        let want = Admit::QueuedTrimmedNewest {
+            trimmed: 2,
+            dropped: 0,
+        };
+        assert_eq!((got, q.data_bytes, q.hdr_bytes), (want, 34 * 4160, 128));
         let hdrs: Vec<u32> = (0..2)
             .map(|_| {
                 let h = q.start().unwrap();
@@ -271,36 +270,21 @@ mod tests {
     }
 
     #[test]
-    fn trims_nothing_queued_when_the_arrival_cannot_fit_beside_the_wire() {
-        // A bound below two frames: the packet on the wire leaves no room
-        // however much is trimmed, so only the arrival is trimmed.
+    fn the_packet_on_the_wire_is_never_trimmed() {
+        // A bound below two frames: the packet being sent is not "queued",
+        // and trimming the short one behind it would not make room, so
+        // only the arrival is trimmed.
         let cap = 6000;
         let mut q = TrimQueue::default();
         q.admit_data(data(0), cap, 64, || 0.0);
         q.start();
-        let mut short = data(1);
-        short.size = 1000;
-        assert_eq!(q.admit_data(short, cap, 64, || 0.0), Admit::Queued);
+        assert_eq!(q.admit_data(sized(1, 1000), cap, 64, || 0.0), Admit::Queued);
         assert_eq!(
             q.admit_data(data(2), cap, 64, || 0.9),
             Admit::Trimmed { dropped: false }
         );
-        assert_eq!(q.data_bytes, 5160);
-        assert_eq!(q.hdr_bytes, 64);
+        assert_eq!((q.data_bytes, q.hdr_bytes), (5160, 64));
         q.check(cap).unwrap();
-    }
-
-    #[test]
-    fn the_packet_on_the_wire_is_never_trimmed() {
-        // A bound of one packet: the one being sent is not "queued".
-        let cap = 4160;
-        let mut q = TrimQueue::default();
-        q.admit_data(data(0), cap, 64, || 0.0);
-        q.start();
-        assert_eq!(
-            q.admit_data(data(1), cap, 64, || 0.9),
-            Admit::Trimmed { dropped: false }
-        );
         assert_eq!(q.finish().seq, 0);
     }
 
