@@ -602,9 +602,9 @@ impl<R: Router> NdpNetwork<R> {
         if p.is(Kind::Data) {
             match q.admit_data(p, cap, hdr, || rng.random::<f64>()) {
                 Admit::Queued => {}
-                Admit::QueuedTrimmedNewest { dropped } => {
-                    self.n.trimmed += 1;
-                    self.n.trimmed_queued += 1;
+                Admit::QueuedTrimmedNewest { trimmed, dropped } => {
+                    self.n.trimmed += trimmed as u64;
+                    self.n.trimmed_queued += trimmed as u64;
                     self.n.header_drops += dropped as u64;
                 }
                 Admit::Trimmed { dropped } => {

@@ -24,9 +24,12 @@ pub(super) const HIGH_RATIO: u32 = 100_000;
 pub(super) enum Admit {
     /// Queued whole.
     Queued,
-    /// Queued whole; the newest queued packet was trimmed to make room
-    /// (`dropped`: its header found the header queue full).
-    QueuedTrimmedNewest { dropped: bool },
+    /// Queued whole; the newest queued packets were trimmed to make room:
+    /// `trimmed` of them (one when every data packet has the same size;
+    /// more when the newest is a short last packet), `dropped` of whose
+    /// headers found the header queue full. Each trimmed packet is NACKed
+    /// and resent, so each must be counted.
+    QueuedTrimmedNewest { trimmed: u32, dropped: u32 },
     /// Trimmed to its header (`dropped`: the header queue was full).
     Trimmed { dropped: bool },
 }
@@ -62,22 +65,24 @@ impl TrimQueue {
             self.push_data(p);
             return Admit::Queued;
         }
-        if !self.data.is_empty() && coin() >= 0.5 {
-            // Trim the newest queued packets until the arrival fits (one,
-            // when every data packet has the same size).
-            let mut dropped = false;
+        // Trimming queued packets helps only if the arrival fits beside the
+        // packet on the wire (which cannot be trimmed).
+        let on_wire = match self.tx {
+            Some((t, false)) => t.size as u64,
+            _ => 0,
+        };
+        if !self.data.is_empty() && coin() >= 0.5 && on_wire + size <= cap {
+            // Trim the newest queued packets until the arrival fits.
+            let (mut trimmed, mut dropped) = (0, 0);
             while self.data_bytes + size > cap {
-                let Some(mut v) = self.data.pop_back() else {
-                    break;
-                };
+                let mut v = self.data.pop_back().expect("the arrival fits");
                 self.data_bytes -= v.size as u64;
                 v.trim(hdr_size);
-                dropped |= !self.admit_header(v, cap);
+                trimmed += 1;
+                dropped += u32::from(!self.admit_header(v, cap));
             }
-            if self.data_bytes + size <= cap {
-                self.push_data(p);
-                return Admit::QueuedTrimmedNewest { dropped };
-            }
+            self.push_data(p);
+            return Admit::QueuedTrimmedNewest { trimmed, dropped };
         }
         let mut h = p;
         h.trim(hdr_size);
@@ -190,9 +195,13 @@ mod tests {
     use crate::net::ndp::Kind;
 
     fn data(seq: u32) -> Pkt {
+        sized(seq, 4160)
+    }
+
+    fn sized(seq: u32, size: u16) -> Pkt {
         Pkt {
             seq,
-            size: 4160,
+            size,
             kind: Kind::Data as u8,
             ..Pkt::default()
         }
@@ -215,7 +224,10 @@ mod tests {
         // Coin >= 0.5: packet 33 (the newest) is trimmed, 35 queued.
         assert_eq!(
             q.admit_data(data(35), CAP, 64, || 0.7),
-            Admit::QueuedTrimmedNewest { dropped: false }
+            Admit::QueuedTrimmedNewest {
+                trimmed: 1,
+                dropped: 0
+            }
         );
         assert_eq!(q.data_bytes, 34 * 4160);
         assert_eq!(q.hdr_bytes, 128);
@@ -231,16 +243,48 @@ mod tests {
     }
 
     #[test]
+    fn trimming_a_short_newest_packet_counts_every_packet_trimmed() {
+        // 34 full packets and a flow's short last packet: an arrival must
+        // trim both the short one and the full one before it, and each
+        // trimmed packet will be NACKed and resent.
+        let mut q = TrimQueue::default();
+        for s in 0..35 {
+            let p = if s < 34 { data(s) } else { sized(s, 1000) };
+            q.admit_data(p, CAP, 64, || 0.0);
+        }
+        let got = q.admit_data(data(35), CAP, 64, || 0.7);
+        let want = Admit::QueuedTrimmedNewest {
+            trimmed: 2,
+            dropped: 0,
+        };
+        assert_eq!((got, q.data_bytes, q.hdr_bytes), (want, 34 * 4160, 128));
+        let hdrs: Vec<u32> = (0..2)
+            .map(|_| {
+                let h = q.start().unwrap();
+                q.finish();
+                h.seq
+            })
+            .collect();
+        assert_eq!(hdrs, vec![34, 33]);
+        q.check(CAP).unwrap();
+    }
+
+    #[test]
     fn the_packet_on_the_wire_is_never_trimmed() {
-        // A bound of one packet: the one being sent is not "queued".
-        let cap = 4160;
+        // A bound below two frames: the packet being sent is not "queued",
+        // and trimming the short one behind it would not make room, so
+        // only the arrival is trimmed.
+        let cap = 6000;
         let mut q = TrimQueue::default();
         q.admit_data(data(0), cap, 64, || 0.0);
         q.start();
+        assert_eq!(q.admit_data(sized(1, 1000), cap, 64, || 0.0), Admit::Queued);
         assert_eq!(
-            q.admit_data(data(1), cap, 64, || 0.9),
+            q.admit_data(data(2), cap, 64, || 0.9),
             Admit::Trimmed { dropped: false }
         );
+        assert_eq!((q.data_bytes, q.hdr_bytes), (5160, 64));
+        q.check(cap).unwrap();
         assert_eq!(q.finish().seq, 0);
     }
 
