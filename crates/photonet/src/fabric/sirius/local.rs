@@ -119,7 +119,7 @@ impl Local {
     }
 
     /// Key of flow `f` in its node's [`LocalOrder`]: empty, or 1 + the
-    /// priority class of its next cell (as `ideal_pick_pias` ranks it).
+    /// priority class of its next cell (as `ideal_pick` ranks it).
     fn order_key(&self, flows: &[FlowState], f: u32) -> u8 {
         let st = &flows[f as usize];
         if st.in_local == 0 {
@@ -274,9 +274,11 @@ impl Local {
         }
     }
 
-    /// Picks the LOCAL cell node `s` sends via `x` in SIRIUS (IDEAL): the first
-    /// flow, round-robin, whose destination is `x` or has room at `x` (m below
-    /// `q`).
+    /// Picks the LOCAL cell node `s` sends via `x` in SIRIUS (IDEAL): of the
+    /// flows whose destination is `x` or has room at `x` (m below `q`), the
+    /// first round-robin; with source priority queues, one whose next cell
+    /// has the highest priority (fewest bytes of the flow sent), round-robin
+    /// among equals.
     pub fn ideal_pick(
         &mut self,
         flows: &mut [FlowState],
@@ -286,42 +288,21 @@ impl Local {
         failed: &[bool],
         q: u32,
     ) -> Option<u32> {
-        if !self.prio_cuts.is_empty() {
-            return self.ideal_pick_pias(flows, s, x, queues, failed, q);
-        }
-        let eligible = Eligible {
-            x,
-            queues,
-            failed,
-            q,
-        };
-        pick_lowest(&mut self.flows[s], flows, &eligible, |_| 0)
-    }
-
-    /// `ideal_pick` with source priority queues: of the flows that may go via
-    /// `x`, one whose next cell has the highest priority (fewest bytes of
-    /// the flow sent), round-robin among equals.
-    fn ideal_pick_pias(
-        &mut self,
-        flows: &mut [FlowState],
-        s: usize,
-        x: usize,
-        queues: &Queues,
-        failed: &[bool],
-        q: u32,
-    ) -> Option<u32> {
-        if !self.order.is_empty() {
+        if !self.prio_cuts.is_empty() && !self.order.is_empty() {
             // Every flow may go via x: the same pick without the scan.
             return self.order[s].pick(&mut |m| moved(flows, m));
         }
-        let (cell, cuts) = (self.cell_bytes, &self.prio_cuts);
         let eligible = Eligible {
             x,
             queues,
             failed,
             q,
         };
+        let (cell, cuts) = (self.cell_bytes, &self.prio_cuts);
         pick_lowest(&mut self.flows[s], flows, &eligible, |st| {
+            if cuts.is_empty() {
+                return 0;
+            }
             let sent = st.next_seq as u64 * cell;
             cuts.partition_point(|&c| c <= sent)
         })

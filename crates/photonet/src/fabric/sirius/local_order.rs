@@ -2,7 +2,7 @@
 //! with source priority queues and no per-destination bound (NegotiaToR's
 //! traffic-oblivious baseline).
 //!
-//! The plain version (`Local::ideal_pick_pias` with a `Vec<u32>`) scans the
+//! The plain version (`Local::ideal_pick` with a `Vec<u32>`) scans the
 //! list from the front for the first flow of the best priority class,
 //! removing flows whose LOCAL is empty on the way (`swap_remove`: the last
 //! flow takes the empty one's place), and rotates the chosen flow to the
@@ -227,7 +227,7 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::HashMap;
 
-    /// The plain scan of `Sirius::ideal_pick_pias` with every flow eligible:
+    /// The plain scan of `Local::ideal_pick` with every flow eligible:
     /// the oracle.
     fn plain_pick(list: &mut Vec<u32>, keys: &HashMap<u32, u8>, out: &mut Vec<u32>) -> Option<u32> {
         let mut best: Option<(u8, usize)> = None;
