@@ -71,23 +71,12 @@ mod tests {
 
     #[test]
     fn same_name_same_stream_different_name_different_stream() {
+        let draws = |mut r: SimRng| -> Vec<u64> { (0..4).map(|_| r.random()).collect() };
         let s = RngStreams::new(7);
-        let a: Vec<u64> = (0..4)
-            .map(|_| 0)
-            .scan(s.stream("x"), |r, _| Some(r.random()))
-            .collect();
-        let b: Vec<u64> = (0..4)
-            .map(|_| 0)
-            .scan(s.stream("x"), |r, _| Some(r.random()))
-            .collect();
-        let c: Vec<u64> = (0..4)
-            .map(|_| 0)
-            .scan(s.stream("y"), |r, _| Some(r.random()))
-            .collect();
-        let d: Vec<u64> = (0..4)
-            .map(|_| 0)
-            .scan(RngStreams::new(8).stream("x"), |r, _| Some(r.random()))
-            .collect();
+        let a = draws(s.stream("x"));
+        let b = draws(s.stream("x"));
+        let c = draws(s.stream("y"));
+        let d = draws(RngStreams::new(8).stream("x"));
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

@@ -431,24 +431,15 @@ mod tests {
 
     #[test]
     fn rejects_malformed_units_with_a_reason() {
+        fn reason<T: std::fmt::Debug>(r: Result<T, UnitError>) -> String {
+            r.unwrap_err().reason
+        }
         let e = SimTime::parse("10 nss").unwrap_err();
         assert!(e.reason.contains("unknown unit `nss`"), "{e}");
-        assert!(SimTime::parse("10")
-            .unwrap_err()
-            .reason
-            .contains("missing unit"));
-        assert!(SimTime::parse("-5ns")
-            .unwrap_err()
-            .reason
-            .contains("negative"));
-        assert!(SimTime::parse("0.5ps")
-            .unwrap_err()
-            .reason
-            .contains("whole number"));
-        assert!(ByteSize::parse("1.5B")
-            .unwrap_err()
-            .reason
-            .contains("whole number"));
+        assert!(reason(SimTime::parse("10")).contains("missing unit"));
+        assert!(reason(SimTime::parse("-5ns")).contains("negative"));
+        assert!(reason(SimTime::parse("0.5ps")).contains("whole number"));
+        assert!(reason(ByteSize::parse("1.5B")).contains("whole number"));
         assert!(Rate::parse("fast").is_err());
         assert!(SimTime::parse("1.2.3ns").is_err());
         assert!(SimTime::parse("99999999999999999999s").is_err());

@@ -225,6 +225,7 @@ fn bad_input_is_refused_before_the_run_naming_the_key() {
             "{e}"
         );
     }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A random DAG over `hosts` endpoints: node i depends on some earlier nodes.
