@@ -622,3 +622,13 @@ def test_a_reproduction_builds_each_points_fabric_once(tmp_path):
     assert r.info["ran"] == 4 and r.info["failed"] == 0
     assert r.table["key"].nunique() == 4 and len(r.table) == 8
     assert _core.fabric_builds() - before == 4
+
+
+def test_progress_line_says_none_for_a_metric_the_point_lacks():
+    """A point with no flows of a metric's class prints "– (none in this point)", never "nan"."""
+    from photonet.reproduce.experiment import Metric
+    from photonet.reproduce.numbers import short
+
+    f = short({"p99": Metric("p99", "fct", "p99", unit="µs"), "goodput": Metric("goodput", "summary", "goodput")})
+    line = f({"fct": {"all": {}}, "goodput": 0.5})
+    assert line == "p99 – (none in this point), goodput 0.5", line

@@ -132,7 +132,10 @@ def short(metrics: dict[str, Metric]):
         parts = []
         for m in first:
             v = metric_value(summary, m)
-            parts.append(f"{m.name} {v:.4g}" + (f" {m.unit}" if m.unit else ""))
+            if v != v:  # NaN: the point has none of what the metric measures (e.g. no mice)
+                parts.append(f"{m.name} – (none in this point)")
+            else:
+                parts.append(f"{m.name} {v:.4g}" + (f" {m.unit}" if m.unit else ""))
         return ", ".join(parts)
 
     return f
