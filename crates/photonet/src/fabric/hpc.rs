@@ -536,9 +536,9 @@ impl FabricModule for HpcModule {
 }
 
 /// A packet network over topology `R` as a [`Fabric`].
-pub type HpcFabric<R> = NetFabric<R>;
+pub type HpcFabric<R> = NetFabric<Network<R>>;
 
-impl<R: Router> NetFabric<R> {
+impl<R: Router> HpcFabric<R> {
     /// Paced hosts (finished flows retired from the network's table).
     pub fn new(
         label: String,

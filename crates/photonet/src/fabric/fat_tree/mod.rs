@@ -44,7 +44,7 @@ mod tests;
 
 pub use clos::Clos;
 pub use ndp_fabric::{ndp_config, NdpFabric};
-pub use net_fabric::{NetExtras, NetFabric};
+pub use net_fabric::{NetExtras, NetFabric, PacketNet};
 pub use params::{FatTreeParams, FlowControlKind, PriorityKind, TransportKind, MAX_FRAME};
 pub use stats::ClosExtras;
 
@@ -200,7 +200,7 @@ pub(super) fn shape_name(v: &Variant) -> &'static str {
 }
 
 /// A fat-tree or leaf-spine network as a [`Fabric`].
-pub type PacketFabric = NetFabric<Clos, ClosExtras>;
+pub type PacketFabric = NetFabric<Network<Clos>, ClosExtras>;
 
 impl PacketFabric {
     pub fn new(p: &FatTreeParams, v: &Variant, clos: Clos, seed: u64) -> PacketFabric {

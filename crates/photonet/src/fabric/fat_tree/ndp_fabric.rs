@@ -1,13 +1,9 @@
 //! The fat-tree or leaf-spine with NDP hosts and trimming switches
 //! (`transport = "ndp"`): the network of `net::ndp` as a [`Fabric`].
 
-use super::{network_graph, shape_name, Clos, FatTreeParams};
+use super::{network_graph, shape_name, Clos, FatTreeParams, NetFabric};
 use crate::fabric::registry::Variant;
-use crate::fabric::{step_until, Fabric, FabricStats};
-use crate::flow::Flow;
 use crate::net::ndp::{NdpConfig, NdpNetwork};
-use crate::recorder::Recorder;
-use crate::units::{Rate, SimTime};
 
 /// NDP's settings from the `[fat_tree]` table: `buffer` is each switch
 /// port's data queue, `init_cwnd` the initial window.
@@ -26,58 +22,15 @@ pub fn ndp_config(p: &FatTreeParams, seed: u64) -> NdpConfig {
     }
 }
 
-pub struct NdpFabric {
-    label: String,
-    rate: Rate,
-    net: NdpNetwork<Clos>,
-}
+/// The fat-tree or leaf-spine with NDP hosts as a [`Fabric`].
+pub type NdpFabric = NetFabric<NdpNetwork<Clos>>;
 
 impl NdpFabric {
     pub fn new(p: &FatTreeParams, v: &Variant, clos: Clos, seed: u64) -> NdpFabric {
         let graph = network_graph(p, &clos);
-        let shape = shape_name(v);
-        NdpFabric {
-            label: format!("{shape} (packet, NDP, per-packet source routing)"),
-            rate: clos.host_rate,
-            net: NdpNetwork::new(ndp_config(p, seed), graph, clos),
-        }
-    }
-
-    pub fn net(&self) -> &NdpNetwork<Clos> {
-        &self.net
-    }
-}
-
-impl Fabric for NdpFabric {
-    fn name(&self) -> String {
-        self.label.clone()
-    }
-    fn hosts(&self) -> usize {
-        self.net.hosts()
-    }
-    fn host_rate(&self) -> Rate {
-        self.rate
-    }
-    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
-        self.net.add_flow(now, flow, rec);
-    }
-    fn next_event(&self) -> Option<SimTime> {
-        self.net.next_event()
-    }
-    fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
-        self.net.advance(now, rec);
-    }
-    fn advance_until(&mut self, now: SimTime, bound: SimTime, rec: &mut Recorder) -> u64 {
-        step_until(now, bound, |t| {
-            self.net.advance(t, rec);
-            self.net.next_event()
-        })
-    }
-    fn finish(&mut self, _: SimTime, _: &mut Recorder) {}
-    fn stats(&self) -> FabricStats {
-        self.net.stats().into_iter().collect()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        self.net.check_invariants()
+        let label = format!("{} (packet, NDP, per-packet source routing)", shape_name(v));
+        let rate = clos.host_rate;
+        let net = NdpNetwork::new(ndp_config(p, seed), graph, clos);
+        NetFabric::with_network(label, net.hosts(), rate, net, ())
     }
 }

@@ -1,44 +1,77 @@
-//! Any packet network of `net/` as a [`Fabric`]: what the fat-tree and the
-//! HPC baselines share.
+//! Any packet network of `net/` as a [`Fabric`]: what the fat-tree (with
+//! DCTCP, paced, pFabric or NDP hosts) and the HPC baselines share.
 
 use crate::fabric::{step_until, Fabric, FabricStats};
 use crate::flow::Flow;
+use crate::net::ndp::NdpNetwork;
 use crate::net::{Network, Router};
 use crate::recorder::Recorder;
 use crate::units::{Rate, SimTime};
 
-/// A fabric over the packet network `net/` with router `R`: the network
-/// does the work; `X` adds what one fabric reports besides the network's
-/// statistics ([`NetExtras`]). The fat-tree ([`PacketFabric`]) and the HPC
-/// baselines ([`HpcFabric`](crate::fabric::hpc::HpcFabric)) are this.
-pub struct NetFabric<R: Router, X = ()> {
+/// What a [`NetFabric`] drives: the substrate's [`Network`] or NDP's
+/// [`NdpNetwork`], over any router.
+pub trait PacketNet {
+    fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder);
+    fn next_event(&self) -> Option<SimTime>;
+    fn advance(&mut self, now: SimTime, rec: &mut Recorder);
+    fn stats(&self) -> Vec<(String, f64)>;
+    fn check_invariants(&self) -> Result<(), String>;
+}
+
+/// Each network's own methods (inherent ones win the path lookup), inlined
+/// into the fabric's event loop.
+macro_rules! packet_net {
+    ($($net:ident),*) => {$(
+        impl<R: Router> PacketNet for $net<R> {
+            #[inline]
+            fn add_flow(&mut self, now: SimTime, flow: &Flow, rec: &mut Recorder) {
+                $net::add_flow(self, now, flow, rec)
+            }
+            #[inline]
+            fn next_event(&self) -> Option<SimTime> {
+                $net::next_event(self)
+            }
+            #[inline]
+            fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
+                $net::advance(self, now, rec)
+            }
+            fn stats(&self) -> Vec<(String, f64)> {
+                $net::stats(self)
+            }
+            fn check_invariants(&self) -> Result<(), String> {
+                $net::check_invariants(self)
+            }
+        }
+    )*};
+}
+packet_net!(Network, NdpNetwork);
+
+/// A fabric over the packet network `N` of `net/`: the network does the
+/// work; `X` adds what one fabric reports besides the network's statistics
+/// ([`NetExtras`]). The fat-tree ([`PacketFabric`], [`NdpFabric`]) and the
+/// HPC baselines ([`HpcFabric`](crate::fabric::hpc::HpcFabric)) are this.
+pub struct NetFabric<N: PacketNet, X = ()> {
     label: String,
     /// The topology's hosts (the network may have more, idle).
     hosts: usize,
     rate: Rate,
-    net: Network<R>,
+    net: N,
     extra: X,
 }
 
-/// What a [`NetFabric`] adds to its network.
-pub trait NetExtras<R: Router> {
+/// What a [`NetFabric`] adds to its network `N`.
+pub trait NetExtras<N> {
     /// Called after each `advance` of the network.
-    fn after_advance(&mut self, _net: &mut Network<R>) {}
+    fn after_advance(&mut self, _net: &mut N) {}
     /// Statistics besides the network's.
-    fn stats(&self, _net: &Network<R>, _out: &mut FabricStats) {}
+    fn stats(&self, _net: &N, _out: &mut FabricStats) {}
 }
 
-impl<R: Router> NetExtras<R> for () {}
+impl<N> NetExtras<N> for () {}
 
-impl<R: Router, X> NetFabric<R, X> {
+impl<N: PacketNet, X> NetFabric<N, X> {
     /// The fabric `label` over `net`, with `hosts` endpoints at `rate`.
-    pub fn with_network(
-        label: String,
-        hosts: usize,
-        rate: Rate,
-        net: Network<R>,
-        extra: X,
-    ) -> Self {
+    pub fn with_network(label: String, hosts: usize, rate: Rate, net: N, extra: X) -> Self {
         NetFabric {
             label,
             hosts,
@@ -48,18 +81,18 @@ impl<R: Router, X> NetFabric<R, X> {
         }
     }
 
-    /// The underlying packet network.
     /// What the fabric adds besides the network.
     pub fn extras(&self) -> &X {
         &self.extra
     }
 
-    pub fn net(&self) -> &Network<R> {
+    /// The underlying packet network.
+    pub fn net(&self) -> &N {
         &self.net
     }
 }
 
-impl<R: Router, X: NetExtras<R>> Fabric for NetFabric<R, X> {
+impl<N: PacketNet, X: NetExtras<N>> Fabric for NetFabric<N, X> {
     fn name(&self) -> String {
         self.label.clone()
     }

@@ -77,7 +77,7 @@ fn pfabric_ideal(p: &FatTreeParams, clos: &Clos, src: u32, dst: u32, wire: u64) 
         + p.path_propagation(h as u64) * 2
 }
 
-impl NetExtras<Clos> for ClosExtras {
+impl NetExtras<Network<Clos>> for ClosExtras {
     fn after_advance(&mut self, net: &mut Network<Clos>) {
         let (p, clos) = (&self.params, &self.clos);
         let (xs, cs) = (&mut self.retired, &mut self.retired_class);

@@ -246,11 +246,16 @@ impl<R: Router> Network<R> {
     /// tested against). Before any flow.
     #[doc(hidden)]
     pub fn set_lazy_credits(&mut self, on: bool) {
+        self.before_flows("lazy credits");
+        self.q.set_lazy(on);
+    }
+
+    /// A mode `what` may switch only before any flow arrives.
+    fn before_flows(&self, what: &str) {
         assert!(
             self.h.flows.len() == 0,
-            "net: lazy credits switched after flows arrived"
+            "net: {what} switched after flows arrived"
         );
-        self.q.set_lazy(on);
     }
 
     /// Lazy port-free (see `Queues::hold_release`): on by default with
@@ -264,10 +269,7 @@ impl<R: Router> Network<R> {
     /// Before any flow.
     #[doc(hidden)]
     pub fn set_lazy_port_free(&mut self, on: bool) {
-        assert!(
-            self.h.flows.len() == 0,
-            "net: lazy port-free switched after flows arrived"
-        );
+        self.before_flows("lazy port-free");
         self.q.lazy_pf = on && self.q.lazy;
     }
 

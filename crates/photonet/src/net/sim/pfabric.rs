@@ -263,13 +263,22 @@ impl<R: Router> Network<R> {
             Receipt::Early => self.n.early += 1,
             Receipt::Duplicate => self.n.duplicates += 1,
         }
+        let held = fl.rb.held();
+        self.pf_ack(pkt.flow, pkt.ts, held, now);
+    }
+
+    /// Flow `f`'s receiver acknowledges what it has in order, echoing `ts`,
+    /// with `sack` (the packets it holds beyond) for the sender.
+    #[inline]
+    fn pf_ack(&mut self, f: u32, ts: u64, sack: u32, now: u64) {
+        let fl = &self.h.flows[f as usize];
         let ack = Packet {
-            ts: pkt.ts,
-            flow: pkt.flow,
+            ts,
+            flow: f,
             seq: fl.rb.next_expected(),
             port: fl.dst,
             dst: fl.src,
-            sack: fl.rb.held(),
+            sack,
             wire: self.cfg.ack_bytes as u16,
             flags: FLAG_ACK,
             ..Packet::default()
@@ -334,18 +343,7 @@ impl<R: Router> Network<R> {
             // Every packet arrived but the last ACK was lost (YAPS would
             // wait forever: ACKs, of priority 0, are never dropped there in
             // practice): the receiver acknowledges again.
-            let ack = Packet {
-                flow: f,
-                seq: fl.rb.next_expected(),
-                port: fl.dst,
-                dst: fl.src,
-                wire: self.cfg.ack_bytes as u16,
-                flags: FLAG_ACK,
-                ..Packet::default()
-            };
-            let dst = fl.dst;
-            self.n.acks += 1;
-            self.pf_enqueue(dst, ack, now);
+            self.pf_ack(f, 0, 0, now);
         }
     }
 
