@@ -553,13 +553,7 @@ mod tests {
     #[test]
     fn the_watchdog_stops_a_run_without_progress() {
         let flows: Vec<Flow> = (0..3u32)
-            .map(|i| Flow {
-                id: i,
-                src: 0,
-                dst: 1,
-                bytes: 100,
-                start: SimTime(u64::from(i) * 10),
-            })
+            .map(|i| Flow::new(i, 0, 1, 100, SimTime(u64::from(i) * 10)))
             .collect();
         let stop = StopRule {
             drain: true,

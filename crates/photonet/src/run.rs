@@ -706,13 +706,7 @@ mod tests {
     #[test]
     fn a_checked_run_takes_the_fast_paths() {
         let flows: Vec<Flow> = (0..20u32)
-            .map(|i| Flow {
-                id: i,
-                src: 0,
-                dst: 1,
-                bytes: 100,
-                start: SimTime(u64::from(i / 2) * 70),
-            })
+            .map(|i| Flow::new(i, 0, 1, 100, SimTime(u64::from(i / 2) * 70)))
             .collect();
         for batches in [false, true] {
             let mut fabric = Counting {
