@@ -461,12 +461,23 @@ pub(crate) mod toy {
     /// Flow f delivers `bytes / 2` at `start + bytes / 2` ps and the rest
     /// at `start + bytes` ps, where it completes. With `batches`, the run
     /// loop hands it an instant's arrivals together: the general loop,
-    /// where without it the open-loop fast path runs.
+    /// where without it the open-loop fast path runs. It counts the calls
+    /// it receives, so a test can see which path reached it.
     #[derive(Default)]
     pub(crate) struct Toy {
         /// (time, flow, bytes, completes)
         due: BinaryHeap<Reverse<(u64, u32, u64, bool)>>,
         batches: bool,
+        pub(crate) calls: Calls,
+    }
+
+    /// How often each stepping call and the invariant check ran.
+    #[derive(Default)]
+    pub(crate) struct Calls {
+        pub(crate) advance: u64,
+        pub(crate) advance_until: u64,
+        pub(crate) add_flows: u64,
+        pub(crate) checks: std::cell::Cell<u64>,
     }
 
     impl Toy {
@@ -474,6 +485,19 @@ pub(crate) mod toy {
             Toy {
                 batches,
                 ..Toy::default()
+            }
+        }
+
+        fn deliver_due(&mut self, now: SimTime, rec: &mut Recorder) {
+            while let Some(&Reverse((t, id, bytes, completes))) = self.due.peek() {
+                if t != now.0 {
+                    break;
+                }
+                self.due.pop();
+                rec.deliver_point(id, now, bytes);
+                if completes {
+                    rec.complete(id, now);
+                }
             }
         }
     }
@@ -497,20 +521,27 @@ pub(crate) mod toy {
         fn batches_arrivals(&self) -> bool {
             self.batches
         }
+        fn add_flows(&mut self, now: SimTime, flows: &[Flow], rec: &mut Recorder) {
+            self.calls.add_flows += 1;
+            for f in flows {
+                self.add_flow(now, f, rec);
+            }
+        }
         fn next_event(&self) -> Option<SimTime> {
             self.due.peek().map(|Reverse(e)| SimTime(e.0))
         }
         fn advance(&mut self, now: SimTime, rec: &mut Recorder) {
-            while let Some(&Reverse((t, id, bytes, completes))) = self.due.peek() {
-                if t != now.0 {
-                    break;
-                }
-                self.due.pop();
-                rec.deliver_point(id, now, bytes);
-                if completes {
-                    rec.complete(id, now);
-                }
-            }
+            self.calls.advance += 1;
+            self.deliver_due(now, rec);
+        }
+        fn advance_until(&mut self, now: SimTime, _bound: SimTime, rec: &mut Recorder) -> u64 {
+            self.calls.advance_until += 1;
+            self.deliver_due(now, rec);
+            1
+        }
+        fn check_invariants(&self) -> Result<(), String> {
+            self.calls.checks.set(self.calls.checks.get() + 1);
+            Ok(())
         }
         fn finish(&mut self, _end: SimTime, _rec: &mut Recorder) {}
     }
@@ -553,13 +584,7 @@ mod tests {
     #[test]
     fn the_watchdog_stops_a_run_without_progress() {
         let flows: Vec<Flow> = (0..3u32)
-            .map(|i| Flow {
-                id: i,
-                src: 0,
-                dst: 1,
-                bytes: 100,
-                start: SimTime(u64::from(i) * 10),
-            })
+            .map(|i| Flow::new(i, 0, 1, 100, SimTime(u64::from(i) * 10)))
             .collect();
         let stop = StopRule {
             drain: true,

@@ -657,13 +657,8 @@ mod tests {
     fn ten_flows() -> RunOutput {
         let mut rec = Recorder::new(None);
         for i in 0..10u32 {
-            let f = Flow {
-                id: i,
-                src: 0,
-                dst: 1,
-                bytes: if i < 5 { 1_000 } else { 200_000 },
-                start: SimTime::us(i as u64),
-            };
+            let bytes = if i < 5 { 1_000 } else { 200_000 };
+            let f = Flow::new(i, 0, 1, bytes, SimTime::us(i as u64));
             rec.register(&f);
             if i < 8 {
                 let done = SimTime::us(2 * i as u64 + 1);
@@ -671,9 +666,14 @@ mod tests {
                 rec.complete(i, done);
             }
         }
+        ended(rec, SimTime::us(12))
+    }
+
+    /// A run that ended at `end` with the flows `rec` recorded.
+    fn ended(rec: Recorder, end: SimTime) -> RunOutput {
         RunOutput {
             recorder: rec,
-            end_time: SimTime::us(12),
+            end_time: end,
             events: 0,
             cancelled: false,
             stalled: None,
@@ -738,24 +738,13 @@ mod tests {
         // arrival period [0, 9] us sees a burst at its end.
         let mut rec = Recorder::new(None);
         for i in 0..10u32 {
-            let f = Flow {
-                id: i,
-                src: 0,
-                dst: 1,
-                bytes: if i == 9 { 101_000 } else { 1_000 },
-                start: SimTime::us(i as u64),
-            };
+            let bytes = if i == 9 { 101_000 } else { 1_000 };
+            let f = Flow::new(i, 0, 1, bytes, SimTime::us(i as u64));
             rec.register(&f);
             rec.deliver(i, SimTime::us(i as u64), f.bytes);
             rec.complete(i, SimTime::us(i as u64));
         }
-        let out = RunOutput {
-            recorder: rec,
-            end_time: SimTime::us(10),
-            events: 0,
-            cancelled: false,
-            stalled: None,
-        };
+        let out = ended(rec, SimTime::us(10));
         let mut inp = input(&[]);
         inp.steady_state = [0.1, 0.9];
         let s = summarise(&out, inp);
