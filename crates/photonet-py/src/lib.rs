@@ -276,7 +276,8 @@ fn run_prepared<'py>(
     // lists). Each column is handed over as soon as it is converted, so the
     // table is never held twice.
     let flows = PyDict::new(py);
-    flows.set_item("id", f.id.into_pyarray(py))?;
+    let id: Vec<u32> = (0..f.len() as u32).collect(); // a flow's id is its index
+    flows.set_item("id", id.into_pyarray(py))?;
     flows.set_item("src", f.src.into_pyarray(py))?;
     flows.set_item("dst", f.dst.into_pyarray(py))?;
     flows.set_item("bytes", f.bytes.into_pyarray(py))?;

@@ -376,52 +376,9 @@ fn stall_limit(config: &Config) -> SimTime {
 }
 
 /// Per-flow records as columns (times in picoseconds; unfinished flows have
-/// `finish_ps = FlowTable::UNFINISHED`, see [`FlowTable::finish`]). All but
-/// `id` are the recorder's columns, moved.
-#[derive(Clone, Debug, Default)]
-pub struct FlowTable {
-    pub id: Vec<u32>,
-    pub src: Vec<u32>,
-    pub dst: Vec<u32>,
-    pub bytes: Vec<u64>,
-    pub start_ps: Vec<u64>,
-    pub finish_ps: Vec<u64>,
-    pub delivered: Vec<u64>,
-}
-
-impl FlowTable {
-    /// `finish_ps` of an unfinished flow (`u64::MAX`).
-    pub const UNFINISHED: u64 = FlowRecords::UNFINISHED;
-
-    /// Flow `i`'s finish time in ps, None if it did not finish.
-    pub fn finish(&self, i: usize) -> Option<u64> {
-        let f = self.finish_ps[i];
-        (f != Self::UNFINISHED).then_some(f)
-    }
-}
-
-impl From<FlowRecords> for FlowTable {
-    /// The records' columns, moved; `id` (the index) is the one new column.
-    fn from(r: FlowRecords) -> Self {
-        let FlowRecords {
-            src,
-            dst,
-            bytes,
-            start_ps,
-            finish_ps,
-            delivered,
-        } = r;
-        FlowTable {
-            id: (0..src.len() as u32).collect(),
-            src,
-            dst,
-            bytes,
-            start_ps,
-            finish_ps,
-            delivered,
-        }
-    }
-}
+/// `finish_ps = FlowTable::UNFINISHED`, see [`FlowRecords::finish`]): the
+/// recorder's columns, moved; a flow's id is its index.
+pub type FlowTable = FlowRecords;
 
 pub struct RunResult {
     pub summary: Summary,
@@ -521,7 +478,7 @@ pub fn simulate(
     let series = recorder.take_series();
     Ok(RunResult {
         summary,
-        flows: FlowTable::from(recorder.into_records()),
+        flows: recorder.into_records(),
         series,
         cancelled: out.cancelled,
     })
@@ -652,7 +609,7 @@ mod tests {
             &mut |_| true,
         );
         assert_eq!(out.recorder.violation_count(), 0);
-        FlowTable::from(out.recorder.into_records())
+        out.recorder.into_records()
     }
 
     #[test]
@@ -704,7 +661,7 @@ mod tests {
         let flows = [f(0, 100, 0), f(1, 1_000, 10), f(2, 2_000, 20), f(3, 5, 601)];
         for batches in [false, true] {
             let t = toy_table(&flows, 600, batches);
-            assert_eq!(t.id, [0, 1, 2]);
+            assert_eq!(t.len(), 3);
             assert_eq!((&t.src, &t.dst), (&vec![0, 1, 2], &vec![7, 6, 5]));
             assert_eq!(t.bytes, [100, 1_000, 2_000]);
             assert_eq!(t.start_ps, [0, 10, 20]);
@@ -736,7 +693,7 @@ mod tests {
             let table = toy_table(&flows, end, batches);
             let arrived: Vec<&Flow> = flows.iter().filter(|f| f.start.0 <= end).collect();
             let n = arrived.len();
-            prop_assert_eq!(&table.id, &(0..n as u32).collect::<Vec<_>>());
+            prop_assert_eq!(table.len(), n);
             prop_assert_eq!(&table.src, &arrived.iter().map(|f| f.src).collect::<Vec<_>>());
             prop_assert_eq!(&table.dst, &arrived.iter().map(|f| f.dst).collect::<Vec<_>>());
             prop_assert_eq!(&table.bytes, &arrived.iter().map(|f| f.bytes).collect::<Vec<_>>());

@@ -29,7 +29,7 @@ fn run(c: &Config) -> RunResult {
 /// Per node, its flows' (start, finish) in the order it sent them.
 fn by_source(r: &RunResult, hosts: u32) -> Vec<Vec<(u64, u64)>> {
     let mut v = vec![Vec::new(); hosts as usize];
-    for i in 0..r.flows.id.len() {
+    for i in 0..r.flows.len() {
         let fin = r.flows.finish(i).expect("every flow completes (drained)");
         v[r.flows.src[i] as usize].push((r.flows.start_ps[i], fin));
     }
@@ -38,7 +38,7 @@ fn by_source(r: &RunResult, hosts: u32) -> Vec<Vec<(u64, u64)>> {
 
 fn partner_of(r: &RunResult, hosts: u32) -> Vec<u32> {
     let mut p = vec![u32::MAX; hosts as usize];
-    for i in 0..r.flows.id.len() {
+    for i in 0..r.flows.len() {
         let (s, d) = (r.flows.src[i] as usize, r.flows.dst[i]);
         assert!(p[s] == u32::MAX || p[s] == d, "node {s} changed partner");
         p[s] = d;
@@ -59,7 +59,7 @@ fn ideal_ping_pong_round_trips_are_hand_worked() {
         p.infinite_bandwidth = false;
     });
     let r = run(&c);
-    assert_eq!(r.flows.id.len() as u64, hosts as u64 * per_node);
+    assert_eq!(r.flows.len() as u64, hosts as u64 * per_node);
     let step = 163_840 + 200_000;
     for (h, sent) in by_source(&r, hosts).iter().enumerate() {
         assert_eq!(sent.len() as u64, per_node, "node {h}");

@@ -66,7 +66,7 @@ fn run(extra: &str) -> RunResult {
 }
 
 fn unfinished(r: &RunResult) -> usize {
-    (0..r.flows.id.len())
+    (0..r.flows.len())
         .filter(|&i| r.flows.finish(i).is_none())
         .count()
 }
@@ -145,14 +145,13 @@ fn serialisation_ps(bytes: u64, bps: u64) -> u64 {
 /// Every finished flow took at least its serialisation at `bps`.
 fn assert_no_fct_below(r: &RunResult, bps: u64, what: &str) {
     let f = &r.flows;
-    for i in 0..f.id.len() {
+    for i in 0..f.len() {
         if let Some(end) = f.finish(i) {
             let fct = end - f.start_ps[i];
             let floor = serialisation_ps(f.bytes[i], bps);
             assert!(
                 fct >= floor,
-                "{what}: flow {} of {} B in {fct} ps, below {floor} ps",
-                f.id[i],
+                "{what}: flow {i} of {} B in {fct} ps, below {floor} ps",
                 f.bytes[i]
             );
         }

@@ -22,7 +22,7 @@ use common::{loaded, run_clean, tempdir, trace_config};
 
 fn finishes(c: &Config, p: &Paths) -> Vec<Option<u64>> {
     let r = run_clean(c, p);
-    (0..r.flows.id.len())
+    (0..r.flows.len())
         .map(|i| r.flows.finish(i).map(|f| f - r.flows.start_ps[i]))
         .collect()
 }
@@ -107,7 +107,7 @@ fn random_workload_conserves_bytes_and_respects_link_capacity() {
             s.delivered_bytes, s.offered_bytes,
             "{fabric}: bytes conserved"
         );
-        for i in 0..r.flows.id.len() {
+        for i in 0..r.flows.len() {
             let fct = r.flows.finish(i).unwrap() - r.flows.start_ps[i];
             let alone = Rate(s.host_rate_bps).tx_time(r.flows.bytes[i]).0;
             assert!(fct + 2 >= alone, "{fabric}: flow {i} beat its line rate");

@@ -574,7 +574,7 @@ fn mean_fct(c: &Config) -> (f64, Vec<(u32, u32, u64, u64)>) {
     assert!(r.summary.invariant_violations.is_empty());
     assert_eq!(r.summary.completed, r.summary.flows);
     let t = &r.flows;
-    let rows: Vec<_> = (0..t.id.len())
+    let rows: Vec<_> = (0..t.len())
         .map(|i| {
             (
                 t.src[i],

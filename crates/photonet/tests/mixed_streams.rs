@@ -48,12 +48,12 @@ fn streams_are_merged_in_time_and_summarised_apart() {
     let f = &mixed.flows;
     assert!(f.start_ps.windows(2).all(|w| w[0] <= w[1]), "time-ordered");
     // The background is the run without the overlay, flow for flow.
-    let bg: Vec<(u32, u32, u64, u64)> = (0..f.id.len())
+    let bg: Vec<(u32, u32, u64, u64)> = (0..f.len())
         .filter(|&i| f.bytes[i] == 20_000)
         .map(|i| (f.src[i], f.dst[i], f.bytes[i], f.start_ps[i]))
         .collect();
     let a = &alone.flows;
-    let want: Vec<_> = (0..a.id.len())
+    let want: Vec<_> = (0..a.len())
         .map(|i| (a.src[i], a.dst[i], a.bytes[i], a.start_ps[i]))
         .collect();
     assert_eq!(bg, want);

@@ -298,7 +298,7 @@ fn a_failed_node_strands_its_own_traffic_and_counts_what_it_swallowed() {
     let f = &r.flows;
     let spr = 2;
     let mut stranded_own = 0;
-    for i in 0..f.id.len() {
+    for i in 0..f.len() {
         let touches = f.src[i] / spr == 3 || f.dst[i] / spr == 3;
         let done = f.finish(i).is_some();
         if touches {
@@ -349,7 +349,7 @@ fn rescheduling_around_a_failure_regains_the_lost_slots() {
         }]
     });
     let last = |r: &RunResult| {
-        (0..r.flows.id.len())
+        (0..r.flows.len())
             .map(|i| r.flows.finish(i).unwrap())
             .max()
             .unwrap()
@@ -452,7 +452,7 @@ fn node_failure_with_drain_accounts_for_every_cell_and_healthy_flows_finish() {
         let f = &r.flows;
         let spr = 2;
         let mut healthy_before = 0;
-        for i in 0..f.id.len() {
+        for i in 0..f.len() {
             if f.src[i] / spr == 3 || f.dst[i] / spr == 3 {
                 continue;
             }
