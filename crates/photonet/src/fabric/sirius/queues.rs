@@ -213,7 +213,11 @@ impl Queues {
         out: &mut Vec<u32>,
     ) {
         out.clear();
-        let lists = if first_hop { &mut self.vq } else { &mut self.fwd };
+        let lists = if first_hop {
+            &mut self.vq
+        } else {
+            &mut self.fwd
+        };
         let q = &mut lists[i * self.n + j];
         let mut keep = List::EMPTY;
         while let Some(c) = pool.pop_front(q) {
