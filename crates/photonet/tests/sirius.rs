@@ -507,11 +507,21 @@ fn configs_too_big_to_allocate_are_refused_before_allocation() {
     assert_eq!(e.key, "topology.racks", "{e}");
 }
 
-/// Server-based: 4 racks of one server, 2 uplinks of 50 Gbps each, servers
-/// at R = 10 Gbps.
-fn servers_at_10g(c: &mut Config) {
-    one_host_per_rack(&mut c.topology, 4, 2, 50);
-    c.topology.server_rate = Some(Rate::gbps(10));
+/// Replays `trace` server-based (4 racks of one server, 2 uplinks of 50 Gbps
+/// each, servers at R = 10 Gbps) on Sirius and Sirius (ideal): per fabric,
+/// the slowest flow's completion time in ps.
+fn slowest_server_based(trace: &str) -> Vec<(&'static str, u64)> {
+    ["sirius", "sirius_ideal"]
+        .into_iter()
+        .map(|fabric| {
+            let (mut c, p, _d) = trace_config(fabric, trace);
+            one_host_per_rack(&mut c.topology, 4, 2, 50);
+            c.topology.server_rate = Some(Rate::gbps(10));
+            let r = run(&c, &p);
+            let slowest = (0..r.flows.start_ps.len()).map(|i| fct_ps(&r, i)).max();
+            (fabric, slowest.expect("a flow"))
+        })
+        .collect()
 }
 
 /// Issue 27 item 4: server-based (`servers_per_rack = 1`), the server's NIC
@@ -521,11 +531,7 @@ fn servers_at_10g(c: &mut Config) {
 /// LOCAL at once, delivered as fast as the uplinks brought it).
 #[test]
 fn server_based_flows_go_no_faster_than_the_server_rate() {
-    for fabric in ["sirius", "sirius_ideal"] {
-        let trace = "src,dst,bytes,start\n0,1,100000,0ns\n";
-        let (mut c, p, _d) = trace_config(fabric, trace);
-        servers_at_10g(&mut c);
-        let fct = fct_ps(&run(&c, &p), 0);
+    for (fabric, fct) in slowest_server_based("src,dst,bytes,start\n0,1,100000,0ns\n") {
         assert!(
             fct >= 80_000_000,
             "{fabric}: {fct} ps, below 100 KB at 10 Gbps"
@@ -540,12 +546,8 @@ fn server_based_flows_go_no_faster_than_the_server_rate() {
 /// later finishes after 160 µs.
 #[test]
 fn server_based_incast_is_delivered_at_the_server_rate() {
-    for fabric in ["sirius", "sirius_ideal"] {
-        let trace = "src,dst,bytes,start\n0,2,100000,0ns\n1,2,100000,0ns\n";
-        let (mut c, p, _d) = trace_config(fabric, trace);
-        servers_at_10g(&mut c);
-        let r = run(&c, &p);
-        let last = fct_ps(&r, 0).max(fct_ps(&r, 1));
+    let trace = "src,dst,bytes,start\n0,2,100000,0ns\n1,2,100000,0ns\n";
+    for (fabric, last) in slowest_server_based(trace) {
         assert!(last >= 160_000_000, "{fabric}: {last} ps");
         assert!(last < 170_000_000, "{fabric}: {last} ps");
     }
