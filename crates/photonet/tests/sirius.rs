@@ -4,41 +4,22 @@
 //! failures, and the direction of the paper's knobs (guardband, uplinks).
 
 mod common;
-use common::tempdir;
+use common::{one_host_per_rack, run_clean as run, tempdir};
 
-use photonet::config::{Config, PatternKind, SizesConfig};
+use photonet::config::{Config, SizesConfig};
 use photonet::fabric::sirius::{NodeFailure, SiriusParams};
 use photonet::run::{prepare, simulate, Paths, RunResult};
 use photonet::units::{ByteSize, Rate, SimTime};
 use proptest::prelude::*;
 
-/// A Sirius config replaying `trace` (CSV `src,dst,bytes,start`), draining.
+/// A Sirius config replaying `trace` (CSV `src,dst,bytes,start`), draining,
+/// with no propagation delay and invariants checked.
 fn trace_config(fabric: &str, trace: &str) -> (Config, Paths, tempdir::Dir) {
-    let dir = tempdir::Dir::new();
-    std::fs::write(dir.path.join("t.csv"), trace).unwrap();
-    let mut c = Config::default();
+    let (mut c, paths, dir) = common::trace_config(trace);
     c.fabric = fabric.into();
-    c.workload.pattern.kind = PatternKind::Trace;
-    c.workload.pattern.file = Some("t.csv".into());
-    c.stop.flows = None;
-    c.stop.drain = true;
     c.metrics.check_invariants = true;
     c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ZERO);
-    let paths = Paths {
-        base_dir: Some(dir.path.clone()),
-        search: vec![],
-    };
     (c, paths, dir)
-}
-
-fn run(c: &Config, p: &Paths) -> RunResult {
-    let r = simulate(prepare(c, p).unwrap(), &mut |_| true).unwrap();
-    assert!(
-        r.summary.invariant_violations.is_empty(),
-        "{:?}",
-        r.summary.invariant_violations
-    );
-    r
 }
 
 fn fct_ps(r: &RunResult, i: usize) -> u64 {
@@ -48,10 +29,7 @@ fn fct_ps(r: &RunResult, i: usize) -> u64 {
 /// Two nodes, one uplink each, 2-port gratings: node 0 reaches node 1 only in
 /// slot 1 of every 2-slot epoch, and the only intermediate is the destination.
 fn two_servers(c: &mut Config) {
-    c.topology.racks = 2;
-    c.topology.servers_per_rack = 1;
-    c.topology.uplinks = 1;
-    c.topology.uplink_rate = Rate::gbps(50);
+    one_host_per_rack(&mut c.topology, 2, 1, 50);
     c.edit(|p: &mut SiriusParams| p.uplink_multiplier = 1.0);
 }
 
@@ -529,6 +507,23 @@ fn configs_too_big_to_allocate_are_refused_before_allocation() {
     assert_eq!(e.key, "topology.racks", "{e}");
 }
 
+/// Replays `trace` server-based (4 racks of one server, 2 uplinks of 50 Gbps
+/// each, servers at R = 10 Gbps) on Sirius and Sirius (ideal): per fabric,
+/// the slowest flow's completion time in ps.
+fn slowest_server_based(trace: &str) -> Vec<(&'static str, u64)> {
+    ["sirius", "sirius_ideal"]
+        .into_iter()
+        .map(|fabric| {
+            let (mut c, p, _d) = trace_config(fabric, trace);
+            one_host_per_rack(&mut c.topology, 4, 2, 50);
+            c.topology.server_rate = Some(Rate::gbps(10));
+            let r = run(&c, &p);
+            let slowest = (0..r.flows.start_ps.len()).map(|i| fct_ps(&r, i)).max();
+            (fabric, slowest.expect("a flow"))
+        })
+        .collect()
+}
+
 /// Issue 27 item 4: server-based (`servers_per_rack = 1`), the server's NIC
 /// rate R = `topology.server_rate` bounds what it hands to the fabric and
 /// what it takes from it. A lone 100 KB flow at 10 Gbps (uplinks 2 × 50 Gbps)
@@ -536,15 +531,7 @@ fn configs_too_big_to_allocate_are_refused_before_allocation() {
 /// LOCAL at once, delivered as fast as the uplinks brought it).
 #[test]
 fn server_based_flows_go_no_faster_than_the_server_rate() {
-    for fabric in ["sirius", "sirius_ideal"] {
-        let trace = "src,dst,bytes,start\n0,1,100000,0ns\n";
-        let (mut c, p, _d) = trace_config(fabric, trace);
-        c.topology.racks = 4;
-        c.topology.servers_per_rack = 1;
-        c.topology.uplinks = 2;
-        c.topology.uplink_rate = Rate::gbps(50);
-        c.topology.server_rate = Some(Rate::gbps(10));
-        let fct = fct_ps(&run(&c, &p), 0);
+    for (fabric, fct) in slowest_server_based("src,dst,bytes,start\n0,1,100000,0ns\n") {
         assert!(
             fct >= 80_000_000,
             "{fabric}: {fct} ps, below 100 KB at 10 Gbps"
@@ -559,16 +546,8 @@ fn server_based_flows_go_no_faster_than_the_server_rate() {
 /// later finishes after 160 µs.
 #[test]
 fn server_based_incast_is_delivered_at_the_server_rate() {
-    for fabric in ["sirius", "sirius_ideal"] {
-        let trace = "src,dst,bytes,start\n0,2,100000,0ns\n1,2,100000,0ns\n";
-        let (mut c, p, _d) = trace_config(fabric, trace);
-        c.topology.racks = 4;
-        c.topology.servers_per_rack = 1;
-        c.topology.uplinks = 2;
-        c.topology.uplink_rate = Rate::gbps(50);
-        c.topology.server_rate = Some(Rate::gbps(10));
-        let r = run(&c, &p);
-        let last = fct_ps(&r, 0).max(fct_ps(&r, 1));
+    let trace = "src,dst,bytes,start\n0,2,100000,0ns\n1,2,100000,0ns\n";
+    for (fabric, last) in slowest_server_based(trace) {
         assert!(last >= 160_000_000, "{fabric}: {last} ps");
         assert!(last < 170_000_000, "{fabric}: {last} ps");
     }

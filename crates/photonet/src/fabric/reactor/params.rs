@@ -3,7 +3,7 @@
 
 use super::eps::EPS_PACKET;
 use super::Reactor;
-use crate::error::{bad, ConfigError};
+use crate::error::ConfigError;
 use crate::fabric::registry::{
     BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, ParamTable, Variant,
 };
@@ -79,6 +79,11 @@ impl ParamTable for ReactorParams {
     const TABLE: &'static str = "reactor";
 }
 
+/// A bad value of `reactor.{key}`.
+fn bad(key: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> ConfigError {
+    crate::error::bad(ReactorParams::TABLE, key, value, reason)
+}
+
 /// Registration of REACToR.
 pub struct ReactorModule;
 
@@ -124,16 +129,10 @@ impl ReactorParams {
             ));
         }
         if self.tick == SimTime::ZERO {
-            return Err(bad(
-                ReactorParams::TABLE,
-                "tick",
-                self.tick,
-                "must be positive",
-            ));
+            return Err(bad("tick", self.tick, "must be positive"));
         }
         if self.reconfiguration >= self.min_config {
             return Err(bad(
-                ReactorParams::TABLE,
                 "reconfiguration",
                 self.reconfiguration,
                 format!(
@@ -144,7 +143,6 @@ impl ReactorParams {
         }
         if self.min_config > self.period {
             return Err(bad(
-                ReactorParams::TABLE,
                 "min_config",
                 self.min_config,
                 format!("longer than the period {}", self.period),
@@ -152,7 +150,6 @@ impl ReactorParams {
         }
         if !self.period.0.is_multiple_of(self.tick.0) {
             return Err(bad(
-                ReactorParams::TABLE,
                 "period",
                 self.period,
                 format!("must be a whole number of ticks ({})", self.tick),
@@ -160,7 +157,6 @@ impl ReactorParams {
         }
         if self.tick > self.min_config - self.reconfiguration {
             return Err(bad(
-                ReactorParams::TABLE,
                 "tick",
                 self.tick,
                 "must not exceed the shortest configuration's circuit time (min_config − δ)",
@@ -168,7 +164,6 @@ impl ReactorParams {
         }
         if self.pfc_off_min > self.pfc_off_max {
             return Err(bad(
-                ReactorParams::TABLE,
                 "pfc_off_min",
                 self.pfc_off_min,
                 "must not exceed pfc_off_max",
@@ -176,7 +171,6 @@ impl ReactorParams {
         }
         if self.pfc_on_min > self.pfc_on_max {
             return Err(bad(
-                ReactorParams::TABLE,
                 "pfc_on_min",
                 self.pfc_on_min,
                 "must not exceed pfc_on_max",
@@ -184,7 +178,6 @@ impl ReactorParams {
         }
         if self.pfc_on_max + self.pfc_off_max >= self.min_config - self.reconfiguration {
             return Err(bad(
-                ReactorParams::TABLE,
                 "min_config",
                 self.min_config,
                 "a configuration must outlast δ plus the PFC on and off delays",
@@ -192,7 +185,6 @@ impl ReactorParams {
         }
         if self.circuit_rate > r {
             return Err(bad(
-                ReactorParams::TABLE,
                 "circuit_rate",
                 self.circuit_rate,
                 format!("a rate limit above the line rate R = {} b/s", r.0),
@@ -206,7 +198,6 @@ impl ReactorParams {
         if hybrid {
             if self.eps_rate.0 == 0 || self.eps_rate >= r {
                 return Err(bad(
-                    ReactorParams::TABLE,
                     "eps_rate",
                     self.eps_rate,
                     format!(
@@ -216,12 +207,7 @@ impl ReactorParams {
                 ));
             }
             if self.pfc_xon > self.pfc_xoff {
-                return Err(bad(
-                    ReactorParams::TABLE,
-                    "pfc_xon",
-                    self.pfc_xon,
-                    "must not exceed pfc_xoff",
-                ));
+                return Err(bad("pfc_xon", self.pfc_xon, "must not exceed pfc_xoff"));
             }
             // After a link crosses xoff: what arrives until the PAUSE takes
             // effect, the packet then on the wire and the one that crossed.
@@ -230,8 +216,7 @@ impl ReactorParams {
                 .bytes_in(self.pfc_off_max + self.tick + self.tick)
                 .max(self.eps_rate.bytes_in(self.pfc_off_max) + 2 * EPS_PACKET);
             if self.pfc_xoff.0 >= self.eps_buffer.0 || self.eps_buffer.0 - self.pfc_xoff.0 < need {
-                return Err(bad(ReactorParams::TABLE,
-                    "pfc_xoff",
+                return Err(bad("pfc_xoff",
                     self.pfc_xoff,
                     format!(
                         "cannot absorb the pause reaction: eps_buffer − pfc_xoff must hold {need} B (eps_rate × (pfc_off_max + 2 ticks), at least eps_rate × pfc_off_max + two 1,500 B packets), eps_buffer is {} B",

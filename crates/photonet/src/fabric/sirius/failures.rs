@@ -95,7 +95,7 @@ impl Failures {
                     continue;
                 }
                 let live = |c: &Cell| live_flow(flows, failed, c.flow);
-                queues.drain_fwd(pool, x, d, live, &mut cells);
+                queues.drain(pool, false, x, d, live, &mut cells);
                 for &c in &cells {
                     local.retransmit(flows, pool, c);
                 }
@@ -114,7 +114,7 @@ impl Failures {
                     stuck += to_x as u64;
                     !to_x
                 };
-                queues.drain_vq(pool, s, x, back, &mut cells);
+                queues.drain(pool, true, s, x, back, &mut cells);
                 self.for_failed_dest += stuck;
                 for &c in &cells {
                     local.retransmit(flows, pool, c);

@@ -200,55 +200,36 @@ impl Queues {
         c
     }
 
-    /// Node `x` failed: takes the cells it held as intermediate for live
-    /// destination `d` whose flows `lost` says to send again (the rest stay,
-    /// frozen), into `out`.
-    pub fn drain_fwd(
+    /// A node failed: takes node `i`'s cells for link i → `j` of one hop
+    /// (first hop: granted to go via j; second hop: destined to j) that
+    /// `take` picks into `out`; the rest stay, frozen.
+    pub fn drain(
         &mut self,
         pool: &mut Pool<Cell>,
-        x: usize,
-        d: usize,
-        mut lost: impl FnMut(&Cell) -> bool,
+        first_hop: bool,
+        i: usize,
+        j: usize,
+        mut take: impl FnMut(&Cell) -> bool,
         out: &mut Vec<u32>,
     ) {
         out.clear();
-        let q = &mut self.fwd[x * self.n + d];
+        let lists = if first_hop {
+            &mut self.vq
+        } else {
+            &mut self.fwd
+        };
+        let q = &mut lists[i * self.n + j];
         let mut keep = List::EMPTY;
         while let Some(c) = pool.pop_front(q) {
-            if lost(&pool[c]) {
+            if take(&pool[c]) {
                 out.push(c);
             } else {
                 pool.push_back(&mut keep, c);
             }
         }
         *q = keep;
-        self.unqueue(x, out.len() as u32);
-        self.unmark_if_idle(x, d);
-    }
-
-    /// Node `x` failed: takes the cells `s` had granted via `x` whose flows
-    /// `back` says go back to LOCAL (the rest stay, frozen), into `out`.
-    pub fn drain_vq(
-        &mut self,
-        pool: &mut Pool<Cell>,
-        s: usize,
-        x: usize,
-        mut back: impl FnMut(&Cell) -> bool,
-        out: &mut Vec<u32>,
-    ) {
-        out.clear();
-        let q = &mut self.vq[s * self.n + x];
-        let mut keep = List::EMPTY;
-        while let Some(c) = pool.pop_front(q) {
-            if back(&pool[c]) {
-                out.push(c);
-            } else {
-                pool.push_back(&mut keep, c);
-            }
-        }
-        *q = keep;
-        self.unqueue(s, out.len() as u32);
-        self.unmark_if_idle(s, x);
+        self.unqueue(i, out.len() as u32);
+        self.unmark_if_idle(i, j);
     }
 
     /// Second-hop cells at `i` for `d`.

@@ -1,19 +1,33 @@
 use super::*;
 use crate::units::ByteSize;
 
-/// 4 racks × 2 servers, one inter-rack flow of 40 cells at t = 0.
-fn small() -> (Sirius, Recorder) {
+/// Sirius (ideal or not, seeded with `seed`) on `racks` racks of
+/// `servers_per_rack` with `uplinks` each, taken as they are
+/// (`uplink_multiplier` 1), and the rest of `p`.
+fn sirius(
+    racks: u32,
+    servers_per_rack: u32,
+    uplinks: u32,
+    p: SiriusParams,
+    ideal: bool,
+    seed: u64,
+) -> Sirius {
     let topo = Topology {
-        racks: 4,
-        servers_per_rack: 2,
-        uplinks: 1,
+        racks,
+        servers_per_rack,
+        uplinks,
         ..Topology::default()
     };
     let p = SiriusParams {
         uplink_multiplier: 1.0,
-        ..SiriusParams::default()
+        ..p
     };
-    let mut f = Sirius::new(&topo, &p, false, 1, true).unwrap();
+    Sirius::new(&topo, &p, ideal, seed, true).unwrap()
+}
+
+/// 4 racks × 2 servers, one inter-rack flow of 40 cells at t = 0.
+fn small() -> (Sirius, Recorder) {
+    let mut f = sirius(4, 2, 1, SiriusParams::default(), false, 1);
     let mut rec = Recorder::new(None);
     let flow = Flow {
         id: 0,
@@ -36,21 +50,14 @@ fn overloaded_baseline(
     n: u32,
     horizon: SimTime,
 ) -> (Vec<Option<SimTime>>, FabricStats, usize) {
-    let topo = Topology {
-        racks: 16,
-        servers_per_rack: 1,
-        uplinks: 2,
-        ..Topology::default()
-    };
     let p = SiriusParams {
-        uplink_multiplier: 1.0,
         ports: 8,
         queue_bound: u32::MAX,
         propagation: SimTime::ns(300),
         source_priorities: vec![ByteSize(1000), ByteSize(10_000)],
         ..SiriusParams::default()
     };
-    let mut f = Sirius::new(&topo, &p, true, 3, true).unwrap();
+    let mut f = sirius(16, 1, 2, p, true, 3);
     assert!(f.local.ordered(), "the ordered pick applies");
     if !ordered {
         f.local.unorder(); // the plain scan
