@@ -8,8 +8,10 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use photonet::config::Config;
-use photonet::run::{prepare, simulate, Paths};
+use photonet::run::Paths;
 use std::hint::black_box;
+
+mod common;
 
 fn config(fabric: &str, packets_per_node: u64) -> Config {
     let text = format!(
@@ -48,15 +50,7 @@ propagation = "128ns"
 }
 
 fn run(c: &mut Criterion, name: &str, cfg: &Config) {
-    let mut g = c.benchmark_group("baldur");
-    g.sample_size(10);
-    g.bench_function(name, |b| {
-        b.iter(|| {
-            let p = prepare(cfg, &Paths::default()).unwrap();
-            black_box(simulate(p, &mut |_| true).unwrap().summary.completed)
-        })
-    });
-    g.finish();
+    common::bench_run(c, "baldur", name, cfg, &Paths::default());
 }
 
 fn baldur_paper_scale(c: &mut Criterion) {

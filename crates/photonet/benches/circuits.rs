@@ -6,9 +6,10 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use photonet::config::Config;
-use photonet::run::{prepare, simulate, Paths};
-use std::hint::black_box;
+use photonet::run::Paths;
 use std::path::PathBuf;
+
+mod common;
 
 fn experiments() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments")
@@ -43,15 +44,7 @@ fn figure_config(paper: &str, file: &str, set: &[(&str, toml::Value)]) -> (Confi
 }
 
 fn bench_point(c: &mut Criterion, name: &str, cfg: &Config, paths: &Paths) {
-    let mut g = c.benchmark_group("circuits");
-    g.sample_size(10);
-    g.bench_function(name, |b| {
-        b.iter(|| {
-            let p = prepare(cfg, paths).unwrap();
-            black_box(simulate(p, &mut |_| true).unwrap().summary.goodput)
-        })
-    });
-    g.finish();
+    common::bench_run(c, "circuits", name, cfg, paths);
 }
 
 fn s(v: &str) -> toml::Value {

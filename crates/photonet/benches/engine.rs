@@ -4,21 +4,15 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use photonet::config::Config;
-use photonet::run::{prepare, simulate, Paths};
+use photonet::run::Paths;
 use photonet::sched::maxmin::{reference, Problem, Solver};
 use std::hint::black_box;
 
+mod common;
+
 /// Times whole paper-scale runs of `cfg` (prepare + simulate).
 fn bench_run(c: &mut Criterion, name: &str, cfg: &Config) {
-    let mut g = c.benchmark_group("run");
-    g.sample_size(10);
-    g.bench_function(name, |b| {
-        b.iter(|| {
-            let p = prepare(cfg, &Paths::default()).unwrap();
-            black_box(simulate(p, &mut |_| true).unwrap().summary.goodput)
-        })
-    });
-    g.finish();
+    common::bench_run(c, "run", name, cfg, &Paths::default());
 }
 
 fn esn_paper_scale(c: &mut Criterion) {
@@ -78,16 +72,13 @@ fn negotiator_paper_network(c: &mut Criterion) {
         duration = "3ms"
     "#;
     let cfg = Config::from_toml(text).unwrap();
-    let paths = workload_paths();
-    let mut g = c.benchmark_group("run");
-    g.sample_size(10);
-    g.bench_function("negotiator_parallel_128x8_hadoop_load1.0_3ms", |b| {
-        b.iter(|| {
-            let p = prepare(&cfg, &paths).unwrap();
-            black_box(simulate(p, &mut |_| true).unwrap().summary.goodput)
-        })
-    });
-    g.finish();
+    common::bench_run(
+        c,
+        "run",
+        "negotiator_parallel_128x8_hadoop_load1.0_3ms",
+        &cfg,
+        &workload_paths(),
+    );
 }
 
 fn sirius_request_grant(c: &mut Criterion) {

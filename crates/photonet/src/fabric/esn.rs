@@ -162,6 +162,15 @@ fn lone_flow(topo: &Topology, base_latency: SimTime, bytes: u64) -> FctBounds {
     }
 }
 
+/// The memory of either ESN variant: links and rate state per host.
+fn memory(ctx: &BuildContext) -> Vec<MemoryPart> {
+    vec![MemoryPart::per_host(
+        ctx,
+        1024,
+        "per-host links and rate state",
+    )]
+}
+
 /// Registration of ESN (Ideal).
 pub struct EsnIdeal;
 
@@ -177,11 +186,7 @@ impl FabricModule for EsnIdeal {
         check_interval("esn", p.rate_update_interval)
     }
     fn memory(_: &EsnParams, _: &(), _: &Variant, ctx: &BuildContext) -> Vec<MemoryPart> {
-        vec![MemoryPart::per_host(
-            ctx,
-            1024,
-            "per-host links and rate state",
-        )]
+        memory(ctx)
     }
     fn build(
         p: EsnParams,
@@ -242,11 +247,7 @@ impl FabricModule for EsnOsub {
         Ok(())
     }
     fn memory(_: &EsnOsubParams, _: &(), _: &Variant, ctx: &BuildContext) -> Vec<MemoryPart> {
-        vec![MemoryPart::per_host(
-            ctx,
-            1024,
-            "per-host links and rate state",
-        )]
+        memory(ctx)
     }
     fn build(
         p: EsnOsubParams,

@@ -73,47 +73,34 @@ pub trait Stamp: Copy + Default + Ord + std::fmt::Debug {
     fn plus(self, d: Self) -> Self;
 }
 
-impl Stamp for u32 {
-    const MAX: u64 = i32::MAX as u64;
-    const NEVER: u32 = 1 << 31;
-    #[inline]
-    fn from_u64(v: u64) -> Self {
-        v as u32
-    }
-    #[inline]
-    fn to_u64(self) -> u64 {
-        self as u64
-    }
-    #[inline]
-    fn free_at(self, now: Self) -> bool {
-        (self as i32) <= (now as i32)
-    }
-    #[inline]
-    fn plus(self, d: Self) -> Self {
-        self.wrapping_add(d)
-    }
+/// [`Stamp`] for the unsigned integer `$t`, compared as its signed twin `$s`.
+macro_rules! stamp {
+    ($t:ty, $s:ty) => {
+        impl Stamp for $t {
+            const MAX: u64 = <$s>::MAX as u64;
+            const NEVER: $t = 1 << (<$t>::BITS - 1);
+            #[inline]
+            fn from_u64(v: u64) -> Self {
+                v as $t
+            }
+            #[inline]
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+            #[inline]
+            fn free_at(self, now: Self) -> bool {
+                (self as $s) <= (now as $s)
+            }
+            #[inline]
+            fn plus(self, d: Self) -> Self {
+                self.wrapping_add(d)
+            }
+        }
+    };
 }
 
-impl Stamp for u64 {
-    const MAX: u64 = i64::MAX as u64;
-    const NEVER: u64 = 1 << 63;
-    #[inline]
-    fn from_u64(v: u64) -> Self {
-        v
-    }
-    #[inline]
-    fn to_u64(self) -> u64 {
-        self
-    }
-    #[inline]
-    fn free_at(self, now: Self) -> bool {
-        (self as i64) <= (now as i64)
-    }
-    #[inline]
-    fn plus(self, d: Self) -> Self {
-        self.wrapping_add(d)
-    }
-}
+stamp!(u32, i32);
+stamp!(u64, i64);
 
 /// A probe's state in a batched traversal: its direction group at the
 /// current stage, its time there (relative to the base; NEVER once
@@ -128,6 +115,29 @@ struct Lane<S> {
 }
 
 const NOT_DROPPED: u32 = u32::MAX;
+
+impl<S: Stamp> Lane<S> {
+    /// The probe's pass through stage `s`, at its group's outputs `free`
+    /// and the switches they feed `next`: it takes the first free output
+    /// and goes on to the group of the next stage (`shift`: the bit of
+    /// `dst` that picks it), or is dropped. Inlined into both batch loops
+    /// (per probe and stage: the hot path).
+    #[inline(always)]
+    fn pass(&mut self, s: usize, free: &mut [S], next: &[S], hop: S, shift: usize) {
+        let mask = free_mask(free, self.now);
+        if mask == 0 {
+            if self.dropped == NOT_DROPPED {
+                self.dropped = s as u32;
+                self.now = S::NEVER;
+            }
+            return;
+        }
+        let j = mask.trailing_zeros() as usize;
+        free[j] = self.now.plus(self.occupy);
+        self.now = self.now.plus(hop);
+        self.group = next[j].to_u64() as u32 * 2 + ((self.dst >> shift) & 1);
+    }
+}
 
 /// Where a packet went: delivered, or dropped at a stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -382,20 +392,8 @@ impl<S: Stamp> Stages<S> {
             // cheaper than a branch per probe.
             let shift = k.saturating_sub(s + 2);
             for l in lanes.iter_mut() {
-                let g = &mut groups[l.group as usize & mask];
-                let now = l.now;
-                let free = free_mask(&g[..m], now);
-                if free == 0 {
-                    if l.dropped == NOT_DROPPED {
-                        l.dropped = s as u32;
-                        l.now = S::NEVER;
-                    }
-                    continue;
-                }
-                let j = free.trailing_zeros() as usize;
-                g[j] = now.plus(l.occupy);
-                l.now = now.plus(hop);
-                l.group = g[m + j].to_u64() as u32 * 2 + ((l.dst >> shift) & 1);
+                let (free, next) = groups[l.group as usize & mask].split_at_mut(m);
+                l.pass(s, free, next, hop, shift);
             }
         }
     }
@@ -411,18 +409,7 @@ impl<S: Stamp> Stages<S> {
             for l in lanes.iter_mut() {
                 let at = l.group as usize * 2 * m;
                 let (free, next) = stage[at..at + 2 * m].split_at_mut(m);
-                let mask = free_mask(free, l.now);
-                if mask == 0 {
-                    if l.dropped == NOT_DROPPED {
-                        l.dropped = s as u32;
-                        l.now = S::NEVER;
-                    }
-                    continue;
-                }
-                let j = mask.trailing_zeros() as usize;
-                free[j] = l.now.plus(l.occupy);
-                l.now = l.now.plus(hop);
-                l.group = next[j].to_u64() as u32 * 2 + ((l.dst >> shift) & 1);
+                l.pass(s, free, next, hop, shift);
             }
         }
     }

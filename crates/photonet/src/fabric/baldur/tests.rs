@@ -27,16 +27,6 @@ fn net(n: u32, p: &BaldurParams, seed: u64) -> Baldur {
     Baldur::new(p, l, &RngStreams::new(seed)).with_checks(true)
 }
 
-fn flow(id: u32, src: u32, dst: u32, bytes: u64, start: SimTime) -> Flow {
-    Flow {
-        id,
-        src,
-        dst,
-        bytes,
-        start,
-    }
-}
-
 fn drain(net: &mut Baldur, flows: &[Flow]) -> Recorder {
     let mut rec = Recorder::new(None);
     // Every call while little is in flight; then every 64th (the check
@@ -57,7 +47,7 @@ fn a_lone_packet_takes_exactly_links_plus_switches_plus_serialisation() {
         ..Default::default()
     };
     let mut b = net(8, &p, 1);
-    let rec = drain(&mut b, &[flow(0, 6, 1, 512, SimTime::ns(10))]);
+    let rec = drain(&mut b, &[Flow::new(0, 6, 1, 512, SimTime::ns(10))]);
     assert_eq!(
         rec.finish(0),
         Some(SimTime::ns(10) + SimTime(164_200 + 200_420))
@@ -150,7 +140,10 @@ fn a_dropped_packet_is_retransmitted_and_delivered_exactly_once() {
     };
     let mut b = net(8, &p, 1);
     let t = SimTime::ns(10);
-    let rec = drain(&mut b, &[flow(0, 0, 5, 512, t), flow(1, 1, 5, 512, t)]);
+    let rec = drain(
+        &mut b,
+        &[Flow::new(0, 0, 5, 512, t), Flow::new(1, 1, 5, 512, t)],
+    );
     let s = b.stats();
     assert_eq!(s["data_dropped"], 1.0, "{s:?}");
     assert_eq!(s["retransmissions"], 1.0, "{s:?}");
@@ -180,7 +173,7 @@ fn spurious_retransmissions_are_delivered_once_and_counted_as_duplicates() {
     };
     let mut b = net(16, &p, 3);
     let flows: Vec<Flow> = (0..16)
-        .map(|i| flow(i, i, (i * 5 + 3) % 16, 3_000, SimTime::ns(i as u64 * 37)))
+        .map(|i| Flow::new(i, i, (i * 5 + 3) % 16, 3_000, SimTime::ns(i as u64 * 37)))
         .collect();
     let rec = drain(&mut b, &flows);
     assert_eq!(rec.violation_count(), 0, "{:?}", rec.violations());
@@ -211,7 +204,7 @@ fn loaded(m: u32, seed: u64) -> (FabricStats, Recorder) {
         .map(|i| {
             t += -crate::rng::open_unit(&mut r).ln() * gap;
             let src = r.random_range(0..64);
-            flow(i, src, perm[src as usize], 512, SimTime((t * 1e12) as u64))
+            Flow::new(i, src, perm[src as usize], 512, SimTime((t * 1e12) as u64))
         })
         .collect();
     let rec = drain(&mut b, &flows);
@@ -325,7 +318,7 @@ fn deferred_batched_switching_gives_the_same_run_as_immediate() {
                     let src = r.random_range(0..64);
                     // Mostly one packet, some several (short last ones).
                     let bytes = if i % 7 == 0 { 1_300 } else { 512 };
-                    flow(i, src, perm[src as usize], bytes, SimTime(t))
+                    Flow::new(i, src, perm[src as usize], bytes, SimTime(t))
                 })
                 .collect();
             let mut rec = Recorder::new(None);
@@ -663,7 +656,7 @@ fn node_backoff_spaces_a_nodes_data_by_its_stage() {
     // one Resume timer however often it is asked.
     assert!(!b.held(0, end));
     b.nodes[1].data_ok_at = end + SimTime::us(1);
-    b.add_flow(end, &flow(0, 1, 5, 512, end), &mut Recorder::new(None));
+    b.add_flow(end, &Flow::new(0, 1, 5, 512, end), &mut Recorder::new(None));
     assert!(b.held(1, end) && b.held(1, end));
     assert_eq!(b.timers.peek_time(), Some(end + SimTime::us(1)));
     assert_eq!(b.timers.len(), 1);
@@ -677,7 +670,7 @@ fn node_backoff_rises_on_timeouts_and_an_ack_resets_it() {
     let mut p = BaldurParams::default();
     (p.timeout, p.backoff_slot, p.backoff_cap) = (SimTime::ns(150), SimTime::ns(100), 3);
     let mut b = net(8, &p, 2);
-    let rec = drain(&mut b, &[flow(0, 0, 5, 20 * 512, SimTime::ZERO)]);
+    let rec = drain(&mut b, &[Flow::new(0, 0, 5, 20 * 512, SimTime::ZERO)]);
     assert_eq!(rec.delivered(0), 20 * 512);
     assert_eq!(rec.violation_count(), 0);
     let s = b.stats();

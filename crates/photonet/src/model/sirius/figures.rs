@@ -75,23 +75,34 @@ pub struct PowerPoint {
 pub fn power_sweep(p: &ModelParams, multipliers: &[f64]) -> Result<Vec<PowerPoint>, ConfigError> {
     let e = esn(p)?;
     let o = esn_osub(p)?;
+    let with = |m| ModelParams {
+        tunable_power_multiplier: m,
+        ..p.clone()
+    };
+    sweep(multipliers, with, |m, q, s| PowerPoint {
+        tunable_power_multiplier: m,
+        tunable_transceiver_w: q.tunable_transceiver_power_w(),
+        sirius_w: s.power_w.total,
+        esn_w: e.power_w.total,
+        esn_osub_w: o.power_w.total,
+        sirius_vs_esn: s.power_w.total / e.power_w.total,
+        sirius_vs_esn_osub: s.power_w.total / o.power_w.total,
+    })
+}
+
+/// One point per multiplier `m`: Sirius built for `with(m)`, then
+/// `point(m, with(m), that Sirius)` (the baselines do not depend on the
+/// tunable laser, so the callers build them once).
+fn sweep<T>(
+    multipliers: &[f64],
+    with: impl Fn(f64) -> ModelParams,
+    point: impl Fn(f64, &ModelParams, &Architecture) -> T,
+) -> Result<Vec<T>, ConfigError> {
     multipliers
         .iter()
         .map(|&m| {
-            let q = ModelParams {
-                tunable_power_multiplier: m,
-                ..p.clone()
-            };
-            let s = sirius(&q)?;
-            Ok(PowerPoint {
-                tunable_power_multiplier: m,
-                tunable_transceiver_w: q.tunable_transceiver_power_w(),
-                sirius_w: s.power_w.total,
-                esn_w: e.power_w.total,
-                esn_osub_w: o.power_w.total,
-                sirius_vs_esn: s.power_w.total / e.power_w.total,
-                sirius_vs_esn_osub: s.power_w.total / o.power_w.total,
-            })
+            let q = with(m);
+            Ok(point(m, &q, &sirius(&q)?))
         })
         .collect()
 }
@@ -130,28 +141,24 @@ pub fn cost_sweep(p: &ModelParams, multipliers: &[f64]) -> Result<Vec<CostPoint>
     let e = esn(p)?;
     let o = esn_osub(p)?;
     let x = sirius_electrical(p)?;
-    multipliers
-        .iter()
-        .map(|&m| {
-            let q = ModelParams {
-                tunable_cost_multiplier: m,
-                ..p.clone()
-            };
-            let s = sirius(&q)?;
-            let c = s.cost_usd.total;
-            Ok(CostPoint {
-                tunable_cost_multiplier: m,
-                tunable_transceiver_usd: q.tunable_transceiver_cost_usd(),
-                sirius_usd: c,
-                esn_usd: e.cost_usd.total,
-                esn_osub_usd: o.cost_usd.total,
-                sirius_electrical_usd: x.cost_usd.total,
-                sirius_vs_esn: c / e.cost_usd.total,
-                sirius_vs_esn_osub: c / o.cost_usd.total,
-                sirius_vs_sirius_electrical: c / x.cost_usd.total,
-            })
-        })
-        .collect()
+    let with = |m| ModelParams {
+        tunable_cost_multiplier: m,
+        ..p.clone()
+    };
+    sweep(multipliers, with, |m, q, s| {
+        let c = s.cost_usd.total;
+        CostPoint {
+            tunable_cost_multiplier: m,
+            tunable_transceiver_usd: q.tunable_transceiver_cost_usd(),
+            sirius_usd: c,
+            esn_usd: e.cost_usd.total,
+            esn_osub_usd: o.cost_usd.total,
+            sirius_electrical_usd: x.cost_usd.total,
+            sirius_vs_esn: c / e.cost_usd.total,
+            sirius_vs_esn_osub: c / o.cost_usd.total,
+            sirius_vs_sirius_electrical: c / x.cost_usd.total,
+        }
+    })
 }
 
 /// One bar of Fig. 6b: one architecture's cost relative to ESN, at the bar's
