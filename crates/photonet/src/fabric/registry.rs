@@ -170,6 +170,13 @@ impl MemoryPart {
             what,
         )
     }
+
+    /// `each` bytes for every ordered pair of `n` endpoints (ToRs or hosts:
+    /// per-pair queues and matrices grow with `topology.racks`²).
+    pub fn per_pair(ctx: &BuildContext, n: usize, each: u128, what: &'static str) -> MemoryPart {
+        let n = n as u128;
+        MemoryPart::of(n * n, each, "topology.racks", ctx.topology.racks, what)
+    }
 }
 
 /// The one memory check every plan passes ([`FabricSpec::plan`]): a fabric

@@ -260,13 +260,7 @@ impl FabricModule for NegotiatorModule {
         // (3·iterations − 1)·k epochs; each has a matching over every port.
         let procs = 3 * (p.iterations as u128).max(1) * (l.k as u128).max(1) + 2;
         vec![
-            MemoryPart::of(
-                n * n,
-                256,
-                "topology.racks",
-                ctx.topology.racks,
-                "queues and counters for every pair of ToRs",
-            ),
+            MemoryPart::per_pair(ctx, l.n, 256, "queues and counters for every pair of ToRs"),
             MemoryPart::of(
                 n * s,
                 48 * procs,

@@ -246,13 +246,11 @@ impl FabricModule for ReactorModule {
     }
 
     fn memory(_: &ReactorParams, d: &Derived, _: &Variant, ctx: &BuildContext) -> Vec<MemoryPart> {
-        let n = d.n as u128;
         vec![
-            MemoryPart::of(
-                n * n,
+            MemoryPart::per_pair(
+                ctx,
+                d.n,
                 256,
-                "topology.racks",
-                ctx.topology.racks,
                 "classes and schedule matrices for every pair of hosts",
             ),
             MemoryPart::per_host(ctx, 8192, "the EPS network per host"),
