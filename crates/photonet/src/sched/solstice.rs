@@ -293,6 +293,7 @@ pub fn eps_split(demand: &Matrix, row_budget: &[f64], col_budget: &[f64]) -> Mat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::tms::tests::circulant;
     use proptest::prelude::*;
 
     #[test]
@@ -320,11 +321,7 @@ mod tests {
         // permutation of 60 (i → i+1) and one of 20 (i → i+2). Already
         // balanced (line sums 80). r = 32: the 60s match → φ = 60; then r
         // halves to 16: the 20s match → φ = 20. Used 60 + 20 + 2·2 = 84.
-        let d = vec![
-            vec![0.0, 60.0, 20.0],
-            vec![20.0, 0.0, 60.0],
-            vec![60.0, 20.0, 0.0],
-        ];
+        let d = circulant(&[0.0, 60.0, 20.0]);
         let s = schedule(&d, 100.0, 2.0, 4.0).unwrap();
         assert_eq!(s.configs.len(), 2);
         assert_eq!(
@@ -378,13 +375,8 @@ mod tests {
         // permutations of 15, stretched to φ_min = 20: Σφ + 3δ = 3070 > W.
         // Compressed: room above φ_min = 3000 − 3·40 = 2880, all of it the
         // large configuration's (2950 above φ_min) → 20 + 2880 = 2900.
-        let n = 4;
-        let mut d = vec![vec![0.0; n]; n];
-        for i in 0..n {
-            d[i][(i + 1) % n] = 2970.0;
-            d[i][(i + 2) % n] = 15.0;
-            d[i][(i + 3) % n] = 15.0;
-        }
+        let d = circulant(&[0.0, 2970.0, 15.0, 15.0]);
+        let n = d.len();
         let s = schedule_compressed(&d, 3000.0, 20.0, 40.0).unwrap();
         let durs: Vec<f64> = s.configs.iter().map(|c| c.duration).collect();
         assert_eq!(durs.len(), 3);
