@@ -435,6 +435,30 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A problem on resources of capacities `caps`, one flow per list of
+    /// resources.
+    fn problem<F: IntoIterator<Item = u32>>(
+        caps: Vec<f64>,
+        flows: impl IntoIterator<Item = F>,
+    ) -> Problem {
+        let mut p = Problem::new(caps);
+        for f in flows {
+            let v: Vec<u32> = f.into_iter().collect();
+            p.add_flow(&v);
+        }
+        p
+    }
+
+    /// Links A, B of capacity 1. Flow 0 crosses both, flow 1 uses A, flow 2 uses B.
+    fn parking_lot() -> Problem {
+        problem(vec![1.0, 1.0], [vec![0, 1], vec![0], vec![1]])
+    }
+
+    /// Link 0 (cap 10) shared by flows 0,1,2; link 1 (cap 2) carries flow 0 and 3.
+    fn two_level() -> Problem {
+        problem(vec![10.0, 2.0], [vec![0, 1], vec![0], vec![0], vec![1]])
+    }
+
     fn close(a: &[f64], b: &[f64]) -> bool {
         a.len() == b.len()
             && a.iter()
@@ -451,26 +475,15 @@ mod tests {
 
     #[test]
     fn classic_parking_lot() {
-        // Links A, B of capacity 1. Flow 0 crosses both, flow 1 uses A, flow 2 uses B.
         // Max-min: everyone gets 1/2.
-        let mut p = Problem::new(vec![1.0, 1.0]);
-        p.add_flow(&[0, 1]);
-        p.add_flow(&[0]);
-        p.add_flow(&[1]);
-        assert!(close(&max_min_rates(&p), &[0.5, 0.5, 0.5]));
+        assert!(close(&max_min_rates(&parking_lot()), &[0.5, 0.5, 0.5]));
     }
 
     #[test]
     fn hand_worked_two_level_example() {
-        // Link 0 (cap 10) shared by flows 0,1,2; link 1 (cap 2) carries flow 0 and 3.
         // Link 1 saturates first at 1 each (flows 0, 3). Link 0 then has 9 left for
         // flows 1, 2: 4.5 each.
-        let mut p = Problem::new(vec![10.0, 2.0]);
-        p.add_flow(&[0, 1]);
-        p.add_flow(&[0]);
-        p.add_flow(&[0]);
-        p.add_flow(&[1]);
-        assert!(close(&max_min_rates(&p), &[1.0, 4.5, 4.5, 1.0]));
+        assert!(close(&max_min_rates(&two_level()), &[1.0, 4.5, 4.5, 1.0]));
     }
 
     #[test]
@@ -493,10 +506,7 @@ mod tests {
 
     #[test]
     fn the_checker_rejects_a_non_max_min_allocation() {
-        let mut p = Problem::new(vec![1.0, 1.0]);
-        p.add_flow(&[0, 1]);
-        p.add_flow(&[0]);
-        p.add_flow(&[1]);
+        let p = parking_lot();
         // Feasible, but flow 1 could grow at flow 0's expense: not max-min.
         assert!(check_max_min(&p, &[0.2, 0.8, 0.8], 1e-9).is_err());
         // Infeasible.
@@ -512,14 +522,7 @@ mod tests {
                     1..20,
                 ),
             )
-                .prop_map(|(caps, flows)| {
-                    let mut p = Problem::new(caps);
-                    for f in flows {
-                        let v: Vec<u32> = f.into_iter().collect();
-                        p.add_flow(&v);
-                    }
-                    p
-                })
+                .prop_map(|(caps, flows)| problem(caps, flows))
         })
     }
 
@@ -533,14 +536,7 @@ mod tests {
                     1..40,
                 ),
             )
-                .prop_map(|(caps, flows)| {
-                    let mut p = Problem::new(caps.into_iter().map(f64::from).collect());
-                    for f in flows {
-                        let v: Vec<u32> = f.into_iter().collect();
-                        p.add_flow(&v);
-                    }
-                    p
-                })
+                .prop_map(|(caps, flows)| problem(caps.into_iter().map(f64::from).collect(), flows))
         })
     }
 
@@ -566,12 +562,10 @@ mod tests {
 
     #[test]
     fn the_brute_force_oracle_solves_the_hand_worked_example() {
-        let mut p = Problem::new(vec![10.0, 2.0]);
-        p.add_flow(&[0, 1]);
-        p.add_flow(&[0]);
-        p.add_flow(&[0]);
-        p.add_flow(&[1]);
-        assert!(close(&reference::brute_force(&p), &[1.0, 4.5, 4.5, 1.0]));
+        assert!(close(
+            &reference::brute_force(&two_level()),
+            &[1.0, 4.5, 4.5, 1.0]
+        ));
     }
 
     /// Solves each connected component of `p` (flows linked by shared
@@ -661,11 +655,7 @@ mod tests {
                 prop::collection::vec(prop::collection::btree_set(0..nr as u32, 1..3), 1..40),
             ))
         ) {
-            let mut p = Problem::new(caps.into_iter().map(|c| f64::from(c) / 7.0).collect());
-            for f in flows {
-                let v: Vec<u32> = f.into_iter().collect();
-                p.add_flow(&v);
-            }
+            let p = problem(caps.into_iter().map(|c| f64::from(c) / 7.0).collect(), flows);
             prop_assert!(same_bits(&max_min_rates(&p), &solve_by_components(&p)));
         }
 

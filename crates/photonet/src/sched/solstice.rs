@@ -85,6 +85,19 @@ pub fn validate(period: f64, delta: f64, min_config: f64) -> Result<(), (&'stati
     Ok(())
 }
 
+/// Checks a call of [`schedule`] or [`schedule_compressed`] (the demand
+/// first, then the parameters) and returns `φ_min = L_min − δ`.
+fn checked_phi_min(
+    demand: &Matrix,
+    period: f64,
+    delta: f64,
+    min_config: f64,
+) -> Result<f64, String> {
+    validate_demand(demand)?;
+    validate(period, delta, min_config).map_err(|(k, why)| format!("{k}: {why}"))?;
+    Ok(min_config - delta)
+}
+
 /// Stuffs `d` so that every row and column sums to the largest line sum.
 pub fn stuff(d: &Matrix) -> Matrix {
     let n = d.len();
@@ -120,9 +133,8 @@ pub fn schedule(
     delta: f64,
     min_config: f64,
 ) -> Result<Schedule, String> {
-    validate_demand(demand)?;
-    validate(period, delta, min_config).map_err(|(k, why)| format!("{k}: {why}"))?;
-    Ok(slice(demand, period, delta, min_config - delta))
+    let phi_min = checked_phi_min(demand, period, delta, min_config)?;
+    Ok(slice(demand, period, delta, phi_min))
 }
 
 /// Stuff and slice with configurations held at least `phi_min`, accepting
@@ -199,9 +211,7 @@ pub fn schedule_compressed(
     delta: f64,
     min_config: f64,
 ) -> Result<Schedule, String> {
-    validate_demand(demand)?;
-    validate(period, delta, min_config).map_err(|(k, why)| format!("{k}: {why}"))?;
-    let phi_min = min_config - delta;
+    let phi_min = checked_phi_min(demand, period, delta, min_config)?;
     let full = slice(demand, f64::MAX, delta, phi_min);
     if full.used <= period {
         return Ok(full);
@@ -283,6 +293,7 @@ pub fn eps_split(demand: &Matrix, row_budget: &[f64], col_budget: &[f64]) -> Mat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::tms::tests::circulant;
     use proptest::prelude::*;
 
     #[test]
@@ -310,11 +321,7 @@ mod tests {
         // permutation of 60 (i → i+1) and one of 20 (i → i+2). Already
         // balanced (line sums 80). r = 32: the 60s match → φ = 60; then r
         // halves to 16: the 20s match → φ = 20. Used 60 + 20 + 2·2 = 84.
-        let d = vec![
-            vec![0.0, 60.0, 20.0],
-            vec![20.0, 0.0, 60.0],
-            vec![60.0, 20.0, 0.0],
-        ];
+        let d = circulant(&[0.0, 60.0, 20.0]);
         let s = schedule(&d, 100.0, 2.0, 4.0).unwrap();
         assert_eq!(s.configs.len(), 2);
         assert_eq!(
@@ -368,13 +375,8 @@ mod tests {
         // permutations of 15, stretched to φ_min = 20: Σφ + 3δ = 3070 > W.
         // Compressed: room above φ_min = 3000 − 3·40 = 2880, all of it the
         // large configuration's (2950 above φ_min) → 20 + 2880 = 2900.
-        let n = 4;
-        let mut d = vec![vec![0.0; n]; n];
-        for i in 0..n {
-            d[i][(i + 1) % n] = 2970.0;
-            d[i][(i + 2) % n] = 15.0;
-            d[i][(i + 3) % n] = 15.0;
-        }
+        let d = circulant(&[0.0, 2970.0, 15.0, 15.0]);
+        let n = d.len();
         let s = schedule_compressed(&d, 3000.0, 20.0, 40.0).unwrap();
         let durs: Vec<f64> = s.configs.iter().map(|c| c.duration).collect();
         assert_eq!(durs.len(), 3);
@@ -420,63 +422,71 @@ mod tests {
         })
     }
 
+    /// `(period, δ, L_min)` with `δ < L_min ≤ period`.
+    fn arb_timing() -> impl Strategy<Value = (f64, f64, f64)> {
+        (50.0f64..3000.0, 0.0f64..30.0, 0.1f64..50.0)
+            .prop_map(|(period, delta, extra)| (period, delta, delta + extra))
+            .prop_filter("L_min > period", |&(period, _, min_config)| {
+                min_config <= period
+            })
+    }
+
+    /// What every schedule of `d` must be: configurations that are
+    /// permutations held at least `φ_min` and fit in `period` (`used` =
+    /// `Σφ + δ·m`), `circuit` the service they give, and `packet` exactly
+    /// what that leaves of `d`.
+    fn check_schedule(
+        d: &Matrix,
+        s: &Schedule,
+        (period, delta, min_config): (f64, f64, f64),
+    ) -> Result<(), TestCaseError> {
+        let n = d.len();
+        let sum: f64 = s.configs.iter().map(|c| c.duration).sum();
+        let m = s.configs.len() as f64;
+        prop_assert!(sum + delta * m <= period * (1.0 + 1e-9) + 1e-9);
+        prop_assert!((s.used - sum - delta * m).abs() < 1e-6);
+        let mut service = vec![vec![0.0; n]; n];
+        for c in &s.configs {
+            prop_assert!(c.duration >= min_config - delta - 1e-9);
+            let mut seen = vec![false; n];
+            for (i, &j) in c.perm.iter().enumerate() {
+                prop_assert!(j < n && !seen[j]);
+                seen[j] = true;
+                service[i][j] += c.duration;
+            }
+        }
+        for i in 0..n {
+            for j in 0..n {
+                prop_assert!((service[i][j] - s.circuit[i][j]).abs() < 1e-9);
+                prop_assert!((s.packet[i][j] - (d[i][j] - s.circuit[i][j]).max(0.0)).abs() < 1e-9);
+            }
+        }
+        Ok(())
+    }
+
     proptest! {
         #[test]
-        fn every_schedule_fits_its_budget_and_covers_demand(
-            d in arb_demand(), period in 50.0f64..3000.0, delta in 0.0f64..30.0, extra in 0.1f64..50.0,
-        ) {
-            let min_config = delta + extra;
-            prop_assume!(min_config <= period);
+        fn every_schedule_fits_its_budget_and_covers_demand(d in arb_demand(), timing in arb_timing()) {
+            let (period, delta, min_config) = timing;
             let n = d.len();
             let s = schedule(&d, period, delta, min_config).unwrap();
-            let sum: f64 = s.configs.iter().map(|c| c.duration).sum();
-            prop_assert!(sum + delta * s.configs.len() as f64 <= period * (1.0 + 1e-9));
-            let mut service = vec![vec![0.0; n]; n];
-            for c in &s.configs {
-                prop_assert!(c.duration >= min_config - delta - 1e-9);
-                let mut seen = vec![false; n];
-                for (i, &j) in c.perm.iter().enumerate() {
-                    prop_assert!(j < n && !seen[j]);
-                    seen[j] = true;
-                    service[i][j] += c.duration;
-                }
-            }
+            check_schedule(&d, &s, timing)?;
             for i in 0..n { for j in 0..n {
-                prop_assert!((service[i][j] - s.circuit[i][j]).abs() < 1e-9);
-                // circuits + packet switch cover the demand; the packet share
-                // is exactly what the circuits leave.
+                // circuits + packet switch cover the demand.
                 prop_assert!(s.packet[i][j] >= 0.0 && s.packet[i][j] <= d[i][j]);
                 prop_assert!(s.circuit[i][j] + s.packet[i][j] >= d[i][j] - 1e-9);
-                prop_assert!((s.packet[i][j] - (d[i][j] - s.circuit[i][j]).max(0.0)).abs() < 1e-9);
             }}
         }
 
         #[test]
-        fn compressed_schedules_fit_keep_every_pair_and_cover_demand(
-            d in arb_demand(), period in 50.0f64..3000.0, delta in 0.0f64..30.0, extra in 0.1f64..50.0,
-        ) {
-            let min_config = delta + extra;
-            prop_assume!(min_config <= period);
+        fn compressed_schedules_fit_keep_every_pair_and_cover_demand(d in arb_demand(), timing in arb_timing()) {
+            let (period, delta, min_config) = timing;
             let n = d.len();
             let s = schedule_compressed(&d, period, delta, min_config).unwrap();
             let full = schedule(&d, f64::MAX / 4.0, delta, min_config).unwrap();
-            let sum: f64 = s.configs.iter().map(|c| c.duration).sum();
-            prop_assert!(sum + delta * s.configs.len() as f64 <= period * (1.0 + 1e-9) + 1e-9);
-            prop_assert!((s.used - sum - delta * s.configs.len() as f64).abs() < 1e-6);
-            let mut service = vec![vec![0.0; n]; n];
-            for c in &s.configs {
-                prop_assert!(c.duration >= min_config - delta - 1e-9);
-                let mut seen = vec![false; n];
-                for (i, &j) in c.perm.iter().enumerate() {
-                    prop_assert!(j < n && !seen[j]);
-                    seen[j] = true;
-                    service[i][j] += c.duration;
-                }
-            }
+            check_schedule(&d, &s, timing)?;
             let all_kept = full.configs.len() as f64 * min_config <= period;
             for i in 0..n { for j in 0..n {
-                prop_assert!((service[i][j] - s.circuit[i][j]).abs() < 1e-9);
-                prop_assert!((s.packet[i][j] - (d[i][j] - s.circuit[i][j]).max(0.0)).abs() < 1e-9);
                 if all_kept && full.circuit[i][j] > 0.0 {
                     // Every pair the full decomposition serves keeps (part
                     // of) its circuit. (Slicing itself may leave a pair out:
@@ -510,22 +520,20 @@ mod tests {
 
         #[test]
         fn circuits_plus_eps_cover_demand(
-            d in arb_demand(), budget in 0.0f64..1500.0, period in 50.0f64..3000.0,
-            delta in 0.0f64..30.0, extra in 0.1f64..50.0,
+            d in arb_demand(), budget in 0.0f64..1500.0, timing in arb_timing(),
         ) {
             // The REACToR pipeline: the EPS takes whole classes, the rest is
             // scheduled on circuits; EPS share + circuit service + what is
             // left for later covers the demand, and the circuits serve
             // exactly the demand minus the EPS share where they can.
-            let min_config = delta + extra;
-            prop_assume!(min_config <= period);
+            let (period, delta, min_config) = timing;
             let n = d.len();
             let share = eps_split(&d, &vec![budget; n], &vec![budget; n]);
             let cd: Matrix = (0..n).map(|i| (0..n).map(|j| d[i][j] - share[i][j]).collect()).collect();
             let s = schedule_compressed(&cd, period, delta, min_config).unwrap();
+            check_schedule(&cd, &s, timing)?;
             for i in 0..n { for j in 0..n {
                 prop_assert!(share[i][j] + s.circuit[i][j] + s.packet[i][j] >= d[i][j] - 1e-9);
-                prop_assert!((s.packet[i][j] - (cd[i][j] - s.circuit[i][j]).max(0.0)).abs() < 1e-9);
             }}
         }
 

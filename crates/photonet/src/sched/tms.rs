@@ -410,9 +410,18 @@ pub fn hotspot(demand: &Matrix) -> Vec<Option<usize>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The circulant matrix of `row`: `m[i][j] = row[(j − i) mod n]`, i.e.
+    /// `Σ_k row[k] · (shift by k)` (hand-worked examples are built so).
+    pub(crate) fn circulant(row: &[f64]) -> Matrix {
+        let n = row.len();
+        (0..n)
+            .map(|i| (0..n).map(|j| row[(j + n - i) % n]).collect())
+            .collect()
+    }
 
     fn is_perm(p: &[usize]) -> bool {
         let mut seen = vec![false; p.len()];
@@ -441,12 +450,7 @@ mod tests {
         assert!((s.bam[0][0] - 0.25).abs() < 1e-15 && (s.bam[0][1] - 0.75).abs() < 1e-15);
         // An inadmissible uniform all-to-all (each row sums to 3) scales
         // down to 1/3 off the diagonal.
-        let d = vec![
-            vec![0.0, 1.0, 1.0, 1.0],
-            vec![1.0, 0.0, 1.0, 1.0],
-            vec![1.0, 1.0, 0.0, 1.0],
-            vec![1.0, 1.0, 1.0, 0.0],
-        ];
+        let d = circulant(&[0.0, 1.0, 1.0, 1.0]);
         let s = sinkhorn(&d, 1e-12, 10).unwrap();
         for i in 0..4 {
             for j in 0..4 {
@@ -459,11 +463,7 @@ mod tests {
     #[test]
     fn bvn_hand_worked_three_by_three() {
         // 0.5·I + 0.3·(shift 1) + 0.2·(shift 2).
-        let m = vec![
-            vec![0.5, 0.3, 0.2],
-            vec![0.2, 0.5, 0.3],
-            vec![0.3, 0.2, 0.5],
-        ];
+        let m = circulant(&[0.5, 0.3, 0.2]);
         let t = bvn(&m, 1e-12).unwrap();
         assert_eq!(t.len(), 3);
         assert!((t[0].weight - 0.5).abs() < 1e-12 && t[0].perm == vec![0, 1, 2]);
@@ -497,11 +497,7 @@ mod tests {
 
     #[test]
     fn bvn_until_stops_once_the_rest_is_short() {
-        let m = vec![
-            vec![0.5, 0.3, 0.2],
-            vec![0.2, 0.5, 0.3],
-            vec![0.3, 0.2, 0.5],
-        ];
+        let m = circulant(&[0.5, 0.3, 0.2]);
         // After 0.5 and 0.3 are taken (in whatever order), 0.2 < 0.25 is left.
         let t = bvn_until(&m, 1e-12, 0.25).unwrap();
         assert_eq!(t.len(), 2);
