@@ -7,7 +7,7 @@ mod common;
 use common::{one_host_per_rack, run_clean as run, tempdir};
 
 use photonet::config::{Config, SizesConfig};
-use photonet::fabric::sirius::{NodeFailure, SiriusParams};
+use photonet::fabric::sirius::{Handshake, NodeFailure, QueueScope, SiriusParams};
 use photonet::run::{prepare, simulate, Paths, RunResult};
 use photonet::units::{ByteSize, Rate, SimTime};
 use proptest::prelude::*;
@@ -97,6 +97,120 @@ fn requests_and_grants_ride_on_cells_and_wait_for_propagation() {
     two_servers(&mut c);
     c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ns(300));
     assert_eq!(fct_ps(&run(&c, &p), 0), 600_000);
+}
+
+#[test]
+fn a_shorter_handshake_grants_on_arrival() {
+    // `sirius.handshake` (issue 26 §3), by hand on the two-node network above
+    // with 3 slots of propagation (G = 2; both directions connect in slot
+    // offset 1). The request is drawn at slot 2, rides slot 3 and arrives at
+    // slot 7 in every case; two_epochs is the 2,000 ns above.
+    //   one_epoch: granted in slot 7, the grant rides slot 7 itself (1 reaches
+    //   0 in offset 1), arrives at 11; applied at the next epoch start, slot
+    //   12; the cell rides 13, arrives at 17, at the host within it: 1,800 ns.
+    //   on_arrival: applied in slot 11 and the cell rides slot 11 (0 reaches
+    //   1 in offset 1), arrives at 15, at the host within it: 1,600 ns.
+    let trace = "src,dst,bytes,start\n0,1,562,0ns\n";
+    let (mut c, p, _d) = trace_config("sirius", trace);
+    two_servers(&mut c);
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ns(300));
+    assert_eq!(fct_ps(&run(&c, &p), 0), 2_000_000);
+    c.edit(|p: &mut SiriusParams| p.handshake = Handshake::OneEpoch);
+    assert_eq!(fct_ps(&run(&c, &p), 0), 1_800_000);
+    c.edit(|p: &mut SiriusParams| p.handshake = Handshake::OnArrival);
+    assert_eq!(fct_ps(&run(&c, &p), 0), 1_600_000);
+    // With no propagation and G = 2 the request arrives at slot 4, an epoch
+    // start, and the grant at slot 6, another: one_epoch is two_epochs'
+    // 900 ns; on_arrival the same (the cell waits for offset 1, slot 7).
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ZERO);
+    for h in [Handshake::TwoEpochs, Handshake::OneEpoch, Handshake::OnArrival] {
+        c.edit(|p: &mut SiriusParams| p.handshake = h);
+        assert_eq!(fct_ps(&run(&c, &p), 0), 900_000, "{h:?}");
+    }
+    // SIRIUS (IDEAL) has no handshake: the key changes nothing there.
+    let (mut c, p, _d) = trace_config("sirius_ideal", trace);
+    two_servers(&mut c);
+    c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ns(300));
+    c.edit(|p: &mut SiriusParams| p.handshake = Handshake::OnArrival);
+    assert_eq!(fct_ps(&run(&c, &p), 0), 600_000);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+
+    /// The shorter handshakes and Q per (source, destination) keep every
+    /// invariant (conservation, contention, each pair's count <= Q, checked
+    /// after every slot) and deliver every byte.
+    #[test]
+    fn the_handshake_and_q_readings_conserve_cells(
+        racks in 2u32..10, spr in 1u32..3, uplinks in 1u32..3, q in 2u32..5,
+        load in 0.3f64..1.5, seed in 0u64..1000, h in 0usize..3, per_source in any::<bool>(),
+    ) {
+        let mut c = random_config("sirius", racks, spr, uplinks, q, load, seed);
+        let h = [Handshake::TwoEpochs, Handshake::OneEpoch, Handshake::OnArrival][h];
+        c.edit(|p: &mut SiriusParams| p.handshake = h);
+        if per_source {
+            c.edit(|p: &mut SiriusParams| p.queue_bound_scope = QueueScope::SourceDestination);
+        }
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
+        let s = &r.summary;
+        prop_assert!(s.invariant_violations.is_empty(), "{:?}", s.invariant_violations);
+        prop_assert_eq!(s.delivered_bytes, s.offered_bytes);
+        prop_assert_eq!(s.completed, 250);
+        // Per pair, an intermediate holds at most Q from each of the others.
+        let bound = if per_source { q * racks.saturating_sub(1).max(1) } else { q };
+        prop_assert!(s.fabric_stats["peak_dest_queue_cells"] <= bound as f64);
+    }
+}
+
+#[test]
+fn q_per_source_destination_lets_an_intermediate_hold_more_for_one_destination() {
+    // Oracle 1: with one flow, each (intermediate, destination) pair sees one
+    // source, so Q per (source, destination) is Q per destination: the same
+    // run to the picosecond.
+    let trace = "src,dst,bytes,start\n0,5,40000,0ns\n";
+    let (mut c, p, _d) = trace_config("sirius", trace);
+    one_host_per_rack(&mut c.topology, 6, 1, 50);
+    c.edit(|p: &mut SiriusParams| p.uplink_multiplier = 1.0);
+    let a = run(&c, &p);
+    c.edit(|p: &mut SiriusParams| p.queue_bound_scope = QueueScope::SourceDestination);
+    let b = run(&c, &p);
+    assert_eq!(a.flows.finish_ps, b.flows.finish_ps);
+    // Oracle 2: an incast from every node to node 0 over Q = 2: per
+    // destination no intermediate ever holds more than 2 cells for 0; per
+    // (source, destination) up to 2 from each source, and the incast does
+    // exceed 2 somewhere (and stays within 2 x 5 other sources).
+    let mut c = random_config("sirius", 6, 1, 1, 2, 1.0, 5);
+    c.workload.pattern.kind = photonet::config::PatternKind::Hotspot;
+    c.workload.pattern.node = Some(0);
+    c.workload.sizes = SizesConfig::fixed(ByteSize(20_000));
+    let per_dest = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
+    c.edit(|p: &mut SiriusParams| p.queue_bound_scope = QueueScope::SourceDestination);
+    let per_pair = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
+    for r in [&per_dest, &per_pair] {
+        assert!(r.summary.invariant_violations.is_empty(), "{:?}", r.summary.invariant_violations);
+        assert_eq!(r.summary.delivered_bytes, r.summary.offered_bytes);
+    }
+    assert!(per_dest.summary.fabric_stats["peak_dest_queue_cells"] <= 2.0);
+    let peak = per_pair.summary.fabric_stats["peak_dest_queue_cells"];
+    assert!(peak > 2.0 && peak <= 10.0, "{peak}");
+}
+
+#[test]
+fn the_per_server_reorder_buffer_sums_a_servers_flows() {
+    // Oracle: one flow, so the server's sum is the flow's own buffer.
+    let mut c = random_config("sirius", 16, 2, 2, 4, 1.0, 3);
+    c.workload.sizes = SizesConfig::fixed(ByteSize(50_000));
+    c.stop.flows = Some(1);
+    let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
+    let st = &r.summary.fabric_stats;
+    assert_eq!(st["peak_server_reorder_bytes"], st["peak_reorder_bytes"]);
+    // Many flows: a server's sum is at least its largest flow's buffer and
+    // at most that times the flows it had at once; under load it exceeds it.
+    c.stop.flows = Some(250);
+    let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
+    let st = &r.summary.fabric_stats;
+    assert!(st["peak_server_reorder_bytes"] > st["peak_reorder_bytes"], "{st:?}");
 }
 
 #[test]

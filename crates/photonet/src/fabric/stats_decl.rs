@@ -108,6 +108,8 @@ const SIRIUS: &[StatDecl] = stats![
         "cells_delivered" count "cells delivered to their destination";
         "cells_out_of_order" count "cells that arrived before an earlier cell of their flow";
         "peak_reorder_bytes" bytes "the most bytes any destination held for reordering";
+        "peak_server_reorder_bytes" bytes
+            "the most bytes any server held for reordering, summed over its flows";
         "peak_node_queue_bytes" bytes "the most bytes any node queued to send";
         "peak_dest_queue_cells" count "the most cells any node queued for one destination";
         "peak_local_bytes" bytes "the most intra-rack bytes any node held";

@@ -59,6 +59,11 @@ pub(super) struct Edge {
     pub cells_delivered: u64,
     pub cells_out_of_order: u64,
     pub peak_reorder_bytes: u64,
+    /// Cells each server holds for reordering, summed over its flows, and
+    /// the peak of any server's sum (Fig. 10d's "buffer needed at the
+    /// server" read per server rather than per flow).
+    server_held: Vec<u32>,
+    pub peak_server_reorder_cells: u32,
     pub peak_downlink_cells: usize,
     /// Cells that reached their server twice (never, in Sirius).
     pub duplicate_cells: u64,
@@ -85,6 +90,8 @@ impl Edge {
             cells_delivered: 0,
             cells_out_of_order: 0,
             peak_reorder_bytes: 0,
+            server_held: vec![0; servers],
+            peak_server_reorder_cells: 0,
             peak_downlink_cells: 0,
             duplicate_cells: 0,
         }
@@ -147,7 +154,15 @@ impl Edge {
         let bytes = st.cell_bytes(seq, cell);
         let cells = st.cells;
         self.cells_delivered += 1;
+        let before = self.reorder.held(f);
         let a = self.reorder.receive(f, seq);
+        if a.held != before {
+            // The server's sum moves by this flow's change (up by one when a
+            // cell is held, down by those an in-order arrival releases).
+            let h = &mut self.server_held[st.dst_server as usize];
+            *h = *h + a.held - before;
+            self.peak_server_reorder_cells = self.peak_server_reorder_cells.max(*h);
+        }
         let done = match a.receipt {
             Receipt::InOrder { .. } => a.next >= cells,
             Receipt::Early => {

@@ -118,7 +118,7 @@ impl FlowReorder {
     }
 
     /// Units of flow `f` held (received early).
-    #[cfg(test)]
+    #[inline]
     pub fn held(&self, f: u32) -> u32 {
         let s = self.state[f as usize];
         if s[1] == NONE {

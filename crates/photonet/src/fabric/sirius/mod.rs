@@ -93,7 +93,9 @@ mod request_grant;
 mod stats;
 
 use params::bad;
-pub use params::{MemoryEstimate, NodeFailure, SiriusLayout, SiriusModule, SiriusParams};
+pub use params::{
+    Handshake, MemoryEstimate, NodeFailure, QueueScope, SiriusLayout, SiriusModule, SiriusParams,
+};
 
 use crate::access::SlotCredit;
 use crate::error::ConfigError;
@@ -222,6 +224,24 @@ impl Sirius {
                 "need increasing sizes > 0",
             ));
         }
+        // SIRIUS (IDEAL) has no handshake and bounds m per destination: both
+        // keys are ignored there, so one reading's table serves both series.
+        let per_source = !ideal && p.queue_bound_scope == QueueScope::SourceDestination;
+        if per_source && !p.failures.is_empty() {
+            return Err(bad(
+                "queue_bound_scope",
+                "\"source_destination\"",
+                "not with `failures` (their cleanup keeps m per destination only)",
+            ));
+        }
+        let per_source_bytes = (n as u128).pow(3) * 4;
+        if per_source && per_source_bytes > crate::units::limits::MEMORY_BYTES as u128 {
+            return Err(bad(
+                "queue_bound_scope",
+                "\"source_destination\"",
+                format!("a count per (intermediate, source, destination) needs {per_source_bytes} B for {n} nodes"),
+            ));
+        }
         let schedule = CyclicSchedule::new(n, layout.uplinks, layout.ports)
             .map_err(|e| bad("ports", p.ports, e))?;
         let hosts = topo.hosts();
@@ -259,12 +279,13 @@ impl Sirius {
                 prio_cuts,
                 ordered,
             ),
-            queues: Queues::new(n),
+            queues: Queues::new(n, per_source),
             wire: Wire::new(layout.prop_slots),
             rg: RequestGrant::new(
                 n,
                 layout.prop_slots,
                 p.queue_bound,
+                p.handshake,
                 RngStreams::new(seed).stream("sirius.request_grant"),
             ),
             edge: Edge::new(
@@ -317,6 +338,8 @@ impl Sirius {
             if x == dst {
                 if first_hop && !self.ideal {
                     self.queues.release(x, dst); // a cell granted direct arrived
+                    let src = self.flows[f as usize].src_node as usize;
+                    self.queues.release_src(x, src, dst);
                 }
                 self.edge
                     .queue_for_server(&mut self.flows, &mut self.pool, cell);
@@ -404,7 +427,12 @@ impl Sirius {
             (true, true) => self.queues.first_hop_turn(s, x),
         };
         let cell = if !use_first {
-            self.queues.pop_second_hop(&mut self.pool, s, x)
+            let cell = self.queues.pop_second_hop(&mut self.pool, s, x);
+            if self.queues.per_source() {
+                let src = self.flows[self.pool[cell].flow as usize].src_node as usize;
+                self.queues.release_src(s, src, x);
+            }
+            cell
         } else if let Some(f) = ideal_flow {
             let cell = self.local.take(&mut self.flows, &mut self.pool, f);
             let d = self.flows[f as usize].dst_node as usize;
@@ -515,6 +543,15 @@ impl Fabric for Sirius {
                     &mut self.pool,
                 );
             }
+        } else if !self.ideal && self.rg.per_slot() {
+            self.rg.slot(
+                t,
+                &self.nodes,
+                &mut self.queues,
+                &mut self.local,
+                &mut self.flows,
+                &mut self.pool,
+            );
         }
         self.transmit(t);
         let end = self.clock.start(t + 1);

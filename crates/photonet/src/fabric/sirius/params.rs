@@ -28,6 +28,59 @@ pub struct NodeFailure {
     pub at: SimTime,
 }
 
+/// How long the request/grant handshake of §4.3 takes (`sirius.handshake`).
+/// Requests are drawn at each epoch start in every case; a message rides on
+/// the next cell of the slot that connects the pair and arrives one slot plus
+/// the propagation later.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Handshake {
+    /// Fig. 15 by epochs: an intermediate grants at the next epoch start over
+    /// the requests that reached it during the last epoch ("received in the
+    /// previous epoch"), and the source moves a granted cell to its virtual
+    /// queue at the epoch start after the grant reached it ("to be
+    /// transmitted in the next epoch"): with no propagation a request of
+    /// epoch e is granted at e+1 and its cell sent in e+2.
+    #[default]
+    TwoEpochs,
+    /// An intermediate grants each request in the slot it arrives (§4.3's
+    /// "an initial epoch-length worth of latency" read as one epoch of
+    /// handshake); the cell still waits for the next epoch start: with no
+    /// propagation a request of epoch e is granted during e and its cell sent
+    /// in e+1 (e+2 when the grant's slot back falls after the epoch's end).
+    OneEpoch,
+    /// Both ends act in the slot a message arrives: grants as above, and a
+    /// granted cell joins the virtual queue at once, sent on the next slot to
+    /// the intermediate (the shortest handshake the schedule allows).
+    OnArrival,
+}
+
+impl Handshake {
+    fn is_default(&self) -> bool {
+        *self == Handshake::TwoEpochs
+    }
+}
+
+/// What Q bounds (`sirius.queue_bound_scope`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueScope {
+    /// §4.3: an intermediate grants a cell for D only while it holds (or has
+    /// granted) fewer than Q cells for D, from all sources together.
+    #[default]
+    Destination,
+    /// The other reading: an intermediate bounds each (source, destination)
+    /// pair's cells by Q, so it may hold up to Q cells for D from every source
+    /// (`sirius` only; not with `failures`).
+    SourceDestination,
+}
+
+impl QueueScope {
+    fn is_default(&self) -> bool {
+        *self == QueueScope::Destination
+    }
+}
+
 /// Parameters of the Sirius fabric (`fabric = "sirius"` or `"sirius_ideal"`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -68,6 +121,19 @@ pub struct SiriusParams {
     // Left out of the complete config when empty: configs without it keep their result keys.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub source_priorities: Vec<ByteSize>,
+    /// The request/grant handshake's length: "two_epochs" (default: grants at
+    /// the epoch start after a request arrives, the cell in the epoch after
+    /// the grant arrives), "one_epoch" (grants in the slot a request arrives)
+    /// or "on_arrival" (the granted cell also leaves on the next slot to the
+    /// intermediate). `sirius` only.
+    // Left out of the complete config at its default: configs without it keep their result keys.
+    #[serde(skip_serializing_if = "Handshake::is_default")]
+    pub handshake: Handshake,
+    /// What Q bounds at an intermediate: "destination" (default: its cells
+    /// for D from all sources) or "source_destination" (each source's cells
+    /// for D apart). `sirius` only, without `failures`.
+    #[serde(skip_serializing_if = "QueueScope::is_default")]
+    pub queue_bound_scope: QueueScope,
 }
 
 impl Default for SiriusParams {
@@ -84,6 +150,8 @@ impl Default for SiriusParams {
             failures: Vec::new(),
             reschedule_on_failure: false,
             source_priorities: Vec::new(),
+            handshake: Handshake::TwoEpochs,
+            queue_bound_scope: QueueScope::Destination,
         }
     }
 }

@@ -21,6 +21,10 @@ pub(super) struct Queues {
     /// `occ[i·N + d]`: m of Fig. 15 — cells at i for d plus cells granted (or,
     /// ideal, sent) towards i for d that have not arrived yet.
     occ: Vec<u32>,
+    /// With Q per (source, destination) (`queue_bound_scope`):
+    /// `occ_src[(i·N + s)·N + d]`, the part of m at i for d that source s's
+    /// cells make up; empty otherwise.
+    occ_src: Vec<u32>,
     /// Per link: when both a second-hop and a first-hop cell wait, send the
     /// first-hop one next.
     prefer_first_hop: Vec<bool>,
@@ -37,12 +41,15 @@ pub(super) struct Queues {
 }
 
 impl Queues {
-    pub fn new(n: usize) -> Queues {
+    /// `per_source`: Q bounds each (source, destination) pair's cells at an
+    /// intermediate instead of all its cells for the destination.
+    pub fn new(n: usize, per_source: bool) -> Queues {
         Queues {
             n,
             fwd: vec![List::EMPTY; n * n],
             vq: vec![List::EMPTY; n * n],
             occ: vec![0; n * n],
+            occ_src: if per_source { vec![0; n * n * n] } else { Vec::new() },
             prefer_first_hop: vec![false; n * n],
             busy: vec![0; n * n.div_ceil(64)],
             words: n.div_ceil(64),
@@ -75,6 +82,33 @@ impl Queues {
     /// m at node `i` for every destination (what `compute_grants` updates).
     pub fn occ_row(&mut self, i: usize) -> &mut [u32] {
         &mut self.occ[i * self.n..(i + 1) * self.n]
+    }
+
+    /// Does Q bound (source, destination) pairs?
+    #[inline]
+    pub fn per_source(&self) -> bool {
+        !self.occ_src.is_empty()
+    }
+
+    /// Q per (source, destination): grants `s` a cell for `d` via `i` if the
+    /// pair has fewer than `q` there (m at i for d counts it too).
+    pub fn try_grant_src(&mut self, i: usize, s: usize, d: usize, q: u32) -> bool {
+        let k = (i * self.n + s) * self.n + d;
+        if self.occ_src[k] >= q {
+            return false;
+        }
+        self.occ_src[k] += 1;
+        self.occ[i * self.n + d] += 1;
+        true
+    }
+
+    /// Q per (source, destination): a cell of `s` for `d` left `i`'s count
+    /// (no-op otherwise; m at i for d is released by the caller's path).
+    #[inline]
+    pub fn release_src(&mut self, i: usize, s: usize, d: usize) {
+        if !self.occ_src.is_empty() {
+            self.occ_src[(i * self.n + s) * self.n + d] -= 1;
+        }
     }
 
     /// A cell is on its way to `i` for `d` (SIRIUS (IDEAL)'s first hop).
@@ -267,6 +301,23 @@ impl Queues {
             }
             for d in 0..n {
                 let (len, m) = (self.fwd[i * n + d].len() as u32, self.occ[i * n + d]);
+                if self.per_source() {
+                    // Each pair is bounded by Q, and the pairs make up m.
+                    let pairs = (0..n).map(|s| self.occ_src[(i * n + s) * n + d]);
+                    if let Some(s) = (0..n).find(|&s| self.occ_src[(i * n + s) * n + d] > q) {
+                        return Err(format!(
+                            "sirius: node {i} holds {} cells of {s} for {d}, above Q = {q}",
+                            self.occ_src[(i * n + s) * n + d]
+                        ));
+                    }
+                    let sum: u32 = pairs.sum();
+                    if sum != m || len > m {
+                        return Err(format!(
+                            "sirius: node {i} holds {len} cells for {d}, m = {m}, pairs sum to {sum}"
+                        ));
+                    }
+                    continue;
+                }
                 if len > q || m > q {
                     return Err(format!(
                         "sirius: node {i} holds {len} cells (m = {m}) for {d}, above Q = {q}"

@@ -16,6 +16,7 @@
 
 use super::local::Local;
 use super::nodes::Nodes;
+use super::params::Handshake;
 use super::queues::Queues;
 use super::{Cell, FlowState};
 use crate::pool::Pool;
@@ -28,6 +29,7 @@ type Decision = (u64, u32, u32, u32, bool);
 
 pub(super) struct RequestGrant {
     queue_bound: u32,
+    handshake: Handshake,
     prop_slots: u64,
     /// Requests sent to each intermediate and not yet granted among, in the
     /// order they were created, with the slot each reaches it: an epoch
@@ -50,9 +52,16 @@ pub(super) struct RequestGrant {
 }
 
 impl RequestGrant {
-    pub fn new(nodes: usize, prop_slots: u64, queue_bound: u32, rng: SimRng) -> Self {
+    pub fn new(
+        nodes: usize,
+        prop_slots: u64,
+        queue_bound: u32,
+        handshake: Handshake,
+        rng: SimRng,
+    ) -> Self {
         RequestGrant {
             queue_bound,
+            handshake,
             prop_slots,
             inbox: vec![Vec::new(); nodes],
             decisions: Vec::new(),
@@ -74,11 +83,22 @@ impl RequestGrant {
         self.outstanding > 0 || !self.decisions.is_empty()
     }
 
-    /// The slot in which a message sent from `from` to `to` in the epoch
-    /// that starts at slot `t` arrives: it rides on the cell of the slot
-    /// that connects them, and arrives one slot plus the propagation later.
+    /// Whether messages are acted on in the slot they arrive (not only at
+    /// epoch starts): [`RequestGrant::slot`] must run every slot.
+    #[inline]
+    pub fn per_slot(&self) -> bool {
+        self.handshake != Handshake::TwoEpochs
+    }
+
+    /// The slot in which a message sent from `from` to `to` at slot `t`
+    /// arrives: it rides on the next cell of the slot that connects them (in
+    /// this slot or later in the cycle), and arrives one slot plus the
+    /// propagation later. At an epoch start the wait is `slot_to` itself.
     fn arrival(&self, nodes: &Nodes, t: u64, from: usize, to: usize) -> u64 {
-        t + nodes.slot_to(from, to) as u64 + 1 + self.prop_slots
+        let g = nodes.ports();
+        let (k, now) = (nodes.slot_to(from, to), nodes.slot_in_epoch(t));
+        let wait = if k >= now { k - now } else { k + g - now };
+        t + wait as u64 + 1 + self.prop_slots
     }
 
     /// A decision for a failed node (nothing reaches it): applied, and its
@@ -101,9 +121,49 @@ impl RequestGrant {
         flows: &mut [FlowState],
         pool: &mut Pool<Cell>,
     ) {
-        let n = nodes.count();
-        let failed = nodes.failed();
         // 1. Decisions that reached their sources during the last epoch.
+        self.apply_decisions(t, nodes, queues, local, flows, pool);
+        // 2. Grants, at each intermediate, over the requests that reached it
+        // during the last epoch.
+        self.grant(t, nodes, queues);
+        // 3. Requests for this epoch.
+        self.draw_requests(t, nodes, queues, local, flows);
+    }
+
+    /// A slot that starts no epoch, with a handshake shorter than two
+    /// epochs: the requests that have arrived are granted at once and (with
+    /// `on_arrival`) the decisions that have arrived are applied at once.
+    #[inline(never)]
+    pub fn slot(
+        &mut self,
+        t: u64,
+        nodes: &Nodes,
+        queues: &mut Queues,
+        local: &mut Local,
+        flows: &mut [FlowState],
+        pool: &mut Pool<Cell>,
+    ) {
+        if self.handshake == Handshake::OnArrival && !self.decisions.is_empty() {
+            self.apply_decisions(t, nodes, queues, local, flows, pool);
+        }
+        if self.outstanding > 0 {
+            self.grant(t, nodes, queues);
+        }
+    }
+
+    /// Applies the grant decisions that have reached their sources by slot
+    /// `t`: a granted cell moves from LOCAL to the source's virtual queue
+    /// for the intermediate.
+    fn apply_decisions(
+        &mut self,
+        t: u64,
+        nodes: &Nodes,
+        queues: &mut Queues,
+        local: &mut Local,
+        flows: &mut [FlowState],
+        pool: &mut Pool<Cell>,
+    ) {
+        let failed = nodes.failed();
         let mut due = std::mem::take(&mut self.due);
         take_arrived(&mut self.decisions, t, |d| d.0, |d| d, &mut due);
         for &(_, src, via, f, granted) in &due {
@@ -118,6 +178,7 @@ impl RequestGrant {
                 // The source died after asking, or the destination did: release
                 // the intermediate's reservation.
                 queues.release(via as usize, dst);
+                queues.release_src(via as usize, src as usize, dst);
             }
             if failed[dst] && !failed[src as usize] {
                 local.discard(flows, pool, f, 1);
@@ -135,9 +196,13 @@ impl RequestGrant {
             queues.enqueue_vq(pool, src as usize, via as usize, cell);
         }
         self.due = due;
+    }
 
-        // 2. Grants, at each intermediate, over the requests that reached it
-        // during the last epoch.
+    /// Grants, at each intermediate, over the requests that have reached it
+    /// by slot `t`.
+    fn grant(&mut self, t: u64, nodes: &Nodes, queues: &mut Queues) {
+        let n = nodes.count();
+        let failed = nodes.failed();
         let q = self.queue_bound;
         let mut reqs = Vec::new();
         for i in 0..n {
@@ -155,8 +220,18 @@ impl RequestGrant {
                 }
             } else {
                 self.scratch_grants.clear();
-                let m = queues.occ_row(i);
-                compute_grants(&mut reqs, m, q, &mut self.rng, &mut self.scratch_grants);
+                if queues.per_source() {
+                    // Q per (source, destination): each request is judged on
+                    // its own pair's count, so their order does not matter.
+                    for r in &reqs {
+                        if queues.try_grant_src(i, r.src as usize, r.dst as usize, q) {
+                            self.scratch_grants.push(*r);
+                        }
+                    }
+                } else {
+                    let m = queues.occ_row(i);
+                    compute_grants(&mut reqs, m, q, &mut self.rng, &mut self.scratch_grants);
+                }
                 // compute_grants shuffles `reqs` and grants a prefix-respecting
                 // subset; mark which were granted by walking both in order.
                 let mut g = 0;
@@ -175,8 +250,20 @@ impl RequestGrant {
                 debug_assert_eq!(g, self.scratch_grants.len());
             }
         }
+    }
 
-        // 3. Requests for this epoch.
+    /// Draws this epoch's requests (Fig. 15's compute_requests at every
+    /// node with LOCAL cells).
+    fn draw_requests(
+        &mut self,
+        t: u64,
+        nodes: &Nodes,
+        queues: &mut Queues,
+        local: &mut Local,
+        flows: &mut [FlowState],
+    ) {
+        let n = nodes.count();
+        let failed = nodes.failed();
         for s in 0..n {
             if failed[s] || !local.has_flows(s) {
                 continue;

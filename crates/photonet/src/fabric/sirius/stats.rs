@@ -89,6 +89,10 @@ pub(super) fn stats(f: &Sirius) -> FabricStats {
         ("cells_delivered", e.cells_delivered as f64),
         ("cells_out_of_order", e.cells_out_of_order as f64),
         ("peak_reorder_bytes", e.peak_reorder_bytes as f64),
+        (
+            "peak_server_reorder_bytes",
+            e.peak_server_reorder_cells as f64 * cb,
+        ),
         ("peak_node_queue_bytes", q.peak_node_queue_cells as f64 * cb),
         ("peak_dest_queue_cells", q.peak_dest_queue_cells as f64),
         ("peak_local_bytes", lo.peak_local_cells as f64 * cb),
