@@ -123,7 +123,11 @@ fn a_shorter_handshake_grants_on_arrival() {
     // start, and the grant at slot 6, another: one_epoch is two_epochs'
     // 900 ns; on_arrival the same (the cell waits for offset 1, slot 7).
     c.edit(|p: &mut SiriusParams| p.propagation = SimTime::ZERO);
-    for h in [Handshake::TwoEpochs, Handshake::OneEpoch, Handshake::OnArrival] {
+    for h in [
+        Handshake::TwoEpochs,
+        Handshake::OneEpoch,
+        Handshake::OnArrival,
+    ] {
         c.edit(|p: &mut SiriusParams| p.handshake = h);
         assert_eq!(fct_ps(&run(&c, &p), 0), 900_000, "{h:?}");
     }
@@ -188,7 +192,11 @@ fn q_per_source_destination_lets_an_intermediate_hold_more_for_one_destination()
     c.edit(|p: &mut SiriusParams| p.queue_bound_scope = QueueScope::SourceDestination);
     let per_pair = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
     for r in [&per_dest, &per_pair] {
-        assert!(r.summary.invariant_violations.is_empty(), "{:?}", r.summary.invariant_violations);
+        assert!(
+            r.summary.invariant_violations.is_empty(),
+            "{:?}",
+            r.summary.invariant_violations
+        );
         assert_eq!(r.summary.delivered_bytes, r.summary.offered_bytes);
     }
     assert!(per_dest.summary.fabric_stats["peak_dest_queue_cells"] <= 2.0);
@@ -210,7 +218,10 @@ fn the_per_server_reorder_buffer_sums_a_servers_flows() {
     c.stop.flows = Some(250);
     let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
     let st = &r.summary.fabric_stats;
-    assert!(st["peak_server_reorder_bytes"] > st["peak_reorder_bytes"], "{st:?}");
+    assert!(
+        st["peak_server_reorder_bytes"] > st["peak_reorder_bytes"],
+        "{st:?}"
+    );
 }
 
 #[test]

@@ -49,7 +49,11 @@ impl Queues {
             fwd: vec![List::EMPTY; n * n],
             vq: vec![List::EMPTY; n * n],
             occ: vec![0; n * n],
-            occ_src: if per_source { vec![0; n * n * n] } else { Vec::new() },
+            occ_src: if per_source {
+                vec![0; n * n * n]
+            } else {
+                Vec::new()
+            },
             prefer_first_hop: vec![false; n * n],
             busy: vec![0; n * n.div_ceil(64)],
             words: n.div_ceil(64),
