@@ -809,10 +809,20 @@ mod tests {
         let t = topo(72);
         let ctx = BuildContext::test(&t);
         let s = Shape::new(&HpcParams::default(), df, &ctx).unwrap();
-        assert_eq!(s.rates(&HpcParams::default(), Rate::gbps(25)), [Rate::gbps(25); 4]);
+        assert_eq!(
+            s.rates(&HpcParams::default(), Rate::gbps(25)),
+            [Rate::gbps(25); 4]
+        );
         let Shape::Df(d) = s else { unreachable!() };
-        let (a, b) = (d.graph(Rate::gbps(25)), d.graph_with_rates([Rate::gbps(25); 4]));
-        assert!(a.ports.iter().zip(&b.ports).all(|(x, y)| x.rate == y.rate && x.to == y.to));
+        let (a, b) = (
+            d.graph(Rate::gbps(25)),
+            d.graph_with_rates([Rate::gbps(25); 4]),
+        );
+        assert!(a
+            .ports
+            .iter()
+            .zip(&b.ports)
+            .all(|(x, y)| x.rate == y.rate && x.to == y.to));
         // And a zero rate is refused, naming the key.
         let e = HpcModule::plan_and_build(
             HpcParams {
@@ -824,7 +834,10 @@ mod tests {
         )
         .err()
         .expect("refused");
-        assert!(e.key == "hpc.dragonfly_global_rate" && e.reason.contains("above zero"), "{e}");
+        assert!(
+            e.key == "hpc.dragonfly_global_rate" && e.reason.contains("above zero"),
+            "{e}"
+        );
     }
 
     #[test]

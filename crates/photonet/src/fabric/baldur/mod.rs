@@ -837,13 +837,12 @@ impl Fabric for Baldur {
     }
 
     fn stats(&self) -> FabricStats {
-        self.count
-            .stats(
-                &self.l,
-                &self.buffer_peak,
-                &self.backlog_peak,
-                self.out.high_water(),
-            )
+        self.count.stats(
+            &self.l,
+            &self.buffer_peak,
+            &self.backlog_peak,
+            self.out.high_water(),
+        )
     }
 
     fn check_invariants(&self) -> Result<(), String> {
