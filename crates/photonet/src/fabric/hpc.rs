@@ -26,7 +26,11 @@
 //! minus the bytes one link round trip still delivers.
 //!
 //! The dragonfly routes by UGAL-L (`dragonfly_routing = "ugal"`, Table VI's
-//! "adaptive" [16]) or minimally.
+//! "adaptive" [16]) or minimally. Its links run at the host rate unless
+//! `dragonfly_terminal_rate`, `dragonfly_local_rate` or
+//! `dragonfly_global_rate` set their own (CODES's dragonfly model gives the
+//! terminal, local and global channels separate bandwidths: 5.25, 5.25 and
+//! 4.7 GiB/s by default; the paper states only the 25 Gb/s of §V-A).
 //!
 //! # Delays
 //! Table VI gives a switch latency (90 ns) and link delays per link kind
@@ -105,6 +109,16 @@ pub struct HpcParams {
     pub dragonfly_h: u32,
     /// Dragonfly: "ugal" (UGAL-L, Table VI's adaptive routing) or "minimal".
     pub dragonfly_routing: DragonflyRouting,
+    /// Dragonfly: rate of the links between a host and its router, both
+    /// ways (unset: the topology's host rate). CODES's `cn_bandwidth`
+    /// (default 5.25 GiB/s = 45.097 Gbps).
+    pub dragonfly_terminal_rate: Option<Rate>,
+    /// Dragonfly: rate of the links within a group (unset: the host rate).
+    /// CODES's `local_bandwidth` (default 5.25 GiB/s).
+    pub dragonfly_local_rate: Option<Rate>,
+    /// Dragonfly: rate of the links between groups (unset: the host rate).
+    /// CODES's `global_bandwidth` (default 4.7 GiB/s = 40.37 Gbps).
+    pub dragonfly_global_rate: Option<Rate>,
     /// Latency of a switch, header to header (Table VI: 90 ns).
     pub switch_latency: SimTime,
     /// Multi-butterfly: every link; dragonfly: links between groups
@@ -152,6 +166,9 @@ impl Default for HpcParams {
             dragonfly_a: 0,
             dragonfly_h: 0,
             dragonfly_routing: DragonflyRouting::Ugal,
+            dragonfly_terminal_rate: None,
+            dragonfly_local_rate: None,
+            dragonfly_global_rate: None,
             switch_latency: SimTime::ns(90),
             link_delay: SimTime::ns(100),
             local_link_delay: SimTime::ns(10),
@@ -304,6 +321,23 @@ impl Shape {
         link + from_switch
     }
 
+    /// Each tier's link rate (nic, then the topology's own tiers): the
+    /// host rate `r` unless the dragonfly sets its own.
+    fn rates(&self, p: &HpcParams, r: Rate) -> [Rate; 4] {
+        match self {
+            Shape::Mb(_) => [r; 4],
+            Shape::Df(_) => {
+                let t = p.dragonfly_terminal_rate.unwrap_or(r);
+                [
+                    t,
+                    t,
+                    p.dragonfly_local_rate.unwrap_or(r),
+                    p.dragonfly_global_rate.unwrap_or(r),
+                ]
+            }
+        }
+    }
+
     /// The longest link delay (for the PFC headroom).
     fn max_delay(&self, p: &HpcParams) -> SimTime {
         (0..4).map(|t| self.delay(p, t)).max().expect("tiers")
@@ -435,6 +469,20 @@ impl FabricModule for HpcModule {
         if p.flow_control == HpcFlowControl::Pfc && matches!(shape, Shape::Df(_)) {
             return Err(pfc_on_dragonfly());
         }
+        for (key, r) in [
+            ("dragonfly_terminal_rate", p.dragonfly_terminal_rate),
+            ("dragonfly_local_rate", p.dragonfly_local_rate),
+            ("dragonfly_global_rate", p.dragonfly_global_rate),
+        ] {
+            if r == Some(Rate(0)) {
+                return Err(bad(
+                    HpcParams::TABLE,
+                    key,
+                    "\"0bps\"",
+                    "a link needs a rate above zero (leave the key out for the host rate)",
+                ));
+            }
+        }
         let fc = flow_control(p, ctx.topology.host_rate(), shape.max_delay(p))?;
         Ok((shape, fc))
     }
@@ -461,6 +509,7 @@ impl FabricModule for HpcModule {
         let n = ctx.topology.hosts();
         let prop = shape.max_delay(&p);
         let tier_delay: Vec<SimTime> = (0..4).map(|t| shape.delay(&p, t)).collect();
+        let shape_rates = shape.rates(&p, rate);
         let cfg = NetConfig {
             payload: p.packet.0 as u32,
             header: p.header.0 as u32,
@@ -500,7 +549,7 @@ impl FabricModule for HpcModule {
                     d.g,
                     if d.ugal { "UGAL" } else { "minimal" }
                 );
-                let g = with_delays(d.graph(rate));
+                let g = with_delays(d.graph_with_rates(shape_rates));
                 // Saturated at Table VI's load, its ports are mostly free
                 // with packets queued, where lazy port-free costs more than
                 // it saves (docs/perf-notes/baldur-net.md), so its ends stay
@@ -521,7 +570,13 @@ impl FabricModule for HpcModule {
     fn lone_flow_fct(p: &HpcParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
         let (v, ctx, src, dst, bytes) = (f.variant, f.ctx, f.src, f.dst, f.bytes);
         let shape = Shape::new(p, v, ctx)?;
-        let r = ctx.topology.host_rate();
+        // With per-tier rates (the dragonfly's CODES rates) the fastest
+        // link bounds the FCT below and the slowest above.
+        let rates = shape.rates(p, ctx.topology.host_rate());
+        let (r_fast, r) = (
+            *rates.iter().max().expect("tiers"),
+            *rates.iter().min().expect("tiers"),
+        );
         let bytes = bytes.max(1);
         let npkts = bytes.div_ceil(p.packet.0);
         let wire = bytes + npkts * p.header.0;
@@ -529,7 +584,7 @@ impl FabricModule for HpcModule {
         let h = shape.links(src, dst);
         let prop = shape.path_delay(p, src, dst);
         Ok(FctBounds {
-            min: r.tx_time(wire).saturating_sub(SimTime(1)) + prop,
+            min: r_fast.tx_time(wire).saturating_sub(SimTime(1)) + prop,
             max: r.tx_time(wire) + r.tx_time(first) * (h - 1) + prop + SimTime(npkts * h),
         })
     }
@@ -724,6 +779,65 @@ mod tests {
             lone_fct(&ct, df, 72, 0, 71, 512),
         );
         assert_eq!(a.0 - b.0, (links - 1) * 163_840, "{a} vs {b}");
+    }
+
+    #[test]
+    fn dragonfly_link_rates_per_tier_are_hand_worked() {
+        // 72 nodes (p = 2, a = 4, h = 2, 9 groups). Host 0 (group 0, router
+        // 0) to host 71 (group 8, router 3): group 0's link to group 8 is
+        // its global port q = 7 (router 3), landing on router 0 of group 8,
+        // so the path is nic, local, global, local, down: 500 ns of delay
+        // (10 + 100 + 190 + 100 + 100). Store-and-forward, one 512 B packet
+        // (4,096 bits):
+        //   every link 25 Gb/s: 5 x 163.84 + 500 = 1,319.2 ns;
+        //   terminal 50, local 40, global 20 Gb/s: 2 x 81.92 + 2 x 102.4 +
+        //   204.8 + 500 = 1,073.44 ns.
+        let sf = HpcParams {
+            cut_through: false,
+            ..HpcParams::default()
+        };
+        let df = &DRAGONFLY;
+        assert_eq!(lone_fct(&sf, df, 72, 0, 71, 512), SimTime(1_319_200));
+        let rates = HpcParams {
+            dragonfly_terminal_rate: Some(Rate::gbps(50)),
+            dragonfly_local_rate: Some(Rate::gbps(40)),
+            dragonfly_global_rate: Some(Rate::gbps(20)),
+            ..sf.clone()
+        };
+        assert_eq!(lone_fct(&rates, df, 72, 0, 71, 512), SimTime(1_073_440));
+        // Unset rates are the host rate: the same graph as before.
+        let t = topo(72);
+        let ctx = BuildContext::test(&t);
+        let s = Shape::new(&HpcParams::default(), df, &ctx).unwrap();
+        assert_eq!(
+            s.rates(&HpcParams::default(), Rate::gbps(25)),
+            [Rate::gbps(25); 4]
+        );
+        let Shape::Df(d) = s else { unreachable!() };
+        let (a, b) = (
+            d.graph(Rate::gbps(25)),
+            d.graph_with_rates([Rate::gbps(25); 4]),
+        );
+        assert!(a
+            .ports
+            .iter()
+            .zip(&b.ports)
+            .all(|(x, y)| x.rate == y.rate && x.to == y.to));
+        // And a zero rate is refused, naming the key.
+        let e = HpcModule::plan_and_build(
+            HpcParams {
+                dragonfly_global_rate: Some(Rate(0)),
+                ..HpcParams::default()
+            },
+            df,
+            &ctx,
+        )
+        .err()
+        .expect("refused");
+        assert!(
+            e.key == "hpc.dragonfly_global_rate" && e.reason.contains("above zero"),
+            "{e}"
+        );
     }
 
     #[test]

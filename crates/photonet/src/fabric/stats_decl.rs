@@ -272,6 +272,7 @@ const BALDUR: &[StatDecl] = stats![
         "ack_drop_rate" ratio "ACKs dropped over ACKs injected";
         "retx_buffer_peak_bytes" bytes "the most bytes any node's retransmission buffer held";
         "retx_buffer_peak_mean_bytes" bytes "nodes' peak retransmission-buffer bytes, averaged";
+        "backlog_peak_bytes" bytes "the most bytes any node held waiting to be sent or un-ACKed";
         "outstanding_slots_high_water" count "the most unacknowledged packets held at once";
         "drops_stage_<s>" count "packets dropped at stage s";
     }

@@ -255,6 +255,13 @@ impl Dragonfly {
     /// The nodes and links, every link at `rate`. Tiers: `nic`, `down`
     /// (router to host), `local`, `global`.
     pub fn graph(&self, rate: Rate) -> Graph {
+        self.graph_with_rates([rate; 4])
+    }
+
+    /// The nodes and links, each link at the rate of its tier (`rates`
+    /// indexed by tier: nic, down, local, global). CODES's dragonfly gives
+    /// terminal, local and global channels their own bandwidths.
+    pub fn graph_with_rates(&self, rates: [Rate; 4]) -> Graph {
         let n = self.hosts;
         let mut ports = Vec::new();
         let mut reverse = Vec::new();
@@ -262,7 +269,7 @@ impl Dragonfly {
             let r = self.router_of(x);
             ports.push(PortSpec {
                 to: n + r,
-                rate,
+                rate: rates[0],
                 tier: 0,
             });
             reverse.push(self.port0[r as usize] + x % self.p);
@@ -273,7 +280,7 @@ impl Dragonfly {
             for i in 0..self.p {
                 ports.push(PortSpec {
                     to: router * self.p + i,
-                    rate,
+                    rate: rates[1],
                     tier: 1,
                 });
                 reverse.push(router * self.p + i);
@@ -282,7 +289,7 @@ impl Dragonfly {
                 let other = gs * self.a + r2;
                 ports.push(PortSpec {
                     to: n + other,
-                    rate,
+                    rate: rates[2],
                     tier: 2,
                 });
                 reverse.push(self.local_port(other, r));
@@ -294,7 +301,7 @@ impl Dragonfly {
                 let other = gd * self.a + owner;
                 ports.push(PortSpec {
                     to: n + other,
-                    rate,
+                    rate: rates[3],
                     tier: 3,
                 });
                 reverse.push(self.port0[other as usize] + self.p + self.a - 1 + back);

@@ -167,6 +167,11 @@ pub struct Baldur {
     nodes: Vec<Node>,
     /// Each node's peak `buffer_bytes`.
     buffer_peak: Vec<u64>,
+    /// Each node's bytes of flows not yet sent once (its `fresh` list),
+    /// and the peak of those plus its un-ACKed bytes: the buffer §IV-E's
+    /// 536 KB would be if it also held the packets waiting to be sent.
+    queued_bytes: Vec<u64>,
+    backlog_peak: Vec<u64>,
     acks_q: Pool<(u32, u32, u32)>,
     fresh_q: Pool<Fresh>,
     /// Reorder buffers of multi-packet flows, from their first arrival
@@ -252,6 +257,8 @@ impl Baldur {
             net,
             nodes: vec![Node::default(); l.nodes as usize],
             buffer_peak: vec![0; l.nodes as usize],
+            queued_bytes: vec![0; l.nodes as usize],
+            backlog_peak: vec![0; l.nodes as usize],
             acks_q: Pool::new(),
             fresh_q: Pool::new(),
             reorder: Pool::new(),
@@ -489,6 +496,8 @@ impl Baldur {
             }
             let node = &mut self.nodes[hi];
             node.buffer_bytes += bytes;
+            // Moved from waiting to un-ACKed: the backlog is unchanged.
+            self.queued_bytes[hi] -= bytes;
             let peak = &mut self.buffer_peak[hi];
             *peak = (*peak).max(node.buffer_bytes);
             self.count.data_first += 1;
@@ -778,6 +787,12 @@ impl Fabric for Baldur {
         });
         let node = &mut self.nodes[flow.src as usize];
         self.fresh_q.push_back(&mut node.fresh, i);
+        // The backlog only grows here (sending moves bytes from waiting to
+        // un-ACKed; ACKs shrink it), so its peak is taken here.
+        let src = flow.src as usize;
+        let q = &mut self.queued_bytes[src];
+        *q += flow.bytes;
+        self.backlog_peak[src] = self.backlog_peak[src].max(*q + node.buffer_bytes);
         // A transmitter already waiting to wake takes the flow then: nothing
         // is scheduled now, so `next_event` stays as it was.
         if !node.wake {
@@ -822,8 +837,12 @@ impl Fabric for Baldur {
     }
 
     fn stats(&self) -> FabricStats {
-        self.count
-            .stats(&self.l, &self.buffer_peak, self.out.high_water())
+        self.count.stats(
+            &self.l,
+            &self.buffer_peak,
+            &self.backlog_peak,
+            self.out.high_water(),
+        )
     }
 
     fn check_invariants(&self) -> Result<(), String> {

@@ -34,9 +34,16 @@ impl Counters {
     }
 
     /// The run's statistics: these counts, the layout's shape, each node's
-    /// peak retransmission-buffer bytes (`peaks`) and the most outstanding
-    /// packets held at once (`high_water`).
-    pub(super) fn stats(&self, l: &Layout, peaks: &[u64], high_water: usize) -> FabricStats {
+    /// peak retransmission-buffer bytes (`peaks`), its peak backlog (bytes
+    /// waiting to be sent plus un-ACKed, `backlog`) and the most
+    /// outstanding packets held at once (`high_water`).
+    pub(super) fn stats(
+        &self,
+        l: &Layout,
+        peaks: &[u64],
+        backlog: &[u64],
+        high_water: usize,
+    ) -> FabricStats {
         let injected = self.data_sent + self.acks_sent;
         let dropped = self.data_dropped + self.acks_dropped;
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
@@ -67,6 +74,10 @@ impl Counters {
             (
                 "retx_buffer_peak_mean_bytes".into(),
                 peaks.iter().sum::<u64>() as f64 / peaks.len().max(1) as f64,
+            ),
+            (
+                "backlog_peak_bytes".into(),
+                backlog.iter().copied().max().unwrap_or(0) as f64,
             ),
             ("outstanding_slots_high_water".into(), high_water as f64),
         ];

@@ -63,6 +63,32 @@ fn a_lone_packet_takes_exactly_links_plus_switches_plus_serialisation() {
 }
 
 #[test]
+fn the_backlog_counts_packets_waiting_to_be_sent_as_well_as_un_acked_ones() {
+    // Eight 512 B packets arrive at node 0 at once: the backlog (waiting
+    // plus un-ACKed) peaks at 8 x 512 = 4,096 B when the last arrives. The
+    // retransmission buffer holds only what has been sent and not ACKed:
+    // packet k starts at k x 164.2 ns (plus the gap), packet 0's ACK is back
+    // at 164.2 + 200.42 (head) + 200.42 + ~5.5 (the ACK) ~ 570.5 ns, after
+    // packet 3 starts (~493 ns) and before packet 4 (~657 ns): four at once.
+    let p = BaldurParams {
+        multiplicity: 1,
+        ..Default::default()
+    };
+    let mut b = net(8, &p, 1);
+    let flows: Vec<Flow> = (0..8)
+        .map(|i| Flow::new(i, 0, 6, 512, SimTime::ZERO))
+        .collect();
+    let rec = drain(&mut b, &flows);
+    assert!((0..8).all(|i| rec.finish(i).is_some()));
+    let s = b.stats();
+    assert_eq!(s["backlog_peak_bytes"], 4_096.0);
+    assert_eq!(s["retx_buffer_peak_bytes"], 2_048.0);
+    // Drained: nothing waits, nothing is un-ACKed.
+    assert!(b.queued_bytes.iter().all(|&q| q == 0));
+    assert_eq!(b.nodes[0].buffer_bytes, 0);
+}
+
+#[test]
 fn with_m1_the_route_is_the_unique_butterfly_path_to_the_destination() {
     let mut rng = RngStreams::new(5).stream("w");
     for k in 1..=6u32 {
