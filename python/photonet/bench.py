@@ -249,6 +249,8 @@ PAPER_SCENARIOS: dict[str, dict] = {
              "reproduce negotiator --full, Fig. 13(a): the traffic-oblivious thin-clos baseline at 100 % background load"),
             ("baldur-fig06a-full-multibutterfly-0.9", "baldur", "fig06a", "Electrical multi-butterfly", 0.9, "multibutterfly",
              "reproduce baldur --full, Fig. 6(a): electrical multi-butterfly, random permutation at load 0.9, 10.24 M packets"),
+            ("yaps-flows10k-full", "yaps", "flows10k", "photonet pFabric", "pfabric_websearch_l50", "leaf_spine",
+             "reproduce yaps --full: pFabric on the leaf-spine, YAPS's pfabric_websearch_l50 trace, 10,000 flows (412 M events)"),
         ]
     },
 }
