@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from . import _core
 from .config import ConfigError, ConfigLike, Prepared, checked_in_tests, prepare, tomllib
 from .provenance import build_info, file_digests
-from .io import atomic_dir, atomic_write_csv, atomic_write_json, atomic_write_text, write_frame_csv
+from .io import atomic_dir, atomic_write_csv, atomic_write_json, atomic_write_parquet, atomic_write_text, write_frame_csv
 
 if TYPE_CHECKING:  # imported where used: `run` and `bench` need neither
     import numpy as np
@@ -183,27 +183,38 @@ class Result:
         df.index.name = "class"
         return df
 
-    def write(self, out_dir: str | Path, extra: Optional[dict[str, Any]] = None, *, parquet: bool = False) -> Path:
+    def write(self, out_dir: str | Path, extra: Optional[dict[str, Any]] = None, *, parquet: bool = False,
+              flows_csv: bool = True) -> Path:
         """Writes summary.json, flows.csv, series.csv (if any), manifest.json,
         config.toml and the ``extra`` JSON files (name -> object) into ``out_dir``
         in one atomic step (all or nothing); with ``parquet``, also
-        flows.parquet (needs pyarrow). ``out_dir`` may be new, empty or an
-        earlier photonet result; anything else (a file, a folder holding other
-        files) raises :class:`photonet.io.OutputError` (a ConfigError) and is
-        left untouched."""
+        flows.parquet (needs pyarrow: the same table, the same values); with
+        ``flows_csv`` False, no flows.csv (a result that needs no per-flow
+        records, or only the Parquet file). ``out_dir`` may be new, empty or
+        an earlier photonet result; anything else (a file, a folder holding
+        other files) raises :class:`photonet.io.OutputError` (a ConfigError)
+        and is left untouched."""
 
         def fill(tmp: Path) -> None:
             atomic_write_json(tmp / "summary.json", self.summary)
-            if self._flows is None:
-                # Straight from the core's columns: no pandas table is built.
-                cols = flow_arrays(self._flow_columns, int64=False)
-                atomic_write_csv(tmp / "flows.csv", list(cols), list(cols.values()))
-            else:  # the table as read (and perhaps changed) by the caller
-                write_frame_csv(tmp / "flows.csv", self._flows)
+            # Straight from the core's columns (no pandas table is built)
+            # unless the caller read (and perhaps changed) the table: then
+            # the table as it is.
+            raw = self._flows is None
+            if flows_csv:
+                if raw:
+                    cols = flow_arrays(self._flow_columns, int64=False)
+                    atomic_write_csv(tmp / "flows.csv", list(cols), list(cols.values()))
+                else:
+                    write_frame_csv(tmp / "flows.csv", self._flows)
             if self.series is not None:
                 write_frame_csv(tmp / "series.csv", self.series)
             if parquet:
-                self.flows.to_parquet(tmp / "flows.parquet", index=False)
+                if raw:  # int64 integers: the dtypes of `Result.flows`
+                    cols = flow_arrays(self._flow_columns)
+                    atomic_write_parquet(tmp / "flows.parquet", list(cols), list(cols.values()))
+                else:
+                    self._flows.to_parquet(tmp / "flows.parquet", index=False)
             atomic_write_json(tmp / "manifest.json", self.manifest)
             atomic_write_text(tmp / "config.toml", self.config_toml)
             for name, obj in (extra or {}).items():

@@ -238,6 +238,21 @@ PAPER_SCENARIOS: dict[str, dict] = {
             ("mordia", "table2", "mordia", "Mordia Table 2 method, simulated: 4 ToRs, TMS truncated to n = 1..9 days + 10 Gbps packet switch, 20 weeks of 1 ms, oracle and measured demand (1, 2 weeks old) = 27 runs"),
         ]
     },
+    # Issue 28: each paper's slowest point of `reproduce <paper> --full` (one
+    # point of a figure: its series at one x, as the reproduction builds it).
+    **{
+        name: {"about": about, "experiment": {"paper": paper, "only": fig, "scale": "full", "series": series, "x": x}, "needs": needs}
+        for name, paper, fig, series, x, needs, about in [
+            ("sirius-fig12w-full-sirius-1x", "sirius", "fig12w", "SIRIUS 1x", 10000.0, "sirius",
+             "reproduce sirius --full, Fig. 12's worst case: SIRIUS 1x, §4.2 all-to-all of 10 KB flows (9.4 M flows)"),
+            ("negotiator-fig13a-full-oblivious-100", "negotiator", "fig13a", "Traffic-oblivious thin-clos", 1.0, "sirius_ideal",
+             "reproduce negotiator --full, Fig. 13(a): the traffic-oblivious thin-clos baseline at 100 % background load"),
+            ("baldur-fig06a-full-multibutterfly-0.9", "baldur", "fig06a", "Electrical multi-butterfly", 0.9, "multibutterfly",
+             "reproduce baldur --full, Fig. 6(a): electrical multi-butterfly, random permutation at load 0.9, 10.24 M packets"),
+            ("yaps-flows10k-full", "yaps", "flows10k", "photonet pFabric", "pfabric_websearch_l50", "leaf_spine",
+             "reproduce yaps --full: pFabric on the leaf-spine, YAPS's pfabric_websearch_l50 trace, 10,000 flows (412 M events)"),
+        ]
+    },
 }
 
 
@@ -336,14 +351,19 @@ def _worker(name: str) -> None:
 
 
 def _experiment_worker(exp: dict) -> None:
-    """Runs every simulated point of one figure of a reproduction, one after
-    another (no result files), and prints the totals."""
+    """Runs every simulated point of one figure of a reproduction (or its one
+    point of ``series`` at ``x``), one after another (no result files), and
+    prints the totals."""
     from .api import run
-    from .reproduce.experiment import load_paper
+    from .reproduce.experiment import load_paper, x_equal
     from .reproduce.points import build_points
 
     paper = load_paper(exp["paper"])
     _, fps = build_points(paper, exp.get("scale", "full"), only=[exp["only"]])
+    if "series" in exp:  # one point of the figure
+        fps = [fp for fp in fps if fp.series == exp["series"] and x_equal(fp.x, exp["x"])]
+        if len(fps) != 1:
+            raise SystemExit(f"bench: {exp['paper']} {exp['only']} has no point {exp['series']!r} at x = {exp['x']!r}")
     tot = {"sim_wall_s": 0.0, "events": 0, "sim_time_us": 0.0, "flows": 0, "points": 0}
     for fp in fps:
         if fp.point is None:

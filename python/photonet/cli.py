@@ -619,6 +619,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--only", help="comma-separated figures, e.g. fig09,fig12")
     rp.add_argument("--fabrics", help="comma-separated fabrics to run (points of others are reported as skipped)")
     rp.add_argument("--format", help="figure formats, e.g. png,svg or png,pdf (png is always written)")
+    rp.add_argument("--flows", action="store_true",
+                    help="every point keeps its per-flow records (points/<key>/flows.parquet); by default only the points "
+                         "a figure reads them from (cdf and scatter panels, a reference, per-flow metrics) do")
     rp.set_defaults(func=cmd_reproduce)
 
     models = [m["name"] for m in _core.models()]  # not photonet.model: keeps start-up free of pandas

@@ -37,7 +37,11 @@ class OutputError(ConfigError):
 
 
 # The files ``Result.write`` (and a sweep point) puts in a result folder.
-RESULT_FILES = frozenset({"summary.json", "flows.csv", "series.csv", "manifest.json", "config.toml", "params.json"})
+RESULT_FILES = frozenset({"summary.json", "flows.csv", "flows.parquet", "series.csv", "manifest.json", "config.toml",
+                          "params.json"})
+# The per-flow files a result folder may hold (``Result.write``): a folder
+# holding either has its per-flow records.
+FLOW_FILES = ("flows.parquet", "flows.csv")
 # What marks a folder as a photonet work folder (sweep, compare, reproduce).
 WORK_MARKERS = ("points", "points.json")
 # A temporary folder of ours holds this file, locked while its writer lives.
@@ -339,6 +343,18 @@ def atomic_write_csv(path: os.PathLike | str, names: list[str], arrays: list) ->
 
     with _atomic_replace(Path(path)) as (_, tmp):
         _core.write_csv(tmp, list(names), [np.ascontiguousarray(a) for a in arrays], os.linesep)
+
+
+def atomic_write_parquet(path: os.PathLike | str, names: list[str], arrays: list) -> None:
+    """Writes numpy columns as one Parquet file (pyarrow, zstd), straight from
+    the arrays: no pandas table is built. ``pandas.read_parquet`` gives back
+    the same columns, dtypes and values. Atomic, as :func:`atomic_write_bytes`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({n: pa.array(a) for n, a in zip(names, arrays)})
+    with _atomic_replace(Path(path)) as (_, tmp):
+        pq.write_table(table, tmp, compression="zstd")
 
 
 def frame_csv_columns(df) -> "tuple[list[str], list] | None":

@@ -25,7 +25,7 @@ import pandas as pd
 
 from .config import (ConfigError, ConfigLike, Prepared, apply_overrides, config_hash, load, parse_value, plain,
                      prepare_unchecked, split_setting, workload_search_path)
-from .io import atomic_write_json, atomic_write_text, remove_stale_temporaries
+from .io import FLOW_FILES, atomic_write_json, atomic_write_text, remove_stale_temporaries
 from .provenance import describe_build, file_digests, input_digests, same_build
 
 
@@ -43,6 +43,11 @@ class Point:
     # uses it, so the fabric is built once. Never stored or sent (Ray, Slurm):
     # elsewhere the point is prepared again from `config_toml`.
     prepared: Optional[Prepared] = field(default=None, repr=False, compare=False)
+    # The per-flow records its result holds: "csv" (flows.csv, as `photonet
+    # run` writes), "parquet" (flows.parquet only) or None (none: summary
+    # only). Not in the key: a result with either file serves a point that
+    # needs records; one without is run again when a point needs them.
+    flows: Optional[str] = "csv"
 
     def stored(self) -> dict:
         """The point's fields as ``points.json`` holds them."""
@@ -217,9 +222,13 @@ def _manifest(out: Path, p: Point) -> dict:
 
 
 def point_state(out: Path, p: Point) -> str:
-    """``missing`` (no result), ``done`` (a result made by this build), or
-    ``stale`` (a result made by another build of photonet)."""
-    if not (point_dir(out, p) / "summary.json").exists():
+    """``missing`` (no result, or one without the per-flow records the point
+    needs), ``done`` (a result made by this build), or ``stale`` (a result
+    made by another build of photonet)."""
+    d = point_dir(out, p)
+    if not (d / "summary.json").exists():
+        return "missing"
+    if p.flows is not None and not any((d / f).exists() for f in FLOW_FILES):
         return "missing"
     return "done" if same_build(_manifest(out, p)) else "stale"
 
@@ -262,7 +271,7 @@ def run_point(out: Path, p: Point, progress=None) -> dict:
         # resumed sweep runs it again.
         raise KeyboardInterrupt(f"point {p.key} cancelled")
     r.manifest["sweep_params"] = p.params
-    r.write(point_dir(out, p), extra={"params.json": p.params})
+    r.write(point_dir(out, p), extra={"params.json": p.params}, flows_csv=p.flows == "csv", parquet=p.flows == "parquet")
     return r.summary
 
 

@@ -74,11 +74,15 @@ def test_every_fabric_has_a_bench_scenario():
 def test_experiment_bench_scenarios_name_existing_figures():
     """`photonet bench` scenarios that time a whole reproduction figure point
     at a figure that exists and whose every point builds (nothing runs)."""
-    from photonet.reproduce.experiment import load_paper
+    from photonet.reproduce.experiment import load_paper, x_equal
     from photonet.reproduce.points import build_points
 
     exp = {k: s["experiment"] for k, s in bench.SCENARIOS.items() if "experiment" in s}
     assert {"reactor-fig10-paper", "reactor-fig11-paper", "mordia-table2-paper"} <= set(exp)
+    assert {"sirius-fig12w-full-sirius-1x", "negotiator-fig13a-full-oblivious-100", "baldur-fig06a-full-multibutterfly-0.9",
+            "yaps-flows10k-full"} <= set(exp)
     for name, e in exp.items():
         _, fps = build_points(load_paper(e["paper"]), e["scale"], only=[e["only"]])
         assert fps and all(fp.point is not None for fp in fps), name
+        if "series" in e:  # one point of the figure: exactly one matches
+            assert sum(fp.series == e["series"] and x_equal(fp.x, e["x"]) for fp in fps) == 1, name

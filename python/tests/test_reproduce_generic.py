@@ -228,7 +228,7 @@ def test_cdf_panel_draws_per_flow_fct(synth, captured):
     assert [len(ax.lines) for ax in axes] == [2, 2]
     assert axes[0].get_xscale() == "log" and axes[1].get_xscale() == "linear"
     key = r.table[(r.table["figure"] == "fig03") & (r.table["series"] == "E")]["key"].item()
-    flows = pd.read_csv(out / "points" / key / "flows.csv")
+    flows = pd.read_parquet(out / "points" / key / "flows.parquet")
     small = flows[(flows["bytes"] < 100_000) & flows["fct_us"].notna()]
     y = axes[0].lines[0].get_ydata()
     assert len(y) == len(small) and y[-1] == pytest.approx(1.0)
@@ -593,7 +593,7 @@ def test_reference_panels_draw_another_simulators_flows_and_full_only_figures_sk
     r = R.reproduce("synth", tmp_path / "out", root=root, jobs=1)
     assert set(r.table["figure"]) == {"fig01"}, "fig02 runs at full scale only"
     # The reference: the run's flows, 5 µs later, twice as slow, and 100 rows more.
-    flows = pd.read_csv(tmp_path / "out" / "points" / r.table["key"].iloc[0] / "flows.csv").sort_values("id")
+    flows = pd.read_parquet(tmp_path / "out" / "points" / r.table["key"].iloc[0] / "flows.parquet").sort_values("id")
     ref = flows[["src", "dst", "bytes"]].assign(start_us=[f"{v + 5:.6f}" for v in flows["start_us"]], fct_us=2 * flows["fct_us"])
     ref = pd.concat([ref, ref.iloc[:100].assign(src=99)])
     ref.to_csv(d / "ref.csv", index=False)

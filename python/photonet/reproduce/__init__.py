@@ -65,6 +65,7 @@ def reproduce(
     only: Optional[Sequence[str]] = None,
     fabrics: Optional[Sequence[str]] = None,
     overrides: Sequence[str] = (),
+    flows: bool = False,
     jobs: int = 2,
     backend: str = "local",
     ray_address: Optional[str] = None,
@@ -80,7 +81,9 @@ def reproduce(
 
     ``only``: figure ids (``fig09`` / ``9``); ``fabrics``: run only these fabrics
     (the rest are reported as skipped); ``overrides``: ``key=value`` applied to
-    every point after the scale; ``available`` / ``available_models``: the
+    every point after the scale; ``flows``: every point keeps its per-flow
+    records (``points/<key>/flows.parquet``; by default only the points a
+    figure reads them from do); ``available`` / ``available_models``: the
     fabrics / models treated as built (default: this photonet's). Raises
     ConfigError for bad input, before running anything.
     """
@@ -88,7 +91,7 @@ def reproduce(
     p = load_paper(paper, root)
     scale = "full" if full else "quick"
     out = Path(out) if out else Path("results") / "reproduce" / paper
-    figs, fps = build_points(p, scale, only=only, fabrics=fabrics, overrides=overrides, available=available)
+    figs, fps = build_points(p, scale, only=only, fabrics=fabrics, overrides=overrides, available=available, flows=flows)
     check_work_dir(out, "reproduce output folder")
     runs = evaluate_models(figs, available=available_models)
     runner = sweep.backend(backend, jobs=max(1, jobs), ray_address=ray_address, partition=partition,
@@ -96,7 +99,7 @@ def reproduce(
     info = run_points(out, figs, fps, runner=runner, progress=progress, short=short(p.metrics))
     df = table(out, fps, p.metrics)
     nums = numbers(figs, df, scale, p.scales[scale]["about"], metrics=p.metrics, models=runs)
-    sens = sensitivity(p, out, scale, nums, only=only, fabrics=fabrics, overrides=overrides, available=available,
+    sens = sensitivity(p, out, scale, nums, only=only, fabrics=fabrics, overrides=overrides, available=available, flows=flows,
                        run=lambda f, pts, name: run_points(
                            out, f, pts, runner=runner,
                            progress=(lambda line: progress(f"(sensitivity: {name}) {line}")) if progress else None,
@@ -116,7 +119,7 @@ def reproduce(
     return Reproduction(out, scale, df, nums, pngs, report, info)
 
 
-def sensitivity(p: Paper, out: Path, scale: str, nums, *, only, fabrics, overrides, available, run):
+def sensitivity(p: Paper, out: Path, scale: str, nums, *, only, fabrics, overrides, available, run, flows=False):
     """The claims of the simulated figures under each of the reading's
     ``alternatives`` (their points run like any other, cached by config):
     one row per claim, columns ``figure``, ``quantity``, ``paper``, ``this
@@ -143,7 +146,8 @@ def sensitivity(p: Paper, out: Path, scale: str, nums, *, only, fabrics, overrid
                 continue
         else:
             sel = a["only"] or only
-        figs_a, fps_a = build_points(pa, scale, only=sel, fabrics=fabrics, overrides=overrides, available=available)
+        figs_a, fps_a = build_points(pa, scale, only=sel, fabrics=fabrics, overrides=overrides, available=available,
+                                     flows=flows, metric_remap=a["metrics"])
         figs_a = [f for f in figs_a if not f.is_model]
         run(figs_a, fps_a, a["name"])
         keys.update(fp.key for fp in fps_a if fp.key and fp.status == "done")
@@ -186,7 +190,8 @@ def run_cli(a, console, out_console, backend: Optional[dict] = None) -> int:
     for name in names:
         out = out_of(name)
         console.print(f"[bold]reproduce {name}[/] ({'full' if a.full else 'quick'} scale) -> {out}/")
-        r = reproduce(name, out, full=a.full, only=only, fabrics=fabrics, overrides=list(a.set or []), **backend,
+        r = reproduce(name, out, full=a.full, only=only, fabrics=fabrics, overrides=list(a.set or []),
+                      flows=getattr(a, "flows", False), **backend,
                       progress=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
         t = Table(title=f"{name}: ours vs the paper ({r.scale} scale)")
         for c in ("figure", "quantity", "ours", "paper", "ours/paper", "note"):

@@ -52,7 +52,7 @@ _METRIC_KEYS = {"fct", "class", "summary", "fabric_stat", "reference", "scale", 
 # `workload.overlay`) a `summary` metric with `stream` may name.
 STREAM_KEYS = ("flows", "events", "events_unfinished", "event_finish_mean_us")
 _SIM_KEYS = {"title", "x", "x_key", "x_values", "x_set", "xlabel", "x_percent", "logx", "series", "panels", "claims",
-             "notes", "reference", "scales", *SCALES}
+             "notes", "reference", "scales", "flows", *SCALES}
 _REFERENCE_KEYS = {"flows", "label", "start_offset_us"}
 _MODEL_KEYS = {"title", "model", "options", "panels", "claims", "notes"}
 _SERIES_KEYS = {"label", "fabric", "set"}
@@ -148,6 +148,9 @@ class Figure:
     # the scales it runs at (a figure whose published numbers exist only for
     # the full setting, say, runs at full scale only)
     scales: tuple = SCALES
+    # `flows = true`: every point keeps its per-flow records (flows.parquet)
+    # even where no panel, reference or metric of the figure reads them
+    flows: bool = False
     # model figures
     model: Optional[str] = None
     params: dict = field(default_factory=dict)   # model parameters (the file without [reproduce])
@@ -481,6 +484,7 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
     scales = rep.get("scales", list(SCALES))
     if not isinstance(scales, list) or not scales or any(s not in SCALES for s in scales):
         raise ConfigError(f"{where}: `scales` = {scales!r} must be a non-empty list of {', '.join(SCALES)}")
+    keep_flows = _bool(where, "flows", rep.get("flows", False))
     return Figure(
         id=fid,
         path=path.resolve(),
@@ -498,6 +502,7 @@ def _load_sim_figure(path: Path, fid: str, cfg: dict, rep: dict, where: str, met
         scale_set=scale_set,
         reference=reference,
         scales=tuple(scales),
+        flows=keep_flows,
     )
 
 

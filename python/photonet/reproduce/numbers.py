@@ -355,8 +355,12 @@ def scorecard(nums: pd.DataFrame) -> dict[str, int]:
 # --------------------------------------------------------------------------- per-flow data
 
 def flows_of(out: Path, key: str) -> Optional[pd.DataFrame]:
-    p = out / "points" / key / "flows.csv"
-    return pd.read_csv(p) if p.exists() else None
+    """A point's per-flow records: its flows.parquet, else the flows.csv of a
+    point written before reproductions wrote Parquet; None without either."""
+    d = out / "points" / key
+    if (d / "flows.parquet").exists():
+        return pd.read_parquet(d / "flows.parquet")
+    return pd.read_csv(d / "flows.csv") if (d / "flows.csv").exists() else None
 
 
 def series_of(out: Path, key: str) -> Optional[pd.DataFrame]:

@@ -20,7 +20,7 @@ import tomli_w
 
 from .. import sweep
 from ..config import ConfigError, _deepcopy, apply_overrides, to_toml, tomllib
-from .experiment import SCALES, Figure, Paper, Reference, fmt_x, is_num
+from .experiment import SCALES, Figure, Metric, Paper, Reference, fmt_x, is_num, x_equal
 
 ProgressFn = Callable[[str], None]
 BACKENDS = sweep.BACKENDS
@@ -75,6 +75,28 @@ def select_figures(paper: Paper, only: Optional[Sequence[str]]) -> list[Figure]:
     return [f for f in paper.figures if f.id in chosen]
 
 
+# The per-flow file a reproduction point keeps when it needs one (see
+# `needs_flows`); the others keep summary.json and what the report reads.
+FLOWS_FORMAT = "parquet"
+
+
+def needs_flows(fig: Figure, x: Any, metrics: dict[str, Metric], metric_remap: Optional[dict] = None) -> bool:
+    """Whether the points of ``fig`` at ``x`` must keep their per-flow records:
+    the figure asks (``flows = true``), compares with a ``reference`` (every
+    point: its per-flow metrics), draws a ``cdf`` or ``scatter`` panel at
+    ``x``, or reads a metric computed from flows (``share_within``, a
+    reference statistic) in a panel or a claim (``metric_remap``: a reading
+    alternative's claim metrics)."""
+    if fig.flows or fig.reference is not None:
+        return True
+    if any(pn["kind"] in ("cdf", "scatter") and x_equal(pn.get("at", fig.xs[0]), x) for pn in fig.panels):
+        return True
+    remap = metric_remap or {}
+    used = {pn["metric"] for pn in fig.panels if "metric" in pn}
+    used |= {remap.get(c["metric"], c["metric"]) for c in fig.claims if "metric" in c}
+    return any(m in metrics and (metrics[m].within_us is not None or metrics[m].source == "reference") for m in used)
+
+
 def build_points(
     paper: Paper,
     scale: str,
@@ -83,11 +105,15 @@ def build_points(
     fabrics: Optional[Sequence[str]] = None,
     overrides: Sequence[str] = (),
     available: Optional[Sequence[str]] = None,
+    flows: bool = False,
+    metric_remap: Optional[dict] = None,
 ) -> tuple[list[Figure], list[FigPoint]]:
     """Every (figure, series, x) of the selected figures, validated. Returns
     (the selected figures, model figures too, in file order; the points of the
     simulated ones). Points of a fabric this photonet does not have (or not in
-    ``fabrics``) are skipped."""
+    ``fabrics``) are skipped. A point keeps its per-flow records where
+    :func:`needs_flows` says (for any figure sharing it), or everywhere with
+    ``flows``."""
     if scale not in SCALES:
         raise ConfigError(f"scale {scale!r} is not known; expected one of {', '.join(SCALES)}")
     if available is None:
@@ -136,6 +162,11 @@ def build_points(
                 except ConfigError as e:
                     raise ConfigError(f"{fig.path.name}: series {s.label!r} at x = {fmt_x(x)}: {e}") from None
                 fp.key = fp.point.key
+    by_id = {f.id: f for f in figs}
+    keep = {fp.key for fp in out if fp.key and (flows or needs_flows(by_id[fp.figure], fp.x, paper.metrics, metric_remap))}
+    for fp in out:
+        if fp.point is not None:
+            fp.point.flows = FLOWS_FORMAT if fp.key in keep else None
     sweep.release_shared([fp.point for fp in out if fp.point is not None])
     return figs, out
 

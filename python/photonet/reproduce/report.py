@@ -249,7 +249,8 @@ def write_report(
     L.append("- `points.csv`: every (figure, series, x): status, metrics, results key")
     L.append("- `report.html`: this report in one file with its figures embedded (open it in a browser)")
     L.append("- `<figure>.png`: the figures (filled star: the paper's value, where it states one; hollow markers: more than 5 % of "
-             "the point's flows unfinished); `points/<key>/`: each run's summary.json, flows.csv, manifest.json, config.toml")
+             "the point's flows unfinished); `points/<key>/`: each run's summary.json, manifest.json, config.toml and, "
+             "where a figure reads them (or `--flows`), its per-flow records flows.parquet")
     if any(f.is_model for f in figs):
         L.append("- `<figure>.json`: a model figure's report (the model's numbers the claims pick from)")
     L.append(f"- rerun: `photonet reproduce {paper.name}{' --full' if scale == 'full' else ''} --out {out}` (finished points are skipped)")
