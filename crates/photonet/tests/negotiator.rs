@@ -201,6 +201,47 @@ fn packing_across_pias_classes_joins_a_flows_first_kilobyte_and_the_rest() {
 }
 
 #[test]
+fn wait_stats_follow_one_mouse_through_request_grant_and_accept() {
+    // The 1,786 B mouse of `the_request_threshold_is_three_piggybacked_packets`
+    // (FIFO queues): piggybacked in slot 0 of epochs 2, 3 and 4 (the first
+    // ends at 5,700 ns), one REQUEST at epoch 2, its last byte in scheduled
+    // slot 0 of epoch 4 (11,400..11,490 ns). Fresh request to data: 2
+    // epochs; first byte (5,700 - 3,000) / 2,820 epochs after arrival, last
+    // byte (11,490 - 5,700) / 2,820 after the first; above the threshold,
+    // nothing queued ahead, last byte scheduled. Alone it is the p99 tail.
+    let trace = "src,dst,bytes,start\n0,1,1786,3000ns\n";
+    let (mut c, p, _d) = four_tors("negotiator", trace);
+    c.edit(|q: &mut NegotiatorParams| q.priority_queues = false);
+    let off = run(&c, &p);
+    assert!(!off.summary.fabric_stats.contains_key("wait_pair_runs"));
+    c.edit(|q: &mut NegotiatorParams| q.wait_stats = true);
+    let r = run(&c, &p);
+    assert_eq!(fct_ps(&r, 0), fct_ps(&off, 0));
+    let close = |k: &str, want: f64| {
+        assert!(
+            (stat(&r, k) - want).abs() < 1e-9,
+            "{k}: {} vs {want}",
+            stat(&r, k)
+        )
+    };
+    close("wait_pair_runs", 1.0);
+    close("wait_request_to_data_epochs_p99", 2.0);
+    close("wait_pair_runs_drained_unserved", 0.0);
+    for who in ["wait_mice", "wait_tail_mice"] {
+        close(&format!("{who}_count"), 1.0);
+        close(&format!("{who}_bytes_mean"), 1786.0);
+        close(&format!("{who}_first_byte_epochs_mean"), 2_700.0 / 2_820.0);
+        close(
+            &format!("{who}_first_to_last_epochs_mean"),
+            5_790.0 / 2_820.0,
+        );
+        close(&format!("{who}_share_last_scheduled"), 1.0);
+        close(&format!("{who}_share_behind_data"), 0.0);
+        close(&format!("{who}_share_requested"), 1.0);
+    }
+}
+
+#[test]
 fn pias_lets_a_mouse_pass_an_elephant() {
     // An elephant (1 MB) 0 -> 1 from t = 0 and a 500 B mouse 0 -> 1 at 10 us.
     // R = 400 Gbps so the host-facing queue never backs up. The elephant holds

@@ -185,3 +185,41 @@ fn packed_takes_of_several_packets_are_the_byte_stream() {
         std::iter::from_fn(|| q.take(0, 1, 1115, 1, &mut f).map(|p| p.bytes)).collect();
     assert_eq!(cut, vec![300, 200, 800]);
 }
+
+#[test]
+fn fresh_requests_wait_until_their_first_matching() {
+    use super::stats::Waits;
+    // Two ToRs' worth of pairs, a pipeline of 2 epochs (REQUEST at e,
+    // data at e + 2).
+    let mut w = Waits::new(3, 2);
+    // Pair 5 requests at epoch 10; the process of epoch 10 matches it for
+    // data epoch 12: a wait of 2.
+    w.requested(5, 10);
+    w.requests_done(10);
+    // It keeps requesting at 11 (not fresh) and is matched again: no new wait.
+    w.requested(5, 11);
+    w.requests_done(11);
+    w.matched(5, 10, 12);
+    w.matched(5, 11, 13);
+    assert_eq!(w.request_to_data, vec![2]);
+    // A fresh request at 20 that an older process (started at 19) answers
+    // stays open; the process of 21 answers it for data epoch 23: 3.
+    w.requested(5, 20);
+    w.requests_done(20);
+    w.matched(5, 19, 21);
+    w.requested(5, 21);
+    w.requests_done(21);
+    w.matched(5, 21, 23);
+    assert_eq!(w.request_to_data, vec![2, 3]);
+    // Pair 7 requests once at 30 and never again: open while a process
+    // could still answer it (epochs 31, 32), unserved from epoch 33.
+    w.requested(7, 30);
+    for e in 30..=32 {
+        w.requests_done(e);
+    }
+    assert_eq!(w.drained_unserved, 0);
+    w.requests_done(33);
+    assert_eq!(w.drained_unserved, 1);
+    w.matched(7, 30, 32);
+    assert_eq!(w.request_to_data, vec![2, 3]);
+}
