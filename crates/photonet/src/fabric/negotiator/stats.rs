@@ -209,10 +209,10 @@ fn wait_rows(f: &Negotiator, w: &Waits, p99_us: f64, rows: &mut Vec<(&'static st
             x.requested as u8 as f64,
         ];
         let is_tail = (fl.tor_done - fl.start).0 >= cut;
-        for k in 0..7 {
-            all[k] += row[k];
+        for (k, v) in row.into_iter().enumerate() {
+            all[k] += v;
             if is_tail {
-                tail[k] += row[k];
+                tail[k] += v;
             }
         }
     }
@@ -238,8 +238,8 @@ fn wait_rows(f: &Negotiator, w: &Waits, p99_us: f64, rows: &mut Vec<(&'static st
     ];
     for (sums, names) in [(all, names[0]), (tail, names[1])] {
         rows.push((names[0], sums[0]));
-        for k in 1..7 {
-            rows.push((names[k], sums[k] / sums[0].max(1.0)));
+        for (name, sum) in names.into_iter().zip(sums).skip(1) {
+            rows.push((name, sum / sums[0].max(1.0)));
         }
     }
 }
