@@ -9,7 +9,7 @@ mod common;
 use common::{loaded, one_host_per_rack, run_clean as run, tempdir, trace_config};
 
 use photonet::config::{Config, SizesConfig};
-use photonet::fabric::negotiator::{LinkFailure, LinkSide, NegotiatorParams, RingInit};
+use photonet::fabric::negotiator::{LinkFailure, LinkSide, NegotiatorParams, Packing, RingInit};
 use photonet::fabric::registry::ParamTable;
 use photonet::run::{prepare, simulate, Paths, RunResult};
 use photonet::units::{ByteSize, Rate, SimTime};
@@ -158,6 +158,87 @@ fn the_request_threshold_is_three_piggybacked_packets() {
     // Threshold 0: REQUESTs at epochs 2, 3 and 4 (1,786, 1,191 and 596 B left).
     c.edit(|q: &mut NegotiatorParams| q.request_threshold = 0);
     assert_eq!(stat(&run(&c, &p), "requests"), 3.0);
+}
+
+#[test]
+fn packing_fills_a_piggybacked_packet_with_several_flows() {
+    // Two mice 0 -> 1 at 3,000 ns, 400 B and 150 B, both in PIAS class 0
+    // (below 1 KB), together below the request threshold. Unpacked, one
+    // rides epoch 2's slot 0 (5,640..5,700 ns: arrives 7,700, 400 B at
+    // 100 Gbps = 32 ns in the host queue) and the other epoch 3's
+    // (8,460..8,520: 10,520 + 12 ns). Packed (either mode), both ride epoch
+    // 2's packet (550 B <= 595 B): 7,732 and 7,732 + 12 ns.
+    let trace = "src,dst,bytes,start\n0,1,400,3000ns\n0,1,150,3000ns\n";
+    let (mut c, p, _d) = four_tors("negotiator", trace);
+    let r = run(&c, &p);
+    assert_eq!((fct_ps(&r, 0), fct_ps(&r, 1)), (4_732_000, 7_532_000));
+    for mode in [Packing::Class, Packing::Pair] {
+        c.edit(|q: &mut NegotiatorParams| q.packing = mode);
+        let r = run(&c, &p);
+        assert_eq!(
+            (fct_ps(&r, 0), fct_ps(&r, 1)),
+            (4_732_000, 4_744_000),
+            "{mode:?}"
+        );
+        assert_eq!(stat(&r, "requests"), 0.0);
+    }
+}
+
+#[test]
+fn packing_across_pias_classes_joins_a_flows_first_kilobyte_and_the_rest() {
+    // 1,100 B at 3,000 ns: PIAS puts 1,000 B in class 0 and 100 B in class
+    // 1. A packet within one class (unpacked, or `class`) carries 595, 405,
+    // then 100 B, in epochs 2, 3, 4 (slot 0 of epoch 4 ends at 11,340 ns:
+    // arrives 13,340, 8 ns in the host queue). Across classes (`pair`) it is
+    // 595 then 505 B: epoch 3's packet arrives at 10,520 ns, 40.4 ns more.
+    let trace = "src,dst,bytes,start\n0,1,1100,3000ns\n";
+    let (mut c, p, _d) = four_tors("negotiator", trace);
+    assert_eq!(fct_ps(&run(&c, &p), 0), 10_348_000);
+    c.edit(|q: &mut NegotiatorParams| q.packing = Packing::Class);
+    assert_eq!(fct_ps(&run(&c, &p), 0), 10_348_000);
+    c.edit(|q: &mut NegotiatorParams| q.packing = Packing::Pair);
+    assert_eq!(fct_ps(&run(&c, &p), 0), 7_560_400);
+}
+
+#[test]
+fn wait_stats_follow_one_mouse_through_request_grant_and_accept() {
+    // The 1,786 B mouse of `the_request_threshold_is_three_piggybacked_packets`
+    // (FIFO queues): piggybacked in slot 0 of epochs 2, 3 and 4 (the first
+    // ends at 5,700 ns), one REQUEST at epoch 2, its last byte in scheduled
+    // slot 0 of epoch 4 (11,400..11,490 ns). Fresh request to data: 2
+    // epochs; first byte (5,700 - 3,000) / 2,820 epochs after arrival, last
+    // byte (11,490 - 5,700) / 2,820 after the first; above the threshold,
+    // nothing queued ahead, last byte scheduled. Alone it is the p99 tail.
+    let trace = "src,dst,bytes,start\n0,1,1786,3000ns\n";
+    let (mut c, p, _d) = four_tors("negotiator", trace);
+    c.edit(|q: &mut NegotiatorParams| q.priority_queues = false);
+    let off = run(&c, &p);
+    assert!(!off.summary.fabric_stats.contains_key("wait_pair_runs"));
+    c.edit(|q: &mut NegotiatorParams| q.wait_stats = true);
+    let r = run(&c, &p);
+    assert_eq!(fct_ps(&r, 0), fct_ps(&off, 0));
+    let close = |k: &str, want: f64| {
+        assert!(
+            (stat(&r, k) - want).abs() < 1e-9,
+            "{k}: {} vs {want}",
+            stat(&r, k)
+        )
+    };
+    close("wait_pair_runs", 1.0);
+    close("wait_request_to_data_epochs_p99", 2.0);
+    close("wait_pair_runs_drained_unserved", 0.0);
+    for who in ["wait_mice", "wait_tail_mice"] {
+        close(&format!("{who}_count"), 1.0);
+        close(&format!("{who}_bytes_mean"), 1786.0);
+        close(&format!("{who}_first_byte_epochs_mean"), 2_700.0 / 2_820.0);
+        close(
+            &format!("{who}_first_to_last_epochs_mean"),
+            5_790.0 / 2_820.0,
+        );
+        close(&format!("{who}_share_last_scheduled"), 1.0);
+        close(&format!("{who}_share_behind_data"), 0.0);
+        close(&format!("{who}_share_requested"), 1.0);
+    }
 }
 
 #[test]
@@ -323,13 +404,27 @@ fn link_failures_lose_packets_but_every_byte_arrives_exactly_once() {
         }
         assert!(stat(&r, "packets_lost") > 0.0, "{fabric}");
         assert!(stat(&r, "bytes_retransmitted") > 0.0, "{fabric}");
+        // Packed packets (several flows' pieces) lost and retransmitted piece
+        // by piece: still every byte exactly once.
+        c.edit(|q: &mut NegotiatorParams| q.packing = Packing::Pair);
+        let r = run(&c, &Paths::default());
+        conserved(&r, &format!("{fabric} packed"));
+        for (i, (&d, &b)) in r.flows.delivered.iter().zip(&r.flows.bytes).enumerate() {
+            assert_eq!(d, b, "{fabric} packed: flow {i}");
+        }
+        assert!(stat(&r, "packets_lost") > 0.0, "{fabric} packed");
     }
 }
 
 #[test]
 fn every_variant_runs_clean_under_load() {
     type Edit = fn(&mut NegotiatorParams);
-    let variants: [(&str, Edit); 7] = [
+    let variants: [(&str, Edit); 9] = [
+        ("packed within a class", |q| q.packing = Packing::Class),
+        ("packed across classes, stateful", |q| {
+            q.packing = Packing::Pair;
+            q.stateful = true
+        }),
         ("iterative", |q| q.iterations = 3),
         ("data size", |q| {
             q.requests = photonet::fabric::negotiator::RequestKind::DataSize
@@ -421,6 +516,16 @@ fn bad_input_names_the_key_and_says_why() {
             "negotiator",
             Box::new(|c| c.edit(|q: &mut NegotiatorParams| q.receiver_buffer = ByteSize(1000))),
             "negotiator.receiver_buffer",
+        ),
+        (
+            "negotiator_thin_clos",
+            Box::new(|c| {
+                c.edit(|q: &mut NegotiatorParams| {
+                    q.relay = true;
+                    q.packing = Packing::Class
+                })
+            }),
+            "negotiator.relay",
         ),
     ];
     for (fabric, set, key) in cases {

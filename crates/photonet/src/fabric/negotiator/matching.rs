@@ -11,6 +11,7 @@ use super::failures::Failures;
 use super::params::{Algorithm, NegotiatorLayout, NegotiatorParams, RequestKind, RingInit};
 use super::relay::Relay;
 use super::source::SourceQueues;
+use super::stats::Waits;
 use super::time::Time;
 use crate::host_edge::HostEdge;
 use crate::rng::SimRng;
@@ -128,6 +129,8 @@ pub(super) struct Matcher {
     pub c: MatchCounters,
     /// Accepts over grants of each first-round ACCEPT.
     pub ratios: Vec<f32>,
+    /// `wait_stats`: where mice and pairs wait.
+    pub waits: Option<Waits>,
 }
 
 /// The processes in flight and the plan of the coming scheduled phase.
@@ -165,6 +168,9 @@ impl Negotiation {
                 relay_out: Vec::new(),
                 c: MatchCounters::default(),
                 ratios: Vec::new(),
+                waits: p
+                    .wait_stats
+                    .then(|| Waits::new(n, (3 * l.iterations as u64 - 1) * l.k)),
             },
             plan: Plan {
                 matched: Vec::new(),
@@ -182,6 +188,12 @@ impl Negotiation {
     }
     pub fn ratios(&self) -> &[f32] {
         &self.m.ratios
+    }
+    pub fn waits(&self) -> Option<&Waits> {
+        self.m.waits.as_ref()
+    }
+    pub fn waits_mut(&mut self) -> Option<&mut Waits> {
+        self.m.waits.as_mut()
     }
     /// Whether a process still has work.
     pub fn busy(&self) -> bool {
@@ -383,6 +395,9 @@ impl Matcher {
                 for &(port, d) in &port_out {
                     self.c.requests += 1;
                     if cx.fail.message_ok(cx.l, s, d as usize, e) {
+                        if let (Some(w), 0) = (self.waits.as_mut(), round) {
+                            w.requested(s * n + d as usize, e);
+                        }
                         let w = bundles.iter().find(|b| b.0 == d).map_or(0, |b| b.2);
                         p.port_requests.push((s as u32, port, d, w));
                         any = true;
@@ -413,6 +428,9 @@ impl Matcher {
                     src: s as u32,
                     weight,
                 });
+                if let (Some(w), 0) = (self.waits.as_mut(), round) {
+                    w.requested(s * n + d, e);
+                }
                 any = true;
                 if cx.relay.on {
                     marked[d] = true;
@@ -424,6 +442,9 @@ impl Matcher {
         }
         if cx.relay.on {
             p.relay.sort_unstable();
+        }
+        if let (Some(w), 0) = (self.waits.as_mut(), round) {
+            w.requests_done(e);
         }
         p.busy = any;
     }
@@ -846,6 +867,11 @@ impl Matcher {
                 p.kept.clear();
             }
             plan.epoch = p.data_epoch;
+            if let Some(w) = self.waits.as_mut() {
+                for &(s, d, _) in &plan.runs {
+                    w.matched(s as usize * n + d as usize, p.start_epoch, p.data_epoch);
+                }
+            }
         }
         p.grants.clear();
         p.busy = p.busy || !acc.is_empty();

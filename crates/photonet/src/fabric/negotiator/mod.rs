@@ -59,8 +59,11 @@
 //! - scheduled slot: every accepted (source port → destination port) sends one
 //!   packet of up to the scheduled payload; several ports of one pair take
 //!   packets from the pair's queue lowest port first (order kept, §3.6.5);
-//! - a packet never mixes flows (nor PIAS priorities of one flow); it arrives
-//!   `propagation` after its slot ends and joins the host-facing queue.
+//! - a packet never mixes flows (nor PIAS priorities of one flow) unless
+//!   `packing` says so (`class`: several flows of the pair within one PIAS
+//!   class; `pair`: across classes, the per-destination queue as one byte
+//!   stream); it arrives `propagation` after its slot ends and joins the
+//!   host-facing queue.
 //!
 //! With `priority_queues` the per-destination FIFO is three FIFOs (PIAS at the
 //! source: a flow's first 1 KB, its next 9 KB, the rest; `priority_thresholds`).
@@ -158,7 +161,7 @@ mod time;
 
 pub use params::{
     Algorithm, LinkFailure, LinkSide, NegotiatorLayout, NegotiatorModule, NegotiatorParams,
-    RequestKind, RingInit,
+    Packing, RequestKind, RingInit,
 };
 
 use crate::fabric::{Fabric, FabricStats};
@@ -172,7 +175,7 @@ use failures::Failures;
 use matching::{Ctx, Negotiation};
 use relay::Relay;
 use source::{pre_ports, FlowSt, Flows, Pkt, Seg, SourceQueues};
-use stats::{Contention, Counters};
+use stats::{Contention, Counters, FlowWait};
 use time::Time;
 
 /// A NegotiaToR fabric.
@@ -192,6 +195,15 @@ pub struct Negotiator {
     added_bytes: u64,
     /// Scratch: a predefined slot's links with data (src, port, dst, port).
     pre_links: Vec<(u32, u32, u32, u32)>,
+    /// `packing`: None (a packet is one segment's), or whether a packet
+    /// fills across PIAS classes.
+    pack: Option<bool>,
+    /// Scratch: the pieces of packed packets.
+    pieces: Vec<Pkt>,
+    /// Bytes a pair's queue must exceed to be requested (`wait_stats`).
+    request_bytes: u64,
+    /// The slot being sent is a scheduled one (`wait_stats`).
+    in_scheduled: bool,
 }
 
 impl Negotiator {
@@ -226,6 +238,18 @@ impl Negotiator {
             mice_below: p.mice_below.0,
             added_bytes: 0,
             pre_links: Vec::new(),
+            pack: match l.packing {
+                Packing::None => None,
+                Packing::Class => Some(false),
+                Packing::Pair => Some(true),
+            },
+            pieces: Vec::new(),
+            request_bytes: if l.piggyback {
+                p.request_threshold as u64 * l.pre_payload
+            } else {
+                0
+            },
+            in_scheduled: false,
             l,
         }
     }
@@ -257,6 +281,16 @@ impl Negotiator {
     /// loses it (failed link) and schedules its retransmission.
     #[inline(always)]
     fn send(&mut self, s: usize, d: usize, pkt: Pkt, end: SimTime, lost: bool) {
+        if let Some(w) = self.matching.waits_mut() {
+            let x = &mut w.flows[pkt.flow as usize];
+            if x.first == SimTime::MAX {
+                x.first = end;
+            }
+            if pkt.last {
+                x.last = end;
+                x.last_scheduled = self.in_scheduled;
+            }
+        }
         if lost {
             self.lose(s, d, pkt, end);
             return;
@@ -332,6 +366,7 @@ impl Negotiator {
         if !self.l.piggyback {
             return;
         }
+        self.in_scheduled = false;
         let end = now + self.l.pre_slot;
         let (n, sp) = (self.l.n, self.l.s);
         // Two passes per block of sources: first the links whose queue holds
@@ -395,6 +430,28 @@ impl Negotiator {
             if self.fail.any() && (self.fail.egress_known(i) || self.fail.ingress_known(o)) {
                 continue; // known failed: keep the data for working links
             }
+            if let Some(across) = self.pack {
+                let mut pieces = std::mem::take(&mut self.pieces);
+                let sent = (s, d);
+                if self
+                    .src
+                    .take_packed(sent, (payload, 1), across, &mut self.flows, &mut pieces)
+                    > 0
+                {
+                    if self.contention.check {
+                        self.contention.heard(o, g);
+                    }
+                    let lost = self.fail.any() && self.fail.down(i, o);
+                    for &pkt in &pieces {
+                        self.c.piggyback_bytes += pkt.bytes;
+                        self.matching
+                            .sent_unreserved(s, d, pkt.bytes, &mut self.src);
+                        self.send(s, d, pkt, end, lost);
+                    }
+                }
+                self.pieces = pieces;
+                continue;
+            }
             let Some(pkt) = self.src.take(s, d, payload, 1, &mut self.flows) else {
                 continue;
             };
@@ -413,6 +470,7 @@ impl Negotiator {
     /// packet of its pair's queue (or of relayed data).
     fn scheduled_slot(&mut self, g: u64, now: SimTime) {
         let end = now + self.l.sched_slot;
+        self.in_scheduled = true;
         let sp = self.l.s;
         let payload = self.l.sched_payload;
         let plan = &self.matching.plan;
@@ -428,6 +486,25 @@ impl Negotiator {
                 let (s, x, d, q) = self.matching.plan.matched[k];
                 let (s, x, d, q) = (s as usize, x as usize, d as usize, q as usize);
                 self.matching.consume_promise(d, payload);
+                if let Some(across) = self.pack {
+                    let mut pieces = std::mem::take(&mut self.pieces);
+                    let one = (payload, 1);
+                    if self
+                        .src
+                        .take_packed((s, d), one, across, &mut self.flows, &mut pieces)
+                        > 0
+                    {
+                        let lost = self.fail.down(s * sp + x, d * sp + q);
+                        self.c.used_port_slots += 1;
+                        for &pkt in &pieces {
+                            self.c.scheduled_bytes += pkt.bytes;
+                            self.matching.plan.sent(s, d, pkt.bytes);
+                            self.send(s, d, pkt, end, lost);
+                        }
+                    }
+                    self.pieces = pieces;
+                    continue;
+                }
                 let Some(pkt) = self.src.take(s, d, payload, 1, &mut self.flows) else {
                     continue;
                 };
@@ -462,6 +539,25 @@ impl Negotiator {
                     let at = end + self.l.propagation;
                     self.relay.launch(at, d, target, pkt.flow, pkt.bytes);
                 }
+                continue;
+            }
+            if let Some(across) = self.pack {
+                // Packed: the run's ports carry consecutive packets, each
+                // filled from as many segments as fit.
+                let mut pieces = std::mem::take(&mut self.pieces);
+                let flows = &mut self.flows;
+                let used =
+                    self.src
+                        .take_packed((s, d), (payload, left), across, flows, &mut pieces);
+                self.c.used_port_slots += used;
+                for &pkt in &pieces {
+                    self.c.scheduled_bytes += pkt.bytes;
+                    if let Some(x) = self.matching.plan.run_sent.get_mut(k) {
+                        *x += pkt.bytes;
+                    }
+                    self.send(s, d, pkt, end, false);
+                }
+                self.pieces = pieces;
                 continue;
             }
             while left > 0 {
@@ -512,6 +608,19 @@ impl Fabric for Negotiator {
         });
         self.time.latest = self.time.latest.max(now);
         self.added_bytes += flow.bytes;
+        if self.matching.waits().is_some() {
+            let (s, d) = (st as usize, dt as usize);
+            let ahead = if s == d { 0 } else { self.src.bytes(s, d) };
+            let requested = ahead + flow.bytes > self.request_bytes;
+            let w = self.matching.waits_mut().expect("checked");
+            w.flows.push(FlowWait {
+                first: SimTime::MAX,
+                last: SimTime::MAX,
+                ahead,
+                last_scheduled: false,
+                requested,
+            });
+        }
         if flow.bytes == 0 {
             self.flows.reached_tor(flow.id, now);
             rec.complete(flow.id, now);

@@ -79,6 +79,24 @@ pub enum RingInit {
     EveryEpoch,
 }
 
+/// What one packet of a source queue may carry. §4.1 gives each slot one
+/// data packet of a fixed payload (595 B piggybacked, 1,115 B scheduled) and
+/// §3.1 one FIFO per destination; it does not say whether a packet mixes
+/// flows.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Packing {
+    /// A packet carries one flow's bytes of one PIAS class (a packet per
+    /// flow, as a packet-level simulator such as YAPS cuts them).
+    None,
+    /// A packet fills with the bytes of several flows of its pair, within
+    /// one PIAS class: each class's queue is a byte FIFO.
+    Class,
+    /// A packet fills with the pair's bytes across PIAS classes: the
+    /// per-destination queue is one byte stream served highest class first.
+    Pair,
+}
+
 /// Parameters of NegotiaToR (`fabric = "negotiator"` on the parallel network,
 /// `"negotiator_thin_clos"` on thin-clos).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
@@ -117,6 +135,11 @@ pub struct NegotiatorParams {
     /// PIAS thresholds: a flow's bytes below the first go first, then up to
     /// the second, then the rest (1 KB, 10 KB).
     pub priority_thresholds: Vec<ByteSize>,
+    /// `none` (default: a packet carries one flow's bytes of one PIAS
+    /// class), `class` (several flows of the pair, one class) or `pair`
+    /// (several flows, across classes). With `class` or `pair` a
+    /// piggybacked or scheduled packet is filled up to its payload.
+    pub packing: Packing,
     /// Receiver-side limit (§3.6.5): host-facing buffer a destination ToR
     /// grants against; 0 B = no limit.
     pub receiver_buffer: ByteSize,
@@ -149,6 +172,11 @@ pub struct NegotiatorParams {
     /// host-facing queue; §4.1 measures FCT "from the ToRs' perspective").
     /// The run's own FCT ends when the last byte leaves that queue. 10 KB.
     pub mice_below: ByteSize,
+    /// Report where mice wait (the `wait_*` statistics: per mouse, when its
+    /// first and last bytes left and through which phase, what was queued
+    /// ahead of it; per pair, epochs from its first REQUEST to its first
+    /// scheduled data). Off by default: it keeps a record per flow.
+    pub wait_stats: bool,
     /// Traffic-aware selective relay on thin-clos (App. A.2.2): elephant
     /// data may take a second path through a lightly loaded intermediate ToR.
     pub relay: bool,
@@ -180,6 +208,7 @@ impl Default for NegotiatorParams {
             request_threshold: 3,
             priority_queues: true,
             priority_thresholds: vec![ByteSize(1_000), ByteSize(10_000)],
+            packing: Packing::None,
             receiver_buffer: ByteSize(256_000),
             iterations: 1,
             requests: RequestKind::Binary,
@@ -191,6 +220,7 @@ impl Default for NegotiatorParams {
             link_failures: Vec::new(),
             detect_epochs: 2,
             mice_below: ByteSize(10_000),
+            wait_stats: false,
             relay: false,
             relay_threshold: ByteSize(64_000),
             relay_fanout: 2,
@@ -370,6 +400,7 @@ pub struct NegotiatorLayout {
     pub piggyback: bool,
     pub iterations: usize,
     pub prio_cuts: Vec<u64>,
+    pub packing: Packing,
     /// Parallel network: the predefined rule rotates every epoch.
     pub rotate: bool,
 }
@@ -596,6 +627,8 @@ impl NegotiatorParams {
             } else {
                 None
             };
+            let why = why.or((self.packing != Packing::None)
+                .then_some("relay is modelled with packets of one flow only (packing = \"none\")"));
             if let Some(why) = why {
                 return Err(bad("relay", true, why));
             }
@@ -641,6 +674,7 @@ impl NegotiatorParams {
             piggyback: self.piggyback,
             iterations: self.iterations as usize,
             prio_cuts: if self.priority_queues { cuts } else { vec![] },
+            packing: self.packing,
             rotate: self.rotate_predefined,
         })
     }

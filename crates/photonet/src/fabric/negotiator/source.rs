@@ -8,6 +8,9 @@
 //! bit per pair (`has_data`) says the same for the predefined phase, which
 //! reads a source's S bits at once ([`pre_ports`], oracle-tested in
 //! `tests.rs`, kept whole).
+//!
+//! A packet is cut from one segment ([`SourceQueues::take`]) or, with
+//! `packing`, filled from several ([`SourceQueues::take_packed`]).
 
 use crate::pool::{List, Pool};
 use crate::units::SimTime;
@@ -370,6 +373,40 @@ impl SourceQueues {
             packets: k,
             last,
         })
+    }
+
+    /// Takes up to `max` packets of at most `payload` bytes each from `s`'s
+    /// queue for `d` (highest priority first), each packet filled with the
+    /// bytes of as many segments as fit: within the head's priority only,
+    /// or across priorities with `across`. The pieces (one per segment
+    /// part) go to `out`, the first piece of each packet with `packets` = 1
+    /// and the others 0; returns the packets.
+    pub fn take_packed(
+        &mut self,
+        (s, d): (usize, usize),
+        (payload, max): (u64, u64),
+        across: bool,
+        flows: &mut Flows,
+        out: &mut Vec<Pkt>,
+    ) -> u64 {
+        out.clear();
+        let pair = s * self.n + d;
+        let mut packets = 0;
+        while packets < max && self.pq[pair].bytes > 0 {
+            let prio = self.pq[pair].head_prio;
+            let first = out.len();
+            let mut room = payload;
+            while room > 0 && self.pq[pair].bytes > 0 && (across || self.pq[pair].head_prio == prio)
+            {
+                let mut pkt = self.take(s, d, room, 1, flows).expect("pair has bytes");
+                room -= pkt.bytes;
+                pkt.packets = 0;
+                out.push(pkt);
+            }
+            out[first].packets = 1;
+            packets += 1;
+        }
+        packets
     }
 
     /// Like `take`, from the lowest-priority (elephant) queue of `s` for `d`

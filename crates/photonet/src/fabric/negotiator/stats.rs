@@ -5,6 +5,96 @@
 use super::source::Flows;
 use super::Negotiator;
 use crate::fabric::FabricStats;
+use crate::units::SimTime;
+
+/// With `wait_stats`: one flow's record of where it waited.
+#[derive(Clone, Copy)]
+pub(super) struct FlowWait {
+    /// End of the slot that sent its first byte (MAX: none yet).
+    pub first: SimTime,
+    /// End of the slot that sent its last byte.
+    pub last: SimTime,
+    /// Bytes its pair's source queue held when it arrived.
+    pub ahead: u64,
+    /// Its last byte left in a scheduled slot (else piggybacked).
+    pub last_scheduled: bool,
+    /// Its pair's queue, with it, was above the request threshold on arrival.
+    pub requested: bool,
+}
+
+/// With `wait_stats`: per-flow records and the pairs' REQUEST-to-data waits.
+///
+/// A pair's *fresh* request is a first-round REQUEST in an epoch after one
+/// it did not request in; its wait ends at the data epoch of the first
+/// matching whose process started at or after it (so a pair requesting
+/// epoch after epoch counts once, from its first REQUEST), or when it stops
+/// requesting unserved (its queue fell to the threshold by piggybacking).
+pub(super) struct Waits {
+    pub flows: Vec<FlowWait>,
+    /// Per pair: the epoch of its open fresh request (MAX: none).
+    since: Vec<u64>,
+    /// Per pair: the epoch of its latest REQUEST.
+    last_req: Vec<u64>,
+    /// Pairs with a fresh request open.
+    open: Vec<u32>,
+    /// Epochs from a fresh REQUEST to the data epoch of its first matched
+    /// port (2 at the least with the default pipeline).
+    pub request_to_data: Vec<u32>,
+    /// Fresh requests that ended unserved.
+    pub drained_unserved: u64,
+    /// Epochs from a REQUEST to its data epoch ((3·iterations − 1)·k).
+    span: u64,
+}
+
+impl Waits {
+    pub fn new(n: usize, span: u64) -> Waits {
+        Waits {
+            flows: Vec::new(),
+            since: vec![u64::MAX; n * n],
+            last_req: vec![u64::MAX; n * n],
+            open: Vec::new(),
+            request_to_data: Vec::new(),
+            drained_unserved: 0,
+            span,
+        }
+    }
+    /// First-round REQUEST of `pair` at epoch `e`.
+    pub fn requested(&mut self, pair: usize, e: u64) {
+        let fresh = self.last_req[pair] == u64::MAX || self.last_req[pair] + 1 < e;
+        if fresh && self.since[pair] == u64::MAX {
+            self.since[pair] = e;
+            self.open.push(pair as u32);
+        }
+        self.last_req[pair] = e;
+    }
+    /// After epoch `e`'s REQUESTs: a fresh request whose pair has not
+    /// requested since any process that could still answer it ends unserved.
+    pub fn requests_done(&mut self, e: u64) {
+        let (since, last, drained) = (&mut self.since, &self.last_req, &mut self.drained_unserved);
+        let span = self.span;
+        self.open.retain(|&p| {
+            let p = p as usize;
+            if since[p] == u64::MAX {
+                return false;
+            }
+            if last[p] + span < e {
+                since[p] = u64::MAX;
+                *drained += 1;
+                return false;
+            }
+            true
+        });
+    }
+    /// `pair` has matched ports for data epoch `data` by the process that
+    /// started at epoch `start`: a fresh request it answers is served.
+    pub fn matched(&mut self, pair: usize, start: u64, data: u64) {
+        let x = self.since[pair];
+        if x != u64::MAX && start >= x {
+            self.since[pair] = u64::MAX;
+            self.request_to_data.push((data - x) as u32);
+        }
+    }
+}
 
 /// Counters of the slot loop.
 #[derive(Default, Clone, Debug)]
@@ -71,6 +161,87 @@ fn tor_fct_mice(
     let p99 = crate::recorder::percentile_sorted(&v, 99.0) as f64 / 1e6;
     let mean = v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64 / 1e6;
     (p99, mean, v.len() as f64, unfinished as f64)
+}
+
+/// The `wait_*` rows: the pairs' REQUEST-to-data waits (epochs), and for
+/// all mice and for the tail (ToR-to-ToR FCT at or above its p99): mean
+/// size, epochs from arrival to the first byte's slot end and from there
+/// to the last byte's, and the shares whose last byte was scheduled, that
+/// found data queued for their pair, and whose arrival made (or found) the
+/// pair's queue above the request threshold.
+fn wait_rows(f: &Negotiator, w: &Waits, p99_us: f64, rows: &mut Vec<(&'static str, f64)>) {
+    let mut r = w.request_to_data.clone();
+    r.sort_unstable();
+    let at = |q: f64| -> f64 {
+        if r.is_empty() {
+            return f64::NAN;
+        }
+        r[((q * (r.len() - 1) as f64).round()) as usize] as f64
+    };
+    rows.push(("wait_pair_runs", r.len() as f64));
+    rows.push(("wait_pair_runs_drained_unserved", w.drained_unserved as f64));
+    rows.push(("wait_request_to_data_epochs_p50", at(0.5)));
+    rows.push(("wait_request_to_data_epochs_p90", at(0.9)));
+    rows.push(("wait_request_to_data_epochs_p99", at(0.99)));
+    rows.push((
+        "wait_request_to_data_epochs_mean",
+        r.iter().map(|&x| x as f64).sum::<f64>() / r.len().max(1) as f64,
+    ));
+    let epoch = f.l.epoch.0 as f64;
+    let cut = (p99_us * 1e6) as u64;
+    let end = f.time.end;
+    // [count, bytes, first, span, last scheduled, behind data, requested]
+    let mut all = [0f64; 7];
+    let mut tail = [0f64; 7];
+    for (i, fl) in f.flows.0.iter().enumerate() {
+        let x = &w.flows[i];
+        if fl.bytes >= f.mice_below || fl.bytes == 0 || fl.tor_done > end || x.first == SimTime::MAX
+        {
+            continue;
+        }
+        let row = [
+            1.0,
+            fl.bytes as f64,
+            (x.first - fl.start).0 as f64 / epoch,
+            (x.last - x.first).0 as f64 / epoch,
+            x.last_scheduled as u8 as f64,
+            (x.ahead > 0) as u8 as f64,
+            x.requested as u8 as f64,
+        ];
+        let is_tail = (fl.tor_done - fl.start).0 >= cut;
+        for (k, v) in row.into_iter().enumerate() {
+            all[k] += v;
+            if is_tail {
+                tail[k] += v;
+            }
+        }
+    }
+    let names: [[&'static str; 7]; 2] = [
+        [
+            "wait_mice_count",
+            "wait_mice_bytes_mean",
+            "wait_mice_first_byte_epochs_mean",
+            "wait_mice_first_to_last_epochs_mean",
+            "wait_mice_share_last_scheduled",
+            "wait_mice_share_behind_data",
+            "wait_mice_share_requested",
+        ],
+        [
+            "wait_tail_mice_count",
+            "wait_tail_mice_bytes_mean",
+            "wait_tail_mice_first_byte_epochs_mean",
+            "wait_tail_mice_first_to_last_epochs_mean",
+            "wait_tail_mice_share_last_scheduled",
+            "wait_tail_mice_share_behind_data",
+            "wait_tail_mice_share_requested",
+        ],
+    ];
+    for (sums, names) in [(all, names[0]), (tail, names[1])] {
+        rows.push((names[0], sums[0]));
+        for (name, sum) in names.into_iter().zip(sums).skip(1) {
+            rows.push((name, sum / sums[0].max(1.0)));
+        }
+    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -146,6 +317,9 @@ pub(super) fn stats(f: &Negotiator) -> FabricStats {
     rows.push(("tor_fct_mice_mean_us", mean));
     rows.push(("tor_fct_mice_count", count));
     rows.push(("tor_fct_mice_unfinished", unfinished));
+    if let Some(w) = f.matching.waits() {
+        wait_rows(f, w, p99, &mut rows);
+    }
     let mut out: FabricStats = rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     // With relay on: every intermediate's relayed bytes, zeros included.
     let via = f.relay.relayed_via.iter().enumerate();

@@ -83,3 +83,143 @@ proptest! {
         }
     }
 }
+
+/// A pair 0 → 1 of two ToRs with PIAS classes 0 and 1 holding, in order:
+/// flow 0's 300 B and flow 1's 200 B in class 0, flow 2's 800 B in class 1.
+fn three_segments() -> (SourceQueues, Flows) {
+    let mut q = SourceQueues::new(2, 2, false, false);
+    let mut flows = Flows::default();
+    for (flow, prio, left) in [(0u32, 0usize, 300u64), (1, 0, 200), (2, 1, 800)] {
+        flows.0.push(FlowSt {
+            dst_ep: 1,
+            unsent: 1,
+            bytes: left,
+            start: SimTime::ZERO,
+            tor_done: SimTime::MAX,
+        });
+        let seg = Seg {
+            flow,
+            ep: 1,
+            left,
+            since: SimTime::ZERO,
+        };
+        q.push_seg(0, 1, prio, seg, false);
+    }
+    (q, flows)
+}
+
+/// (flow, bytes, packets, last) of each piece.
+fn pieces(v: &[Pkt]) -> Vec<(u32, u64, u64, bool)> {
+    v.iter()
+        .map(|p| (p.flow, p.bytes, p.packets, p.last))
+        .collect()
+}
+
+#[test]
+fn packed_packets_fill_from_several_segments() {
+    // 595 B packets (a predefined slot's payload), one at a time.
+    let mut out = Vec::new();
+    // Within one class: [300 + 200] (class 0 is then empty), [595], [205].
+    let (mut q, mut f) = three_segments();
+    let mut got = Vec::new();
+    while q.take_packed((0, 1), (595, 1), false, &mut f, &mut out) > 0 {
+        got.push(pieces(&out));
+    }
+    assert_eq!(
+        got,
+        vec![
+            vec![(0, 300, 1, true), (1, 200, 0, true)],
+            vec![(2, 595, 1, false)],
+            vec![(2, 205, 1, true)],
+        ]
+    );
+    // Across classes: [300 + 200 + 95], [595], [110].
+    let (mut q, mut f) = three_segments();
+    let mut got = Vec::new();
+    while q.take_packed((0, 1), (595, 1), true, &mut f, &mut out) > 0 {
+        got.push(pieces(&out));
+    }
+    assert_eq!(
+        got,
+        vec![
+            vec![(0, 300, 1, true), (1, 200, 0, true), (2, 95, 0, false)],
+            vec![(2, 595, 1, false)],
+            vec![(2, 110, 1, true)],
+        ]
+    );
+    assert_eq!((q.queued(), q.bytes(0, 1), q.active(0).len()), (0, 0, 0));
+    q.check(0).unwrap();
+}
+
+#[test]
+fn packed_takes_of_several_packets_are_the_byte_stream() {
+    // Three 1,115 B packets at once (a pair's three ports in a scheduled
+    // slot). Across classes: 1,115 of the 1,300 B, then 185: two packets.
+    let mut out = Vec::new();
+    let (mut q, mut f) = three_segments();
+    assert_eq!(q.take_packed((0, 1), (1115, 3), true, &mut f, &mut out), 2);
+    assert_eq!(
+        pieces(&out),
+        vec![
+            (0, 300, 1, true),
+            (1, 200, 0, true),
+            (2, 615, 0, false),
+            (2, 185, 1, true)
+        ]
+    );
+    // Within one class: class 0's 500 B, then class 1's 800 B: two packets.
+    let (mut q, mut f) = three_segments();
+    assert_eq!(q.take_packed((0, 1), (1115, 3), false, &mut f, &mut out), 2);
+    assert_eq!(
+        pieces(&out),
+        vec![(0, 300, 1, true), (1, 200, 0, true), (2, 800, 1, true)]
+    );
+    // Limited to one packet: only the first 1,115 B leave; the rest waits.
+    let (mut q, mut f) = three_segments();
+    assert_eq!(q.take_packed((0, 1), (1115, 1), true, &mut f, &mut out), 1);
+    assert_eq!(q.bytes(0, 1), 185);
+    q.check(0).unwrap();
+    // Without packing the same queue needs three packets of 300, 200, 800.
+    let (mut q, mut f) = three_segments();
+    let cut: Vec<u64> =
+        std::iter::from_fn(|| q.take(0, 1, 1115, 1, &mut f).map(|p| p.bytes)).collect();
+    assert_eq!(cut, vec![300, 200, 800]);
+}
+
+#[test]
+fn fresh_requests_wait_until_their_first_matching() {
+    use super::stats::Waits;
+    // Two ToRs' worth of pairs, a pipeline of 2 epochs (REQUEST at e,
+    // data at e + 2).
+    let mut w = Waits::new(3, 2);
+    // Pair 5 requests at epoch 10; the process of epoch 10 matches it for
+    // data epoch 12: a wait of 2.
+    w.requested(5, 10);
+    w.requests_done(10);
+    // It keeps requesting at 11 (not fresh) and is matched again: no new wait.
+    w.requested(5, 11);
+    w.requests_done(11);
+    w.matched(5, 10, 12);
+    w.matched(5, 11, 13);
+    assert_eq!(w.request_to_data, vec![2]);
+    // A fresh request at 20 that an older process (started at 19) answers
+    // stays open; the process of 21 answers it for data epoch 23: 3.
+    w.requested(5, 20);
+    w.requests_done(20);
+    w.matched(5, 19, 21);
+    w.requested(5, 21);
+    w.requests_done(21);
+    w.matched(5, 21, 23);
+    assert_eq!(w.request_to_data, vec![2, 3]);
+    // Pair 7 requests once at 30 and never again: open while a process
+    // could still answer it (epochs 31, 32), unserved from epoch 33.
+    w.requested(7, 30);
+    for e in 30..=32 {
+        w.requests_done(e);
+    }
+    assert_eq!(w.drained_unserved, 0);
+    w.requests_done(33);
+    assert_eq!(w.drained_unserved, 1);
+    w.matched(7, 30, 32);
+    assert_eq!(w.request_to_data, vec![2, 3]);
+}
