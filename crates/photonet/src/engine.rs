@@ -216,24 +216,6 @@ impl Watchdog {
     }
 }
 
-/// The fabric's steps from `b` up to `bound`, when nothing else can happen
-/// before `bound` (an open-loop workload; a closed-loop one may release flows
-/// at any completion, so it gets one step): the number of steps taken.
-fn steps(
-    fabric: &mut dyn Fabric,
-    closed: bool,
-    b: SimTime,
-    bound: SimTime,
-    rec: &mut Recorder,
-) -> u64 {
-    if closed {
-        fabric.advance(b, rec);
-        1
-    } else {
-        fabric.advance_until(b, bound, rec)
-    }
-}
-
 /// Tells `progress` where the run is (`events` the loop's own so far);
 /// false: cancel.
 fn report(
@@ -369,18 +351,38 @@ pub fn run_arrivals(
             },
         };
         let tf = fabric.next_event().filter(|t| *t <= limit);
-        // The fabric's steps up to the next arrival (or the limit) need no
-        // trip round this loop each: nothing else can happen before it (an
-        // open-loop workload; a closed-loop one may release flows at any
-        // completion).
+        if closed {
+            // The fabric's steps up to the next arrival (or the limit) until
+            // one completes a flow, in one call: while none completes, each
+            // trip of this loop would find the same arrivals and limit, and
+            // take one more step and its watchdog look.
+            if let Some(b) = tf.filter(|&b| ta.is_none_or(|a| b <= a)) {
+                let bound = ta.unwrap_or(limit);
+                let mut after = |t: SimTime, rec: &Recorder| {
+                    events += 1;
+                    match watchdog.after_trip(t, events, rec, progress) {
+                        None => true,
+                        h => {
+                            halt = h;
+                            false
+                        }
+                    }
+                };
+                fabric.advance_until_completion(b, bound, &mut rec, &mut after);
+                continue;
+            }
+        }
+        // An open-loop workload's fabric steps up to the next arrival (or
+        // the limit) need no trip round this loop each: nothing else can
+        // happen before it.
         let now = match (ta, tf) {
             (None, None) => break,
             (Some(a), Some(b)) if b <= a => {
-                events += steps(fabric, closed, b, watchdog.bound(a), &mut rec) - 1;
+                events += fabric.advance_until(b, watchdog.bound(a), &mut rec) - 1;
                 b
             }
             (None, Some(b)) => {
-                events += steps(fabric, closed, b, watchdog.bound(limit), &mut rec) - 1;
+                events += fabric.advance_until(b, watchdog.bound(limit), &mut rec) - 1;
                 b
             }
             (Some(a), _) if fabric.batches_arrivals() => {

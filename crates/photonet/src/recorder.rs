@@ -279,6 +279,12 @@ impl Recorder {
         }
     }
 
+    /// Whether completions were logged and not yet taken.
+    #[inline]
+    pub fn has_logged_completions(&self) -> bool {
+        self.completion_log.as_ref().is_some_and(|l| !l.is_empty())
+    }
+
     /// A new flow (ids must be dense and in arrival order).
     #[inline(always)]
     pub fn register(&mut self, f: &Flow) {

@@ -92,6 +92,26 @@ pub trait Fabric {
         self.advance(now, rec);
         1
     }
+    /// For a closed-loop workload (completions release flows):
+    /// `advance(now)`, then `advance(t)` for each later `t = next_event()`
+    /// while `t <= bound`, calling `after(t, rec)` after each step, until a
+    /// step completes a flow (the recorder then holds logged completions,
+    /// [`Recorder::has_logged_completions`]) or `after` returns false;
+    /// returns the number of steps. It must be exactly those calls one by
+    /// one (the run loop would make them, one trip each, while no flow
+    /// completes). The default takes one step.
+    fn advance_until_completion(
+        &mut self,
+        now: SimTime,
+        bound: SimTime,
+        rec: &mut Recorder,
+        after: &mut dyn FnMut(SimTime, &Recorder) -> bool,
+    ) -> u64 {
+        let _ = bound;
+        self.advance(now, rec);
+        after(now, rec);
+        1
+    }
     /// The run ends at `end`: account for progress made up to then.
     fn finish(&mut self, end: SimTime, rec: &mut Recorder);
     /// Architecture-specific statistics.

@@ -288,11 +288,25 @@ impl<E: Copy + Ord> CalendarQueue<E> {
             let Reverse(e) = self.overflow.pop().expect("peeked");
             self.put(e.0, e.1);
         }
+        // `unlink_all` into `cur` (empty here), written out: through the
+        // closure, `cur` had to be moved out and back.
         let b = (a & MASK) as usize;
-        let mut cur = std::mem::take(&mut self.cur);
-        self.unlink_all(b, |_, e| cur.push(e));
-        sort_descending(&mut cur);
-        self.cur = cur;
+        let mut i = std::mem::replace(&mut self.heads[b], NIL);
+        self.bits[b / 64] &= !(1 << (b % 64));
+        if self.bits[b / 64] == 0 {
+            self.summary[b / 64 / 64] &= !(1 << (b / 64 % 64));
+        }
+        while i != NIL {
+            let next = self.next[i as usize];
+            self.next[i as usize] = self.free;
+            let Slot { t, ev } = self.slab[i as usize];
+            self.free = i;
+            self.cur.push((t, ev));
+            i = next;
+        }
+        if self.cur.len() > 1 {
+            sort_descending(&mut self.cur);
+        }
     }
 
     /// The first non-zero occupancy word at or after word `from`, going

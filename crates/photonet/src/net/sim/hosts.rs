@@ -379,7 +379,7 @@ impl<R: Router> Network<R> {
                 let end = fl.rb.next_expected() as u64;
                 let begin = end - released as u64;
                 let bytes = (end * payload).min(fl.bytes) - begin * payload;
-                rec.deliver(pkt.flow, SimTime(now), bytes);
+                rec.deliver_point(pkt.flow, SimTime(now), bytes);
                 if let Some(log) = &mut self.ext.log {
                     log.push((pkt.flow, SimTime(now), bytes));
                 }

@@ -318,10 +318,15 @@ impl<R: Router> Network<R> {
         let t = now.0;
         self.last_advance = t;
         let mut processed = 0u64;
+        // Only queued ports (lossless, classes, pFabric) read the bound:
+        // lossy ones keep no lazy state.
+        let track = self.q.on();
         loop {
             while let Some((at, ev)) = self.events.pop_due(t) {
                 processed += 1;
-                self.bound = (at, ev);
+                if track {
+                    self.bound = (at, ev);
+                }
                 if ev.flags & FLAG_PORT_FREE != 0 {
                     self.port_free(ev.port, t);
                 } else if ev.flags & FLAG_CREDIT != 0 {
@@ -339,13 +344,17 @@ impl<R: Router> Network<R> {
                     let (_, tm) = self.timers.pop().expect("a due timer");
                     processed += 1;
                     // Timers fire after every event of their time.
-                    self.bound = (t, AFTER_ALL);
+                    if track {
+                        self.bound = (t, AFTER_ALL);
+                    }
                     self.fire(tm, t);
                 }
                 _ => break,
             }
         }
-        self.bound = (t, AFTER_ALL);
+        if track {
+            self.bound = (t, AFTER_ALL);
+        }
         rec.count_internal_events(processed);
     }
 
