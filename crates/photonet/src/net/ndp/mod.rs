@@ -31,6 +31,7 @@
 //! Not modelled: NDP's return-to-sender of dropped headers (off in the
 //! reference runs), link-level flow control, ECN.
 
+mod lanes;
 mod queue;
 mod rr;
 #[cfg(test)]
@@ -42,12 +43,12 @@ use rand::Rng;
 
 use crate::delivery::{unit_bytes, Receipt, ReorderBuffer};
 use crate::flow::Flow;
-use crate::net::calendar::CalendarQueue;
 use crate::net::route::Router;
 use crate::net::sim::Graph;
 use crate::recorder::Recorder;
 use crate::rng::{shuffle, RngStreams, SimRng};
 use crate::units::{Rate, SimTime};
+use lanes::{LaneQueue, Seq};
 use queue::{Admit, TrimQueue};
 use rr::RoundRobin;
 
@@ -114,8 +115,6 @@ pub(crate) enum Kind {
 /// count of pulls so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Pkt {
-    /// Data: send time; ACK/NACK: the echoed send time.
-    ts: u64,
     flow: u32,
     seq: u32,
     cum: u32,
@@ -143,6 +142,28 @@ const EV_DONE: u8 = 1;
 const EV_PACER: u8 = 2;
 const EV_RTO: u8 = 3;
 
+// The event queue's lanes (see `lanes`): one per kind of event pushed a
+// fixed delay ahead, so that each stays in time order; the rare others
+// (a pacer's first PULL after it was idle, a timer pushed back) go to its
+// heap.
+/// A data packet's arrival at the far end of its link.
+const L_ARRIVE_DATA: usize = 0;
+/// A header's or control packet's arrival.
+const L_ARRIVE_SMALL: usize = 1;
+/// A busy port's next start, after a data packet.
+const L_DONE_DATA: usize = 2;
+/// A busy port's next start, after a header or control packet.
+const L_DONE_SMALL: usize = 3;
+/// A port's next start, first asked for while it sends.
+const L_KICK: usize = 4;
+/// A pacer's next PULL, one gap after the last.
+const L_PACER: usize = 5;
+/// A flow's timer, one timeout after it was armed.
+const L_RTO: usize = 6;
+const LANES: usize = 7;
+/// Not a lane: straight to the heap.
+const HEAP: usize = LANES;
+
 /// An event: `pkt` arrives over port `at`; port `at` finished a packet
 /// (and another waits);
 /// host `at`'s pacer may send; flow `at`'s timer. Events of one time run
@@ -153,6 +174,13 @@ struct Ev {
     at: u32,
     what: u8,
     pkt: Pkt,
+}
+
+impl Seq for Ev {
+    #[inline]
+    fn seq(&self) -> u64 {
+        self.seq
+    }
 }
 
 /// Shortest paths in a random order, redrawn after each full cycle.
@@ -268,7 +296,7 @@ pub struct NdpNetwork<R: Router> {
     /// Picoseconds between PULLs, per receiving host.
     pull_gap: Vec<u64>,
     flows: Vec<FlowSt>,
-    events: CalendarQueue<Ev>,
+    events: LaneQueue<Ev, LANES>,
     seq: u64,
     path_rng: SimRng,
     trim_rng: SimRng,
@@ -321,7 +349,7 @@ impl<R: Router> NdpNetwork<R> {
             pacers: (0..hosts).map(|_| Pacer::default()).collect(),
             pull_gap,
             flows: Vec::new(),
-            events: CalendarQueue::new(),
+            events: LaneQueue::new(),
             seq: 0,
             path_rng: streams.stream("ndp.paths"),
             trim_rng: streams.stream("ndp.trim"),
@@ -359,9 +387,11 @@ impl<R: Router> NdpNetwork<R> {
         n
     }
 
-    fn push(&mut self, t: u64, what: u8, at: u32, pkt: Pkt) {
+    #[inline]
+    fn push(&mut self, lane: usize, t: u64, what: u8, at: u32, pkt: Pkt) {
         self.seq += 1;
         self.events.push(
+            lane,
             t,
             Ev {
                 seq: self.seq,
@@ -498,7 +528,7 @@ impl<R: Router> NdpNetwork<R> {
         if self.busy_until[i] > now {
             self.pending[i] = true;
             let at = self.busy_until[i];
-            self.push(at, EV_DONE, port, Pkt::default());
+            self.push(L_KICK, at, EV_DONE, port, Pkt::default());
             return;
         }
         self.retire(port);
@@ -518,24 +548,19 @@ impl<R: Router> NdpNetwork<R> {
         }
     }
 
-    /// Puts the next queued packet of an idle `port` on the wire; false if
-    /// nothing waits.
-    fn start_next(&mut self, port: u32, now: u64) -> bool {
+    /// Puts the next queued packet of an idle `port` on the wire and says
+    /// whether it is a data packet; None if nothing waits.
+    fn start_next(&mut self, port: u32, now: u64) -> Option<bool> {
         let p = if port < self.hosts {
             let nic = &mut self.nics[port as usize];
-            let Some(p) = nic.hi.pop().or_else(|| nic.lo.pop()) else {
-                return false;
-            };
+            let p = nic.hi.pop().or_else(|| nic.lo.pop())?;
             nic.tx = Some(p);
             p
         } else {
-            match self.sq[(port - self.hosts) as usize].start() {
-                Some(p) => p,
-                None => return false,
-            }
+            self.sq[(port - self.hosts) as usize].start()?
         };
         self.transmit(port, p, now);
-        true
+        Some(p.is(Kind::Data))
     }
 
     /// Puts `p` on the wire of `port` at `now`: it arrives at the far end
@@ -547,7 +572,12 @@ impl<R: Router> NdpNetwork<R> {
         self.busy_until[i] = end;
         self.n.packet_hops += 1;
         let at = end + self.prop[i];
-        self.push(at, EV_ARRIVE, port, p);
+        let lane = if p.is(Kind::Data) {
+            L_ARRIVE_DATA
+        } else {
+            L_ARRIVE_SMALL
+        };
+        self.push(lane, at, EV_ARRIVE, port, p);
     }
 
     /// `port` finished the packet on its wire, with others waiting.
@@ -555,10 +585,13 @@ impl<R: Router> NdpNetwork<R> {
         let i = port as usize;
         self.pending[i] = false;
         self.retire(port);
-        if self.start_next(port, now) && self.waiting(port) {
-            self.pending[i] = true;
-            let at = self.busy_until[i];
-            self.push(at, EV_DONE, port, Pkt::default());
+        if let Some(data) = self.start_next(port, now) {
+            if self.waiting(port) {
+                self.pending[i] = true;
+                let at = self.busy_until[i];
+                let lane = if data { L_DONE_DATA } else { L_DONE_SMALL };
+                self.push(lane, at, EV_DONE, port, Pkt::default());
+            }
         }
     }
 
@@ -664,7 +697,6 @@ impl<R: Router> NdpNetwork<R> {
         let fl = &mut self.flows[f as usize];
         fl.pull_no += 1;
         let p = Pkt {
-            ts: d.ts,
             flow: f,
             seq: d.seq,
             cum: fl.rb.next_expected(),
@@ -685,7 +717,7 @@ impl<R: Router> NdpNetwork<R> {
                 pc.last = now;
                 return self.nic_push(host, p, now);
             }
-            self.push(now + gap - delta, EV_PACER, host, Pkt::default());
+            self.push(HEAP, now + gap - delta, EV_PACER, host, Pkt::default());
         }
         let mut pull = p;
         pull.kind = Kind::Pull as u8;
@@ -706,7 +738,7 @@ impl<R: Router> NdpNetwork<R> {
         self.nic_push(host, p, now);
         if more {
             let gap = self.pull_gap[host as usize];
-            self.push(now + gap, EV_PACER, host, Pkt::default());
+            self.push(L_PACER, now + gap, EV_PACER, host, Pkt::default());
         }
     }
 
@@ -723,7 +755,7 @@ impl<R: Router> NdpNetwork<R> {
         if !fl.rto_armed {
             fl.rto_armed = true;
             let at = now + self.cfg.rto.0;
-            self.push(at, EV_RTO, f, Pkt::default());
+            self.push(L_RTO, at, EV_RTO, f, Pkt::default());
         }
     }
 
@@ -797,7 +829,6 @@ impl<R: Router> NdpNetwork<R> {
             return false;
         };
         let p = Pkt {
-            ts: now,
             flow: f,
             seq,
             cum: 0,
@@ -824,7 +855,7 @@ impl<R: Router> NdpNetwork<R> {
         if now < fl.last_heard + rto {
             fl.rto_armed = true;
             let at = fl.last_heard + rto;
-            self.push(at, EV_RTO, f, Pkt::default());
+            self.push(HEAP, at, EV_RTO, f, Pkt::default());
             return;
         }
         // Nothing heard for a whole timeout: resend every packet sent and
