@@ -340,7 +340,14 @@ pub fn run_arrivals(
             arrivals_over = true;
         }
         // A closed-loop workload waiting for completions runs to the horizon.
-        let waiting = !arrivals_over && ta.is_none();
+        let mut waiting = !arrivals_over && ta.is_none();
+        if waiting && fabric.next_event().is_none_or(|t| t > horizon) {
+            // No flow can complete by the horizon, so none can be released
+            // by it: arrivals are over, and a drained run finishes the flows
+            // in flight instead of stopping at the horizon with them pending.
+            arrivals_over = true;
+            waiting = false;
+        }
         let limit = match (ta, stop.drain) {
             (Some(_), _) => horizon,
             (None, _) if waiting => horizon,

@@ -170,3 +170,20 @@ fn a_closed_loop_without_a_flow_count_runs_to_its_duration() {
     assert_eq!(r.summary.completed, 8 * 27);
     assert_eq!(r.summary.sim_time_us, 10.0);
 }
+
+#[test]
+fn a_drained_closed_loop_finishes_the_flows_in_flight_at_its_duration() {
+    // As above, with drain: the 28 rounds released by 10 us all complete, the
+    // last at 28 x 363.84 ns = 10,187.52 ns, and the 29th (released then,
+    // after the duration) never starts. Before the fix the run stopped at the
+    // duration with round 28 pending and ended at the last completion.
+    let mut c = ping_pong("ideal", 8, 1, None);
+    c.edit(|p: &mut IdealParams| p.infinite_bandwidth = false);
+    c.stop.flows = None;
+    c.stop.drain = true;
+    c.stop.duration = Some(SimTime::us(10));
+    let r = run(&c);
+    assert_eq!(r.summary.flows, 8 * 28);
+    assert_eq!(r.summary.completed, 8 * 28);
+    assert_eq!(r.summary.sim_time_us, 10.18752);
+}
