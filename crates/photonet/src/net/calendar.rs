@@ -152,19 +152,34 @@ impl<E: Copy + Ord> CalendarQueue<E> {
     /// Empties wheel bucket `b`, handing each entry to `f`.
     #[inline]
     fn unlink_all(&mut self, b: usize, mut f: impl FnMut(&mut Self, (u64, E))) {
-        let mut i = std::mem::replace(&mut self.heads[b], NIL);
+        let mut i = self.detach(b);
+        while i != NIL {
+            let (next, e) = self.release(i);
+            f(self, e);
+            i = next;
+        }
+    }
+
+    /// Takes bucket `b`'s chain off the wheel (clearing its occupancy bits)
+    /// and returns its first slot; [`Self::release`] walks it.
+    #[inline(always)]
+    fn detach(&mut self, b: usize) -> u32 {
+        let i = std::mem::replace(&mut self.heads[b], NIL);
         self.bits[b / 64] &= !(1 << (b % 64));
         if self.bits[b / 64] == 0 {
             self.summary[b / 64 / 64] &= !(1 << (b / 64 % 64));
         }
-        while i != NIL {
-            let next = self.next[i as usize];
-            self.next[i as usize] = self.free;
-            let Slot { t, ev } = self.slab[i as usize];
-            self.free = i;
-            f(self, (t, ev));
-            i = next;
-        }
+        i
+    }
+
+    /// Frees slot `i` of a detached chain: its entry and the next slot.
+    #[inline(always)]
+    fn release(&mut self, i: u32) -> (u32, (u64, E)) {
+        let next = self.next[i as usize];
+        self.next[i as usize] = self.free;
+        let Slot { t, ev } = self.slab[i as usize];
+        self.free = i;
+        (next, (t, ev))
     }
 
     /// Adds `ev` at `t` (not before the last pop).
@@ -288,20 +303,12 @@ impl<E: Copy + Ord> CalendarQueue<E> {
             let Reverse(e) = self.overflow.pop().expect("peeked");
             self.put(e.0, e.1);
         }
-        // `unlink_all` into `cur` (empty here), written out: through the
-        // closure, `cur` had to be moved out and back.
-        let b = (a & MASK) as usize;
-        let mut i = std::mem::replace(&mut self.heads[b], NIL);
-        self.bits[b / 64] &= !(1 << (b % 64));
-        if self.bits[b / 64] == 0 {
-            self.summary[b / 64 / 64] &= !(1 << (b / 64 % 64));
-        }
+        // The bucket straight into `cur` (empty here): through
+        // `unlink_all`'s closure, `cur` had to be moved out and back.
+        let mut i = self.detach((a & MASK) as usize);
         while i != NIL {
-            let next = self.next[i as usize];
-            self.next[i as usize] = self.free;
-            let Slot { t, ev } = self.slab[i as usize];
-            self.free = i;
-            self.cur.push((t, ev));
+            let (next, e) = self.release(i);
+            self.cur.push(e);
             i = next;
         }
         if self.cur.len() > 1 {
