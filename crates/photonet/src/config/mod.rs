@@ -150,6 +150,17 @@ impl Config {
             }
         }
         tables.retain(|k, _| k == own);
+        let (spec, variant) = cfg.selected()?;
+        if let Some(t) = tables.get_mut(own) {
+            let set = spec.drop_unread(variant, t);
+            if !set.is_empty() {
+                cfg.warnings.push(format!(
+                    "[{own}] sets {} but fabric = {:?} does not read it",
+                    set.join(", "),
+                    cfg.fabric
+                ));
+            }
+        }
         cfg.tables = tables;
         Ok(cfg)
     }
@@ -158,13 +169,14 @@ impl Config {
     /// the selected fabric's table with every default (no other fabric's).
     pub fn to_toml(&self) -> String {
         let mut t = toml::Table::try_from(self).expect("config serialises");
-        if let Ok((spec, _)) = self.selected() {
+        if let Ok((spec, variant)) = self.selected() {
             // Tables are kept complete (`parse`, `set_params`); a config
             // built in code may lack its fabric's: the defaults.
-            let own = match self.tables.get(spec.table) {
+            let mut own = match self.tables.get(spec.table) {
                 Some(t) => t.clone(),
                 None => spec.defaults(),
             };
+            spec.drop_unread(variant, &mut own);
             t.insert(spec.table.to_string(), toml::Value::Table(own));
         }
         toml::to_string(&t).expect("config serialises")

@@ -459,6 +459,32 @@ impl FabricModule for HpcModule {
 
     type Layout = (Shape, FlowControl);
 
+    /// Each network's own keys (read only in `Shape::new`, `Shape::delay`
+    /// and `Shape::rates`, for its own shape).
+    fn unread_keys(v: &Variant) -> &'static [&'static str] {
+        const MB_ONLY: &[&str] = &[
+            "multiplicity",
+            "ejection_links",
+            "random_wiring",
+            "round_up_nodes",
+        ];
+        const DF_ONLY: &[&str] = &[
+            "dragonfly_p",
+            "dragonfly_a",
+            "dragonfly_h",
+            "dragonfly_routing",
+            "dragonfly_terminal_rate",
+            "dragonfly_local_rate",
+            "dragonfly_global_rate",
+            "local_link_delay",
+        ];
+        if v.name == MULTIBUTTERFLY.name {
+            DF_ONLY
+        } else {
+            MB_ONLY
+        }
+    }
+
     fn plan(
         p: &HpcParams,
         v: &Variant,

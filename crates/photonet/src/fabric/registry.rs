@@ -252,6 +252,13 @@ pub trait FabricModule: 'static {
     /// Bounds on the FCT of lone flow `f` starting in an idle fabric
     /// (checked by the conformance suite).
     fn lone_flow_fct(p: &Self::Params, f: &LoneFlow) -> Result<FctBounds, ConfigError>;
+    /// Keys of the table that `variant` never reads (another variant's own
+    /// parameters). They are left out of its complete config, so a result is
+    /// keyed only on what made it (a reading that moves only the dragonfly
+    /// reuses the multi-butterfly's runs), and setting one is a warning.
+    fn unread_keys(_variant: &Variant) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// A lone flow of `bytes` from `src` to `dst` in an idle fabric of `variant`
@@ -341,6 +348,7 @@ pub struct FabricSpec {
     memory: MemoryFn,
     bounds: BoundsFn,
     schema: fn() -> schemars::Schema,
+    unread: fn(&Variant) -> &'static [&'static str],
 }
 
 fn params<P: ParamTable>(t: &toml::Table) -> Result<P, ConfigError> {
@@ -398,7 +406,23 @@ impl FabricSpec {
             memory: memory::<M>,
             bounds: bounds::<M>,
             schema: schema::<M>,
+            unread: M::unread_keys,
         }
+    }
+
+    /// Removes from `t` (this spec's complete table) the keys `v` never reads
+    /// ([`FabricModule::unread_keys`]); returns those whose value was not the
+    /// default (set by the user, so worth a warning).
+    pub fn drop_unread(&self, v: &Variant, t: &mut toml::Table) -> Vec<&'static str> {
+        let keys = (self.unread)(v);
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        let defaults = self.defaults();
+        keys.iter()
+            .copied()
+            .filter(|k| matches!(t.remove(*k), Some(x) if defaults.get(*k) != Some(&x)))
+            .collect()
     }
 
     /// Parses the table (unknown keys and malformed values are errors naming
