@@ -138,20 +138,20 @@ impl Edge {
         }
     }
 
-    /// The destination server got cell `seq` of flow `f` at `t`. Every cell is
-    /// reported delivered when it arrives; the flow completes when its reorder
-    /// buffer has released them all.
-    pub fn receive(
+    /// The destination server got cell `seq` (of `bytes`) of flow `f` at `t`.
+    /// Every cell is reported delivered when it arrives; the flow completes
+    /// when its reorder buffer has released them all.
+    #[inline]
+    fn receive(
         &mut self,
-        flows: &[FlowState],
+        st: &FlowState,
         f: u32,
         seq: u32,
+        bytes: u64,
         t: SimTime,
         sink: &mut Recorder,
     ) {
         let cell = self.cell_bytes;
-        let st = &flows[f as usize];
-        let bytes = st.cell_bytes(seq, cell);
         let cells = st.cells;
         self.cells_delivered += 1;
         let before = self.reorder.held(f);
@@ -281,7 +281,8 @@ impl Edge {
                 let st = &mut flows[f as usize];
                 let head = st.down_q.front().expect("a flow in the round has a cell");
                 let seq = pool[head].seq;
-                let cost = SlotCredit::cost(st.cell_bytes(seq, cell));
+                let bytes = st.cell_bytes(seq, cell);
+                let cost = SlotCredit::cost(bytes);
                 let d = &mut self.down[s];
                 if !d.link.can_send(cost) {
                     d.link.hold(cost, &rate);
@@ -292,7 +293,8 @@ impl Edge {
                 d.link.sent(cost, !st.down_q.is_empty());
                 d.queued -= 1;
                 self.downlink_cells -= 1;
-                self.receive(flows, f, seq, end_of_slot, sink);
+                let st = &flows[f as usize];
+                self.receive(st, f, seq, bytes, end_of_slot, sink);
             }
             if self.down[s].link.end_slot() {
                 self.down_active.swap_remove(i);

@@ -175,6 +175,7 @@ impl Local {
 
     /// Takes one cell of flow `f` out of LOCAL: a cell being sent again
     /// first, else a new one, which gets its sequence number now.
+    #[inline]
     pub fn take(&mut self, flows: &mut [FlowState], pool: &mut Pool<Cell>, f: u32) -> u32 {
         let again = if self.retx.is_empty() {
             None

@@ -22,6 +22,8 @@ pub(super) struct Nodes {
     /// offset o of every group (the nodes at positions u·G + o).
     reach: Vec<u64>,
     failed: Vec<bool>,
+    /// `live[x/64]` bit `x % 64`: node x exists and has not failed.
+    live: Vec<u64>,
     failed_count: usize,
     /// With `check`: the last slot each receive port heard a sender, and how
     /// often one heard two in a slot.
@@ -46,6 +48,16 @@ impl Nodes {
             phase: Vec::new(),
             reach: Vec::new(),
             failed: vec![false; n],
+            live: (0..n.div_ceil(64))
+                .map(|w| {
+                    let left = n - 64 * w;
+                    if left >= 64 {
+                        u64::MAX
+                    } else {
+                        (1 << left) - 1
+                    }
+                })
+                .collect(),
             failed_count: 0,
             check,
             contention_violations: 0,
@@ -93,6 +105,13 @@ impl Nodes {
     #[inline]
     pub fn slot_in_epoch(&self, t: u64) -> usize {
         ((t - self.epoch_origin) % self.schedule.ports() as u64) as usize
+    }
+
+    /// Word `w` of the live nodes: bit b set iff node `64·w + b` exists and
+    /// has not failed.
+    #[inline]
+    pub fn live_word(&self, w: usize) -> u64 {
+        self.live[w]
     }
 
     #[inline]
@@ -177,6 +196,7 @@ impl Nodes {
     pub fn fail(&mut self, x: usize) -> bool {
         let newly = !std::mem::replace(&mut self.failed[x], true);
         self.failed_count += newly as usize;
+        self.live[x / 64] &= !(1 << (x % 64));
         newly
     }
 

@@ -31,6 +31,10 @@ pub(super) struct Queues {
     /// `busy[i·W + x/64]` bit `x % 64`: node i holds a cell (`fwd` or `vq`)
     /// whose next node is x, so a slot visits only the links with cells.
     busy: Vec<u64>,
+    /// `full[s·W + x/64]` bit `x % 64`: node s's virtual queue for x holds
+    /// two or more cells, so request/grant asks x for nothing this epoch
+    /// (`RequestGrant::draw_requests` reads the complement word by word).
+    full: Vec<u64>,
     words: usize,
     /// Cells queued at each node (`fwd` and `vq`), and their sum.
     node_queued: Vec<u32>,
@@ -56,6 +60,7 @@ impl Queues {
             },
             prefer_first_hop: vec![false; n * n],
             busy: vec![0; n * n.div_ceil(64)],
+            full: vec![0; n * n.div_ceil(64)],
             words: n.div_ceil(64),
             node_queued: vec![0; n],
             queued_total: 0,
@@ -153,6 +158,26 @@ impl Queues {
         self.busy[i * self.words + w]
     }
 
+    /// Word `w` of node `s`'s full virtual queues: bit b set iff `s` holds
+    /// two or more cells granted via `64·w + b` (`granted_via(s, x) >= 2`).
+    #[inline]
+    pub fn full_word(&self, s: usize, w: usize) -> u64 {
+        self.full[s * self.words + w]
+    }
+
+    /// Sets link s → x's full bit to `full` (its virtual queue holds two
+    /// or more cells).
+    #[inline]
+    fn set_full(&mut self, s: usize, x: usize, full: bool) {
+        let bit = 1 << (x % 64);
+        let w = &mut self.full[s * self.words + x / 64];
+        if full {
+            *w |= bit;
+        } else {
+            *w &= !bit;
+        }
+    }
+
     #[inline]
     fn mark_busy(&mut self, i: usize, x: usize) {
         self.busy[i * self.words + x / 64] |= 1 << (x % 64);
@@ -179,9 +204,15 @@ impl Queues {
 
     /// A cell of `node` was granted via `via`.
     pub fn enqueue_vq(&mut self, pool: &mut Pool<Cell>, node: usize, via: usize, cell: u32) {
-        pool.push_back(&mut self.vq[node * self.n + via], cell);
+        let q = &mut self.vq[node * self.n + via];
+        pool.push_back(q, cell);
+        // The bit changes only when the queue reaches two cells.
+        let reached_two = q.len() == 2;
         self.bump_node(node);
         self.mark_busy(node, via);
+        if reached_two {
+            self.set_full(node, via, true);
+        }
     }
 
     fn bump_node(&mut self, node: usize) {
@@ -218,11 +249,17 @@ impl Queues {
     }
 
     /// Takes the front of link s → x's virtual queue, if any.
-    #[inline]
+    #[inline(always)]
     pub fn pop_first_hop(&mut self, pool: &mut Pool<Cell>, s: usize, x: usize) -> Option<u32> {
-        let c = pool.pop_front(&mut self.vq[s * self.n + x])?;
+        let q = &mut self.vq[s * self.n + x];
+        let c = pool.pop_front(q)?;
+        // The bit changes only when the queue falls below two cells.
+        let left_one = q.len() == 1;
         self.unqueue(s, 1);
         self.unmark_if_idle(s, x);
+        if left_one {
+            self.set_full(s, x, false);
+        }
         Some(c)
     }
 
@@ -268,6 +305,10 @@ impl Queues {
         *q = keep;
         self.unqueue(i, out.len() as u32);
         self.unmark_if_idle(i, j);
+        if first_hop {
+            let full = self.vq[i * self.n + j].len() >= 2;
+            self.set_full(i, j, full);
+        }
     }
 
     /// Second-hop cells at `i` for `d`.
@@ -294,6 +335,13 @@ impl Queues {
                     return Err(format!(
                         "sirius: link {i} -> {x} holds {} cells but its busy bit is {bit}",
                         self.held_for(i, x)
+                    ));
+                }
+                let full = self.full_word(i, x / 64) >> (x % 64) & 1 == 1;
+                if full != (self.granted_via(i, x) >= 2) {
+                    return Err(format!(
+                        "sirius: node {i} has {} cells granted via {x} but its full bit is {full}",
+                        self.granted_via(i, x)
                     ));
                 }
             }

@@ -47,6 +47,8 @@ pub(super) struct RequestGrant {
     scratch_candidates: Vec<u32>,
     scratch_requests: Vec<Request>,
     scratch_grants: Vec<Received>,
+    /// The requests one intermediate grants among (scratch).
+    scratch_reqs: Vec<Received>,
     pub requests: u64,
     pub grants: u64,
 }
@@ -72,6 +74,7 @@ impl RequestGrant {
             scratch_candidates: Vec::new(),
             scratch_requests: Vec::new(),
             scratch_grants: Vec::new(),
+            scratch_reqs: Vec::new(),
             requests: 0,
             grants: 0,
         }
@@ -164,6 +167,7 @@ impl RequestGrant {
         pool: &mut Pool<Cell>,
     ) {
         let failed = nodes.failed();
+        let none_failed = nodes.failed_count() == 0;
         let mut due = std::mem::take(&mut self.due);
         take_arrived(&mut self.decisions, t, |d| d.0, |d| d, &mut due);
         for &(_, src, via, f, granted) in &due {
@@ -173,6 +177,14 @@ impl RequestGrant {
             let dst = st.dst_node as usize;
             if granted {
                 self.grants += 1;
+            }
+            if none_failed {
+                // The branches below without their failed-node lookups.
+                if granted {
+                    let cell = local.take(flows, pool, f);
+                    queues.enqueue_vq(pool, src as usize, via as usize, cell);
+                }
+                continue;
             }
             if granted && (failed[src as usize] || failed[dst]) {
                 // The source died after asking, or the destination did: release
@@ -203,8 +215,9 @@ impl RequestGrant {
     fn grant(&mut self, t: u64, nodes: &Nodes, queues: &mut Queues) {
         let n = nodes.count();
         let failed = nodes.failed();
+        let none_failed = nodes.failed_count() == 0;
         let q = self.queue_bound;
-        let mut reqs = Vec::new();
+        let mut reqs = std::mem::take(&mut self.scratch_reqs);
         for i in 0..n {
             if self.inbox[i].is_empty() {
                 continue;
@@ -240,7 +253,7 @@ impl RequestGrant {
                     if granted {
                         g += 1;
                     }
-                    let at = if failed[r.src as usize] {
+                    let at = if !none_failed && failed[r.src as usize] {
                         t
                     } else {
                         self.arrival(nodes, t, i, r.src as usize)
@@ -250,6 +263,7 @@ impl RequestGrant {
                 debug_assert_eq!(g, self.scratch_grants.len());
             }
         }
+        self.scratch_reqs = reqs;
     }
 
     /// Draws this epoch's requests (Fig. 15's compute_requests at every
@@ -273,15 +287,30 @@ impl RequestGrant {
                 continue;
             }
             self.scratch_candidates.clear();
-            for x in 0..n {
-                // One request per intermediate per epoch (Fig. 15); we also skip
-                // intermediates whose virtual queue here still holds two or more
-                // cells, so that a link busy with second-hop traffic cannot make
-                // first-hop cells pile up without bound.
-                if x != s && !nodes.is_failed(x) && queues.granted_via(s, x) < 2 {
-                    self.scratch_candidates.push(x as u32);
+            // One request per intermediate per epoch (Fig. 15); we also skip
+            // intermediates whose virtual queue here still holds two or more
+            // cells, so that a link busy with second-hop traffic cannot make
+            // first-hop cells pile up without bound. The candidates are the
+            // live nodes other than s without a full virtual queue, in node
+            // order, read from the bitsets a word at a time.
+            for w in 0..queues.words() {
+                let mut bits = nodes.live_word(w) & !queues.full_word(s, w);
+                if w == s / 64 {
+                    bits &= !(1 << (s % 64));
+                }
+                while bits != 0 {
+                    self.scratch_candidates
+                        .push((w * 64) as u32 + bits.trailing_zeros());
+                    bits &= bits - 1;
                 }
             }
+            debug_assert!(self.scratch_candidates.iter().eq((0..n as u32)
+                .filter(|&x| {
+                    let x = x as usize;
+                    x != s && !nodes.is_failed(x) && queues.granted_via(s, x) < 2
+                })
+                .collect::<Vec<_>>()
+                .iter()));
             self.scratch_requests.clear();
             compute_requests(
                 &mut self.scratch_flows,

@@ -177,3 +177,74 @@ fn the_partition_sums_to_the_cells_pushed_at_every_slot() {
     assert_eq!(rec.completed(), 1);
     assert_eq!(stats::cell_partition(&f).delivered, 40);
 }
+
+/// The full-virtual-queue bitset that request/grant reads its candidates
+/// from follows `granted_via(s, x) >= 2` through pushes, pops and a
+/// failure's drain (oracle: the queue lengths, read one by one).
+#[test]
+fn the_full_bits_follow_the_virtual_queues() {
+    let n = 70; // two words per node
+    let mut q = Queues::new(n, false);
+    let mut pool: Pool<Cell> = Pool::new();
+    let agrees = |q: &Queues| {
+        (0..n).all(|s| {
+            (0..n).all(|x| {
+                let bit = q.full_word(s, x / 64) >> (x % 64) & 1 == 1;
+                bit == (q.granted_via(s, x) >= 2)
+            })
+        })
+    };
+    // A hand-picked sequence: link 3 → 65 (second word) and 3 → 5 up to
+    // three cells and back down; then a drain of 3 → 5 that keeps one.
+    for (s, x) in [(3, 65), (3, 65), (3, 5), (3, 65), (3, 5), (3, 5)] {
+        let c = pool.alloc(Cell {
+            flow: x as u32,
+            seq: 0,
+        });
+        q.enqueue_vq(&mut pool, s, x, c);
+        assert!(agrees(&q));
+    }
+    assert_eq!(q.full_word(3, 1), 1 << 1);
+    assert_eq!(q.full_word(3, 0), 1 << 5);
+    for _ in 0..2 {
+        let c = q.pop_first_hop(&mut pool, 3, 65).unwrap();
+        pool.release(c);
+        assert!(agrees(&q));
+    }
+    assert_eq!(q.full_word(3, 1), 0);
+    let mut out = Vec::new();
+    let mut first = true;
+    q.drain(
+        &mut pool,
+        true,
+        3,
+        5,
+        |_| std::mem::take(&mut first),
+        &mut out,
+    );
+    assert_eq!((out.len(), q.granted_via(3, 5)), (1, 2));
+    assert!(agrees(&q));
+    let mut out2 = Vec::new();
+    q.drain(&mut pool, true, 3, 5, |_| true, &mut out2);
+    assert_eq!(q.full_word(3, 0), 0);
+    assert!(agrees(&q));
+}
+
+/// The live-node words: every node below N, minus the failed ones.
+#[test]
+fn the_live_words_drop_failed_nodes() {
+    let n = 70;
+    let mut nodes = Nodes::new(n, CyclicSchedule::new(n, 8, 9).unwrap(), false);
+    assert_eq!(
+        (nodes.live_word(0), nodes.live_word(1)),
+        (u64::MAX, (1 << 6) - 1)
+    );
+    nodes.fail(64);
+    nodes.fail(2);
+    let live: Vec<usize> = (0..n)
+        .filter(|&x| nodes.live_word(x / 64) >> (x % 64) & 1 == 1)
+        .collect();
+    let oracle: Vec<usize> = (0..n).filter(|&x| !nodes.is_failed(x)).collect();
+    assert_eq!(live, oracle);
+    assert_eq!(live.len(), n - 2);
+}
