@@ -9,6 +9,7 @@
 //! Cells are pooled ([`crate::pool`]) and linked into these queues by index;
 //! the pool is the fabric's and is passed in.
 
+use super::stats::HopPeaks;
 use super::Cell;
 use crate::pool::{List, Pool};
 
@@ -38,6 +39,8 @@ pub(super) struct Queues {
     pub peak_node_queue_cells: u32,
     pub peak_dest_queue_cells: u32,
     pub cells_forwarded: u64,
+    /// Fig. 10c's per-hop peaks (stats.rs).
+    pub hops: HopPeaks,
 }
 
 impl Queues {
@@ -62,6 +65,7 @@ impl Queues {
             peak_node_queue_cells: 0,
             peak_dest_queue_cells: 0,
             cells_forwarded: 0,
+            hops: HopPeaks::new(n),
         }
     }
 
@@ -174,6 +178,7 @@ impl Queues {
         pool.push_back(q, cell);
         self.peak_dest_queue_cells = self.peak_dest_queue_cells.max(q.len() as u32);
         self.bump_node(node);
+        self.hops.second_hop_in(node);
         self.mark_busy(node, dst);
     }
 
@@ -181,6 +186,7 @@ impl Queues {
     pub fn enqueue_vq(&mut self, pool: &mut Pool<Cell>, node: usize, via: usize, cell: u32) {
         pool.push_back(&mut self.vq[node * self.n + via], cell);
         self.bump_node(node);
+        self.hops.first_hop_in(node, self.node_queued[node]);
         self.mark_busy(node, via);
     }
 
@@ -232,6 +238,7 @@ impl Queues {
         let link = s * self.n + x;
         let c = pool.pop_front(&mut self.fwd[link]).expect("non-empty");
         self.unqueue(s, 1);
+        self.hops.second_hop_out(s, 1);
         self.occ[link] -= 1;
         self.cells_forwarded += 1;
         self.unmark_if_idle(s, x);
@@ -267,6 +274,9 @@ impl Queues {
         }
         *q = keep;
         self.unqueue(i, out.len() as u32);
+        if !first_hop {
+            self.hops.second_hop_out(i, out.len() as u32);
+        }
         self.unmark_if_idle(i, j);
     }
 
@@ -346,6 +356,7 @@ impl Queues {
                 pool.release(c);
                 self.occ[i] -= 1;
                 self.unqueue(i / self.n, 1);
+                self.hops.second_hop_out(i / self.n, 1);
                 self.unmark_if_idle(i / self.n, i % self.n);
                 return true;
             }
