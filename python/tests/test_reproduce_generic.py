@@ -16,7 +16,7 @@ from photonet import _core, plots
 from photonet import model as M
 from photonet import reproduce as R
 from photonet.cli import backend_kwargs, build_parser
-from photonet.config import ConfigError
+from photonet.config import ConfigError, to_toml
 
 from conftest import TINY_TOPOLOGY, photonet_cli
 
@@ -427,12 +427,20 @@ def test_lookup_paths():
 # --------------------------------------------------------------------------- the published model numbers
 
 def test_sirius_model_claims_match_the_model_and_the_documented_gaps(tmp_path):
-    """The §5/§2 numbers, once in Rust, are in experiments/sirius/model_s5.toml."""
+    """The §5/§2 numbers, once in Rust, are in experiments/sirius/model_s5.toml,
+    evaluated with the parameters that file declares."""
     r = R.reproduce("sirius", tmp_path / "out", only=["model"])
     assert r.info["ran"] == 0 and len(r.table) == 0
     n = r.numbers.set_index("quantity")
-    pts = json.loads(_core.model_report("sirius"))["paper_points"]
-    by_path = {c["value"]: c for c in R.load_paper("sirius").figures[-1].claims}
+    fig = R.load_paper("sirius").figures[-1]
+    defaults = json.loads(_core.model_report("sirius"))
+    # The file writes out the model's defaults, all but ESN-OSUB's tier: §7's
+    # "aggregation tier beyond the racks" (tier 1), not the rack uplinks (0).
+    declared = json.loads(_core.model_report("sirius", to_toml(fig.params)))
+    changed = {k for k, v in declared["params"].items() if defaults["params"][k] != v}
+    assert changed == {"oversubscription_tier"} and declared["params"]["oversubscription_tier"] == 1
+    pts = declared["paper_points"]
+    by_path = {c["value"]: c for c in fig.claims}
     assert set(by_path) == {f"paper_points.{k}" for k in pts}
     for path, c in by_path.items():
         assert n.loc[c["what"], "ours"] == pts[path.split(".")[1]]
@@ -441,6 +449,13 @@ def test_sirius_model_claims_match_the_model_and_the_documented_gaps(tmp_path):
                      "cost_vs_sirius_electrical": 0.55, "scale_tax_direct": 50.0, "scale_tax_4_layers": 487.0}
     # The documented gap (see the file's comments): well above the paper's 23 % and 26 %.
     assert pts["power_vs_esn_3x"] - 0.23 > 0.15 and pts["power_vs_esn_5x"] - 0.26 > 0.15
+    # The tier moves only the ESN-OSUB ratio; the claim's note keeps the
+    # default's number as the other reading, and its gap the tier-1 arithmetic.
+    d = defaults["paper_points"]
+    assert {k for k in pts if pts[k] != d[k]} == {"cost_vs_esn_osub"}
+    osub = by_path["paper_points.cost_vs_esn_osub"]
+    assert pts["cost_vs_esn_osub"] == pytest.approx(0.738, abs=5e-4) and f"{d['cost_vs_esn_osub']:.2f}" in osub["note"]
+    assert f"{pts['cost_vs_esn'] / pts['cost_vs_esn_osub']:.3f} at tier 1" in osub["gap"]
     # The paper's 487 is 7 · (500/64 + 2 · 10) / 0.4 = 486.7: seven switches each
     # charged one port and two transceivers per 400 Gbps; the model counts 673.
     assert abs(7.0 * (500.0 / 64.0 + 20.0) / 0.4 - paper["scale_tax_4_layers"]) < 0.5

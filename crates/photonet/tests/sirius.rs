@@ -717,3 +717,44 @@ proptest! {
         prop_assert!(r.summary.goodput <= 1.0 + 1e-9, "goodput {}", r.summary.goodput);
     }
 }
+
+#[test]
+fn the_queues_of_each_hop_peak_apart() {
+    // Hand-worked: two nodes, so the only intermediate is the destination
+    // and nothing ever waits for a second hop; the one request per epoch
+    // puts one granted cell in the virtual queue, sent within that epoch
+    // (see above): first hop 1 cell, the node's whole queue.
+    let trace = format!("src,dst,bytes,start\n0,1,{},0ns\n", 562 * 5);
+    let (mut c, p, _d) = trace_config("sirius", &trace);
+    two_servers(&mut c);
+    let st = run(&c, &p).summary.fabric_stats;
+    assert_eq!(st["peak_second_hop_queue_bytes"], 0.0);
+    assert_eq!(st["peak_first_hop_queue_bytes"], 562.0);
+    assert_eq!(st["peak_node_queue_bytes"], 562.0);
+    // Oracle: an incast to node 0 gives every intermediate one destination,
+    // so its second-hop queues are its queue for 0 (`peak_dest_queue_cells`),
+    // per destination (<= Q) and per (source, destination) alike; the
+    // node's total holds each hop's peak and at most their sum.
+    let mut c = random_config("sirius", 6, 1, 1, 2, 1.0, 5);
+    c.workload.pattern.kind = photonet::config::PatternKind::Hotspot;
+    c.workload.pattern.node = Some(0);
+    c.workload.sizes = SizesConfig::fixed(ByteSize(20_000));
+    for scope in [QueueScope::Destination, QueueScope::SourceDestination] {
+        c.edit(|p: &mut SiriusParams| p.queue_bound_scope = scope);
+        let r = simulate(prepare(&c, &Paths::default()).unwrap(), &mut |_| true).unwrap();
+        assert!(r.summary.invariant_violations.is_empty());
+        let st = &r.summary.fabric_stats;
+        let cb = st["cell_bytes"];
+        let (second, first) = (
+            st["peak_second_hop_queue_bytes"],
+            st["peak_first_hop_queue_bytes"],
+        );
+        assert_eq!(second, st["peak_dest_queue_cells"] * cb, "{scope:?}");
+        assert!(second > 0.0 && first > 0.0, "{st:?}");
+        let node = st["peak_node_queue_bytes"];
+        assert!(
+            node >= second.max(first) && node <= second + first,
+            "{st:?}"
+        );
+    }
+}

@@ -111,6 +111,10 @@ const SIRIUS: &[StatDecl] = stats![
         "peak_server_reorder_bytes" bytes
             "the most bytes any server held for reordering, summed over its flows";
         "peak_node_queue_bytes" bytes "the most bytes any node queued to send";
+        "peak_second_hop_queue_bytes" bytes
+            "the most bytes any node queued for the second hop (the queues Q bounds)";
+        "peak_first_hop_queue_bytes" bytes
+            "the most granted first-hop bytes any node queued to send";
         "peak_dest_queue_cells" count "the most cells any node queued for one destination";
         "peak_local_bytes" bytes "the most intra-rack bytes any node held";
         "peak_downlink_queue_bytes" bytes "the most bytes any node's downlink queue held";

@@ -572,6 +572,7 @@ impl Fabric for Sirius {
 
     fn check_invariants(&self) -> Result<(), String> {
         self.queues.check(self.queue_bound)?;
+        self.queues.hops.check(&self.queues)?;
         self.local.check(&self.flows)?;
         self.edge.check(self.flows.len())?;
         let at = stats::cell_partition(self);

@@ -9,6 +9,7 @@
 //! Cells are pooled ([`crate::pool`]) and linked into these queues by index;
 //! the pool is the fabric's and is passed in.
 
+use super::stats::HopPeaks;
 use super::Cell;
 use crate::pool::{List, Pool};
 
@@ -42,6 +43,8 @@ pub(super) struct Queues {
     pub peak_node_queue_cells: u32,
     pub peak_dest_queue_cells: u32,
     pub cells_forwarded: u64,
+    /// Fig. 10c's per-hop peaks (stats.rs).
+    pub hops: HopPeaks,
 }
 
 impl Queues {
@@ -67,6 +70,7 @@ impl Queues {
             peak_node_queue_cells: 0,
             peak_dest_queue_cells: 0,
             cells_forwarded: 0,
+            hops: HopPeaks::new(n),
         }
     }
 
@@ -199,6 +203,7 @@ impl Queues {
         pool.push_back(q, cell);
         self.peak_dest_queue_cells = self.peak_dest_queue_cells.max(q.len() as u32);
         self.bump_node(node);
+        self.hops.second_hop_in(node);
         self.mark_busy(node, dst);
     }
 
@@ -209,6 +214,7 @@ impl Queues {
         // The bit changes only when the queue reaches two cells.
         let reached_two = q.len() == 2;
         self.bump_node(node);
+        self.hops.first_hop_in(node, self.node_queued[node]);
         self.mark_busy(node, via);
         if reached_two {
             self.set_full(node, via, true);
@@ -269,6 +275,7 @@ impl Queues {
         let link = s * self.n + x;
         let c = pool.pop_front(&mut self.fwd[link]).expect("non-empty");
         self.unqueue(s, 1);
+        self.hops.second_hop_out(s, 1);
         self.occ[link] -= 1;
         self.cells_forwarded += 1;
         self.unmark_if_idle(s, x);
@@ -304,6 +311,9 @@ impl Queues {
         }
         *q = keep;
         self.unqueue(i, out.len() as u32);
+        if !first_hop {
+            self.hops.second_hop_out(i, out.len() as u32);
+        }
         self.unmark_if_idle(i, j);
         if first_hop {
             let full = self.vq[i * self.n + j].len() >= 2;
@@ -394,6 +404,7 @@ impl Queues {
                 pool.release(c);
                 self.occ[i] -= 1;
                 self.unqueue(i / self.n, 1);
+                self.hops.second_hop_out(i / self.n, 1);
                 self.unmark_if_idle(i / self.n, i % self.n);
                 return true;
             }

@@ -1,8 +1,66 @@
 //! Sirius's statistics: where every pushed cell is, and the rows the
 //! fabric reports (each part keeps its own counters).
 
+use super::queues::Queues;
 use super::Sirius;
 use crate::fabric::FabricStats;
+
+/// A node's queues split by hop, for Fig. 10c's "aggregate queue occupancy
+/// per ToR" read two ways: the second-hop queues alone (the per-destination
+/// queues that Q bounds, §4.3) or with the granted first-hop cells (the
+/// node's total, `peak_node_queue_cells`). Only the second-hop count is kept
+/// per node: the first-hop count is the node's total minus it.
+#[derive(Default)]
+pub(super) struct HopPeaks {
+    second_hop: Vec<u32>,
+    pub peak_second_hop_cells: u32,
+    pub peak_first_hop_cells: u32,
+}
+
+impl HopPeaks {
+    pub fn new(n: usize) -> HopPeaks {
+        HopPeaks {
+            second_hop: vec![0; n],
+            ..HopPeaks::default()
+        }
+    }
+
+    /// A cell joined one of `node`'s second-hop queues.
+    #[inline]
+    pub fn second_hop_in(&mut self, node: usize) {
+        let c = &mut self.second_hop[node];
+        *c += 1;
+        self.peak_second_hop_cells = self.peak_second_hop_cells.max(*c);
+    }
+
+    /// `cells` cells left `node`'s second-hop queues.
+    #[inline]
+    pub fn second_hop_out(&mut self, node: usize, cells: u32) {
+        self.second_hop[node] -= cells;
+    }
+
+    /// A cell joined one of `node`'s first-hop (virtual) queues; the node now
+    /// queues `node_total` cells of both hops.
+    #[inline]
+    pub fn first_hop_in(&mut self, node: usize, node_total: u32) {
+        let first = node_total - self.second_hop[node];
+        self.peak_first_hop_cells = self.peak_first_hop_cells.max(first);
+    }
+
+    /// The per-node second-hop counts against the queues themselves.
+    pub fn check(&self, q: &Queues) -> Result<(), String> {
+        let n = self.second_hop.len();
+        for (i, &counted) in self.second_hop.iter().enumerate() {
+            let held: usize = (0..n).map(|d| q.fwd_len(i, d)).sum();
+            if held != counted as usize {
+                return Err(format!(
+                    "sirius: node {i} holds {held} second-hop cells but counts {counted}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Where the cells are ([`cell_partition`]); the fields sum to the cells
 /// pushed.
@@ -94,6 +152,14 @@ pub(super) fn stats(f: &Sirius) -> FabricStats {
             e.peak_server_reorder_cells as f64 * cb,
         ),
         ("peak_node_queue_bytes", q.peak_node_queue_cells as f64 * cb),
+        (
+            "peak_second_hop_queue_bytes",
+            q.hops.peak_second_hop_cells as f64 * cb,
+        ),
+        (
+            "peak_first_hop_queue_bytes",
+            q.hops.peak_first_hop_cells as f64 * cb,
+        ),
         ("peak_dest_queue_cells", q.peak_dest_queue_cells as f64),
         ("peak_local_bytes", lo.peak_local_cells as f64 * cb),
         (
@@ -130,4 +196,83 @@ pub(super) fn stats(f: &Sirius) -> FabricStats {
         ));
     }
     rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Cell;
+    use super::*;
+    use crate::pool::Pool;
+
+    #[test]
+    fn hop_peaks_follow_a_hand_worked_sequence() {
+        // Node 0 takes two second-hop cells (peak 2), then a granted one with
+        // 3 queued in all (first hop 1); the second hop drains, and two more
+        // granted cells make 2 of 2 first-hop (peak 2). Node 1 reaches 3
+        // second-hop cells, the peak of that hop.
+        let mut h = HopPeaks::new(2);
+        h.second_hop_in(0);
+        h.second_hop_in(0);
+        h.first_hop_in(0, 3);
+        assert_eq!((h.peak_second_hop_cells, h.peak_first_hop_cells), (2, 1));
+        h.second_hop_out(0, 2);
+        h.first_hop_in(0, 2);
+        for _ in 0..3 {
+            h.second_hop_in(1);
+        }
+        assert_eq!((h.peak_second_hop_cells, h.peak_first_hop_cells), (3, 2));
+        assert_eq!(h.second_hop, vec![0, 3]);
+    }
+
+    #[test]
+    fn the_queues_count_each_hop_apart() {
+        // Three nodes; every way a cell enters or leaves a queue, by hand.
+        let mut pool: Pool<Cell> = Pool::new();
+        let mut q = Queues::new(3, false);
+        let mut cell = |k: u32| pool.alloc(Cell { flow: 0, seq: k });
+        let c: Vec<u32> = (0..9).map(&mut cell).collect();
+        // Node 1: second hop for 2 and 0, then granted via 2 and via 0.
+        for d in [2, 0] {
+            q.reserve(1, d);
+        }
+        q.enqueue_fwd(&mut pool, 1, 2, c[0]);
+        q.enqueue_fwd(&mut pool, 1, 0, c[1]);
+        q.enqueue_vq(&mut pool, 1, 2, c[2]);
+        q.enqueue_vq(&mut pool, 1, 0, c[3]);
+        // 4 queued at node 1: 2 of each hop.
+        assert_eq!(q.peak_node_queue_cells, 4);
+        assert_eq!(
+            (q.hops.peak_second_hop_cells, q.hops.peak_first_hop_cells),
+            (2, 2)
+        );
+        // Link 1 -> 2 sends both its cells; a new grant via 2 makes 2
+        // first-hop of 3 queued again (no new peak).
+        assert_eq!(q.pop_second_hop(&mut pool, 1, 2), c[0]);
+        assert_eq!(q.pop_first_hop(&mut pool, 1, 2), Some(c[2]));
+        q.enqueue_vq(&mut pool, 1, 2, c[4]);
+        assert_eq!(q.hops.peak_first_hop_cells, 2);
+        // Node 0: three second-hop cells (the new peak), two of them for 2
+        // drained by a failure, then one more: 2 held, no new peak.
+        for (d, k) in [(2, 5), (1, 6), (2, 7)] {
+            q.reserve(0, d);
+            q.enqueue_fwd(&mut pool, 0, d, c[k]);
+        }
+        let mut out = Vec::new();
+        q.drain(&mut pool, false, 0, 2, |_| true, &mut out);
+        assert_eq!(out, vec![c[5], c[7]]);
+        q.enqueue_fwd(&mut pool, 0, 2, c[8]);
+        assert_eq!(
+            (q.hops.peak_second_hop_cells, q.hops.peak_first_hop_cells),
+            (3, 2)
+        );
+        assert_eq!(q.peak_node_queue_cells, 4);
+        q.hops.check(&q).unwrap();
+        // A count that drifts from the queues is caught.
+        q.hops.second_hop_in(2);
+        let e = q.hops.check(&q).unwrap_err();
+        assert!(
+            e.contains("node 2 holds 0 second-hop cells but counts 1"),
+            "{e}"
+        );
+    }
 }
