@@ -154,13 +154,12 @@ impl Edge {
         let cell = self.cell_bytes;
         let cells = st.cells;
         self.cells_delivered += 1;
-        let before = self.reorder.held(f);
         let a = self.reorder.receive(f, seq);
-        if a.held != before {
+        if a.held != a.held_before {
             // The server's sum moves by this flow's change (up by one when a
             // cell is held, down by those an in-order arrival releases).
             let h = &mut self.server_held[st.dst_server as usize];
-            *h = *h + a.held - before;
+            *h = *h + a.held - a.held_before;
             self.peak_server_reorder_cells = self.peak_server_reorder_cells.max(*h);
         }
         let done = match a.receipt {
