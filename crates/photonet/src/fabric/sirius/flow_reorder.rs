@@ -33,10 +33,12 @@ pub struct Arrival {
     pub receipt: Receipt,
     /// The flow's lowest unit not yet released, after the arrival.
     pub next: u32,
-    /// Units of the flow held (received early), after the arrival.
-    pub held: u32,
-    /// Units of the flow held before the arrival.
-    pub held_before: u32,
+    /// After an `Early` receipt, the units of the flow held (counting this
+    /// one); 0 after the others, which say the change themselves: an
+    /// `InOrder { released }` arrival lowers the held count by
+    /// `released - 1`, a duplicate leaves it. (Counting the inline window's
+    /// bits costs more than the rest of an arrival, so only `Early` pays.)
+    pub early_held: u32,
 }
 
 /// In-order delivery state of every flow (see the module doc).
@@ -70,7 +72,6 @@ impl FlowReorder {
         let s = &mut self.state[f as usize];
         let [next, w] = *s;
         if w & BUF == 0 {
-            let before = w.count_ones();
             let (receipt, next, w) = if seq == next {
                 // This unit and the run held right after it are released.
                 let released = 1 + w.trailing_ones();
@@ -86,19 +87,22 @@ impl FlowReorder {
                     (Receipt::Early, next, w | bit)
                 }
             } else {
-                return self.attach(f, seq, before);
+                return self.attach(f, seq);
             };
             *s = [next, w];
+            let early_held = if receipt == Receipt::Early {
+                w.count_ones()
+            } else {
+                0
+            };
             return Arrival {
                 receipt,
                 next,
-                held: w.count_ones(),
-                held_before: before,
+                early_held,
             };
         }
         let b = (w & !BUF) as usize;
         let r = &mut self.bufs[b];
-        let before = r.held();
         let receipt = if seq < next {
             Receipt::Duplicate
         } else {
@@ -115,16 +119,16 @@ impl FlowReorder {
         Arrival {
             receipt,
             next,
-            held,
-            held_before: before,
+            early_held: if receipt == Receipt::Early { held } else { 0 },
         }
     }
 
     /// Unit `seq` of flow `f` arrived beyond its inline window: attach a
     /// buffer numbered from the flow's next, holding what the window held.
     #[cold]
-    fn attach(&mut self, f: u32, seq: u32, before: u32) -> Arrival {
+    fn attach(&mut self, f: u32, seq: u32) -> Arrival {
         let [next, mut w] = self.state[f as usize];
+        let held = w.count_ones() + 1;
         let b = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -144,8 +148,7 @@ impl FlowReorder {
         Arrival {
             receipt,
             next,
-            held: before + 1,
-            held_before: before,
+            early_held: held,
         }
     }
 
@@ -246,28 +249,28 @@ mod tests {
         // Flow 0: 0 in order; 2, 3 early (in the inline window); 1 releases 1..3.
         assert_eq!(fr.receive(0, 0).receipt, Receipt::InOrder { released: 1 });
         let a = fr.receive(0, 2);
-        assert_eq!((a.receipt, a.next, a.held), (Receipt::Early, 1, 1));
+        assert_eq!((a.receipt, a.next, a.early_held), (Receipt::Early, 1, 1));
         assert_eq!(fr.attached(), 0);
-        assert_eq!(fr.receive(0, 3).held_before, 1);
+        assert_eq!(fr.receive(0, 3).early_held, 2);
         assert_eq!(fr.receive(0, 2).receipt, Receipt::Duplicate);
         assert_eq!(fr.receive(0, 0).receipt, Receipt::Duplicate);
         let c = fr.receive(0, 1);
         assert_eq!(
-            (c.receipt, c.next, c.held, c.held_before),
-            (Receipt::InOrder { released: 3 }, 4, 0, 2)
+            (c.receipt, c.next, fr.held(0)),
+            (Receipt::InOrder { released: 3 }, 4, 0)
         );
         // Flow 1: 1 in the window, then 40 beyond it: a buffer is attached
         // (offset 0) holding both.
         assert_eq!(fr.receive(1, 1).receipt, Receipt::Early);
         let b = fr.receive(1, 40);
-        assert_eq!((b.receipt, b.next, b.held), (Receipt::Early, 0, 2));
+        assert_eq!((b.receipt, b.next, b.early_held), (Receipt::Early, 0, 2));
         assert_eq!(fr.attached(), 1);
         assert_eq!(fr.receive(1, 1).receipt, Receipt::Duplicate);
         fr.check().unwrap();
         // 0 releases 0..2; 40 is still held, so the buffer stays.
         let d = fr.receive(1, 0);
         assert_eq!(
-            (d.receipt, d.next, d.held),
+            (d.receipt, d.next, fr.held(1)),
             (Receipt::InOrder { released: 2 }, 2, 1)
         );
         assert_eq!(fr.attached(), 1);
@@ -287,7 +290,7 @@ mod tests {
         assert_eq!((fr.held(1), fr.attached()), (31, 1));
         let e = fr.receive(1, 41);
         assert_eq!(
-            (e.receipt, e.next, e.held),
+            (e.receipt, e.next, fr.held(1)),
             (Receipt::InOrder { released: 32 }, 73, 0)
         );
         fr.check().unwrap();
@@ -308,8 +311,13 @@ mod tests {
             let got = fr.receive(f as u32, seq);
             prop_assert_eq!(got.receipt, want);
             prop_assert_eq!(got.next, plain[f].next_expected());
-            prop_assert_eq!(got.held, plain[f].held());
-            prop_assert_eq!(got.held_before, before);
+            let held = plain[f].held();
+            prop_assert_eq!(fr.held(f as u32), held);
+            match got.receipt {
+                Receipt::Early => prop_assert_eq!(got.early_held, held),
+                Receipt::InOrder { released } => prop_assert_eq!(held, before + 1 - released),
+                Receipt::Duplicate => prop_assert_eq!(held, before),
+            }
             // A buffer is attached only while something is held.
             prop_assert!(fr.attached() <= plain.iter().filter(|r| r.held() > 0).count());
         }
