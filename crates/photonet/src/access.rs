@@ -64,7 +64,6 @@
 //! ```
 
 use crate::units::{Rate, SimTime};
-use std::collections::VecDeque;
 
 /// A link's rate in credit units: what it earns per slot, and the most a
 /// waiting link may bank.
@@ -104,7 +103,7 @@ impl SlotCredit {
 pub struct AccessLink {
     credit: u64,
     need: u64,
-    flows: VecDeque<u32>,
+    flows: Round,
     active: bool,
 }
 
@@ -137,7 +136,7 @@ impl AccessLink {
     }
     /// The flow whose turn it is.
     pub fn front(&self) -> Option<u32> {
-        self.flows.front().copied()
+        self.flows.front()
     }
     /// Does the credit cover a unit of this cost?
     pub fn can_send(&self, cost: u64) -> bool {
@@ -148,9 +147,11 @@ impl AccessLink {
     pub fn sent(&mut self, cost: u64, more: bool) {
         debug_assert!(self.credit >= cost, "sent a unit without the credit");
         self.credit -= cost;
-        let f = self.flows.pop_front().expect("sent with no flow");
+        assert!(!self.flows.is_empty(), "sent with no flow");
         if more {
-            self.flows.push_back(f);
+            self.flows.rotate();
+        } else {
+            self.flows.pop_front();
         }
     }
     /// The front flow leaves the round without sending (it gave up).
@@ -196,6 +197,70 @@ impl AccessLink {
     /// Flows in the round.
     pub fn flows(&self) -> usize {
         self.flows.len()
+    }
+}
+
+/// The flows' round-robin order: a ring with a power-of-two capacity, so
+/// that a flow's turn (front to back) is one write and two masked adds,
+/// where a `VecDeque` pops and pushes with a wrap and a capacity check each.
+#[derive(Clone, Debug, Default)]
+struct Round {
+    /// Empty, or a power of two long; `head < buf.len()` when non-empty.
+    buf: Vec<u32>,
+    head: usize,
+    len: usize,
+}
+
+impl Round {
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    fn front(&self) -> Option<u32> {
+        (self.len > 0).then(|| self.buf[self.head])
+    }
+    #[inline]
+    fn push_back(&mut self, f: u32) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let mask = self.buf.len() - 1;
+        self.buf[(self.head + self.len) & mask] = f;
+        self.len += 1;
+    }
+    #[inline]
+    fn pop_front(&mut self) {
+        if self.len > 0 {
+            self.head = (self.head + 1) & (self.buf.len() - 1);
+            self.len -= 1;
+        }
+    }
+    /// The front moves to the back (non-empty). Full, the back slot is the
+    /// front's own, so the write is a no-op and the head's step rotates.
+    #[inline]
+    fn rotate(&mut self) {
+        let mask = self.buf.len() - 1;
+        self.buf[(self.head + self.len) & mask] = self.buf[self.head];
+        self.head = (self.head + 1) & mask;
+    }
+    fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+    }
+    /// Doubles the ring (at least 4), unwrapping it to start at 0.
+    #[cold]
+    fn grow(&mut self) {
+        let cap = (2 * self.buf.len()).max(4);
+        let mut buf = Vec::with_capacity(cap);
+        buf.extend((0..self.len).map(|i| self.buf[(self.head + i) & (self.buf.len() - 1)]));
+        buf.resize(cap, 0);
+        self.buf = buf;
+        self.head = 0;
     }
 }
 
@@ -322,6 +387,42 @@ mod tests {
     fn rates() -> impl Strategy<Value = (u64, u64, u64)> {
         // (Gbps, slot ps, unit bytes), including slots that carry less than a unit.
         (1u64..=400, 1_000u64..=2_000_000, 1u64..=9_000)
+    }
+
+    proptest! {
+        /// The ring against a `VecDeque` as the oracle: push, pop, rotate
+        /// (0, 1, 2) and clear (3), across growth and wrap-around.
+        #[test]
+        fn round_is_a_deque(ops in prop::collection::vec((0u8..4, any::<u32>()), 0..300)) {
+            let mut r = Round::default();
+            let mut d = std::collections::VecDeque::new();
+            for (op, v) in ops {
+                match op {
+                    0 => {
+                        r.push_back(v);
+                        d.push_back(v);
+                    }
+                    1 => {
+                        r.pop_front();
+                        d.pop_front();
+                    }
+                    2 if !d.is_empty() => {
+                        r.rotate();
+                        d.rotate_left(1);
+                    }
+                    3 if v % 8 == 0 => {
+                        r.clear();
+                        d.clear();
+                    }
+                    _ => {}
+                }
+                prop_assert_eq!(r.len(), d.len());
+                prop_assert_eq!(r.is_empty(), d.is_empty());
+                prop_assert_eq!(r.front(), d.front().copied());
+                let all: Vec<u32> = (0..r.len).map(|i| r.buf[(r.head + i) & (r.buf.len() - 1)]).collect();
+                prop_assert_eq!(all, d.iter().copied().collect::<Vec<_>>());
+            }
+        }
     }
 
     proptest! {

@@ -12,9 +12,29 @@ pub trait Picker {
 }
 
 impl Picker for SimRng {
+    /// `random_range(0..n)`: the same values from the same draws (rand 0.9's
+    /// biased Canon method on u32 for n ≤ 2^32, its default), inlined here
+    /// because request/grant draws millions per run and the generic call
+    /// path costs as much as the generator itself. Other n go to rand.
     #[inline]
     fn pick(&mut self, n: usize) -> usize {
-        self.random_range(0..n)
+        use rand::RngCore;
+        if n == 0 || n > u32::MAX as usize {
+            return self.random_range(0..n);
+        }
+        let range = n as u32;
+        let wide = |x: u32| -> (u32, u32) {
+            let p = x as u64 * range as u64;
+            ((p >> 32) as u32, p as u32)
+        };
+        let (mut hi, lo) = wide(self.next_u32());
+        if lo > range.wrapping_neg() {
+            // Rare (probability < n / 2^32): rand's second draw, carrying
+            // into the result on overflow.
+            let (hi2, _) = wide(self.next_u32());
+            hi += lo.checked_add(hi2).is_none() as u32;
+        }
+        hi as usize
     }
 }
 
@@ -80,6 +100,31 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);
+    }
+
+    /// `pick` against rand's `random_range` as the oracle: the same values
+    /// and the generator left in the same state, including ranges where
+    /// rand's second draw is common (n near 2^32) and n = 2^32 itself.
+    #[test]
+    fn pick_draws_exactly_what_random_range_draws() {
+        let mut ns: Vec<usize> = (1..300).collect();
+        ns.extend([
+            1 << 20,
+            (1 << 31) + 1,
+            3 << 30,
+            u32::MAX as usize - 1,
+            u32::MAX as usize,
+            1 << 32,
+            (1 << 32) + 7,
+        ]);
+        let mut a = RngStreams::new(3).stream("pick");
+        let mut b = a.clone();
+        for &n in &ns {
+            for _ in 0..2_000 {
+                assert_eq!(a.pick(n), b.random_range(0..n), "n = {n}");
+            }
+        }
+        assert_eq!(a.random::<u64>(), b.random::<u64>());
     }
 
     #[test]

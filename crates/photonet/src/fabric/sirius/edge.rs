@@ -154,21 +154,23 @@ impl Edge {
         let cell = self.cell_bytes;
         let cells = st.cells;
         self.cells_delivered += 1;
-        let before = self.reorder.held(f);
         let a = self.reorder.receive(f, seq);
-        if a.held != before {
-            // The server's sum moves by this flow's change (up by one when a
-            // cell is held, down by those an in-order arrival releases).
-            let h = &mut self.server_held[st.dst_server as usize];
-            *h = *h + a.held - before;
-            self.peak_server_reorder_cells = self.peak_server_reorder_cells.max(*h);
-        }
+        // The server's sum moves by this flow's change: up by one when a
+        // cell is held, down by those an in-order arrival releases.
         let done = match a.receipt {
-            Receipt::InOrder { .. } => a.next >= cells,
+            Receipt::InOrder { released } => {
+                if released > 1 {
+                    self.server_held[st.dst_server as usize] -= released - 1;
+                }
+                a.next >= cells
+            }
             Receipt::Early => {
                 self.cells_out_of_order += 1;
+                let h = &mut self.server_held[st.dst_server as usize];
+                *h += 1;
+                self.peak_server_reorder_cells = self.peak_server_reorder_cells.max(*h);
                 // Held after this arrival; the peak is over all flows.
-                let held = a.held as u64 * cell;
+                let held = a.early_held as u64 * cell;
                 self.peak_reorder_bytes = self.peak_reorder_bytes.max(held);
                 false
             }

@@ -174,8 +174,10 @@ impl Local {
     }
 
     /// Takes one cell of flow `f` out of LOCAL: a cell being sent again
-    /// first, else a new one, which gets its sequence number now.
-    #[inline]
+    /// first, else a new one, which gets its sequence number now. Always
+    /// inlined: called once per granted cell, the call's register saves
+    /// were a tenth of its cost.
+    #[inline(always)]
     pub fn take(&mut self, flows: &mut [FlowState], pool: &mut Pool<Cell>, f: u32) -> u32 {
         let again = if self.retx.is_empty() {
             None

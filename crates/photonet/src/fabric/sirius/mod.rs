@@ -406,6 +406,19 @@ impl Sirius {
         if x == s || self.nodes.is_failed(x) {
             return;
         }
+        if !self.ideal {
+            // Request/grant: the link's queues alone decide.
+            let Some((cell, first)) = self.queues.take_for_link(&mut self.pool, s, x) else {
+                return;
+            };
+            if !first && self.queues.per_source() {
+                let src = self.flows[self.pool[cell].flow as usize].src_node as usize;
+                self.queues.release_src(s, src, x);
+            }
+            self.nodes.heard(t, s, x);
+            self.wire.send(arrive, x as u32, cell, first);
+            return;
+        }
         let second = self.queues.has_second_hop(s, x);
         let mut first = self.queues.has_first_hop(s, x);
         let mut ideal_flow = None;

@@ -13,12 +13,23 @@ use super::stats::HopPeaks;
 use super::Cell;
 use crate::pool::{List, Pool};
 
+/// Link i → x's two queues and its turn, together: a slot's send on the
+/// link reads them all with one index.
+#[derive(Clone, Copy)]
+struct Link {
+    /// Cells at node i whose destination is x (second hop).
+    fwd: List,
+    /// Cells of node i granted to go via x (first hop).
+    vq: List,
+    /// When both a second-hop and a first-hop cell wait, send the
+    /// first-hop one next.
+    prefer_first_hop: bool,
+}
+
 pub(super) struct Queues {
     n: usize,
-    /// `fwd[i·N + d]`: cells at node i whose destination is d (second hop).
-    fwd: Vec<List>,
-    /// `vq[s·N + x]`: cells of node s granted to go via x (first hop).
-    vq: Vec<List>,
+    /// `links[i·N + x]`: link i → x's queues.
+    links: Vec<Link>,
     /// `occ[i·N + d]`: m of Fig. 15 — cells at i for d plus cells granted (or,
     /// ideal, sent) towards i for d that have not arrived yet.
     occ: Vec<u32>,
@@ -26,9 +37,6 @@ pub(super) struct Queues {
     /// `occ_src[(i·N + s)·N + d]`, the part of m at i for d that source s's
     /// cells make up; empty otherwise.
     occ_src: Vec<u32>,
-    /// Per link: when both a second-hop and a first-hop cell wait, send the
-    /// first-hop one next.
-    prefer_first_hop: Vec<bool>,
     /// `busy[i·W + x/64]` bit `x % 64`: node i holds a cell (`fwd` or `vq`)
     /// whose next node is x, so a slot visits only the links with cells.
     busy: Vec<u64>,
@@ -53,15 +61,20 @@ impl Queues {
     pub fn new(n: usize, per_source: bool) -> Queues {
         Queues {
             n,
-            fwd: vec![List::EMPTY; n * n],
-            vq: vec![List::EMPTY; n * n],
+            links: vec![
+                Link {
+                    fwd: List::EMPTY,
+                    vq: List::EMPTY,
+                    prefer_first_hop: false,
+                };
+                n * n
+            ],
             occ: vec![0; n * n],
             occ_src: if per_source {
                 vec![0; n * n * n]
             } else {
                 Vec::new()
             },
-            prefer_first_hop: vec![false; n * n],
             busy: vec![0; n * n.div_ceil(64)],
             full: vec![0; n * n.div_ceil(64)],
             words: n.div_ceil(64),
@@ -140,13 +153,14 @@ impl Queues {
     /// Cells of node `s` granted via `x` and not yet sent.
     #[inline]
     pub fn granted_via(&self, s: usize, x: usize) -> usize {
-        self.vq[s * self.n + x].len()
+        self.links[s * self.n + x].vq.len()
     }
 
     /// Cells at `i` (second hop) and granted at `i` (first hop) whose next
     /// node is `x`.
     pub fn held_for(&self, i: usize, x: usize) -> usize {
-        self.fwd[i * self.n + x].len() + self.vq[i * self.n + x].len()
+        let l = &self.links[i * self.n + x];
+        l.fwd.len() + l.vq.len()
     }
 
     /// Words per node of the busy-link bitset.
@@ -191,7 +205,8 @@ impl Queues {
     #[inline]
     fn unmark_if_idle(&mut self, i: usize, x: usize) {
         let link = i * self.n + x;
-        if self.fwd[link].is_empty() && self.vq[link].is_empty() {
+        let l = &self.links[link];
+        if l.fwd.is_empty() && l.vq.is_empty() {
             self.busy[i * self.words + x / 64] &= !(1 << (x % 64));
         }
     }
@@ -199,7 +214,7 @@ impl Queues {
     /// A cell reached intermediate `node` for `dst` (m is unchanged: it
     /// moves from "on its way" to "queued").
     pub fn enqueue_fwd(&mut self, pool: &mut Pool<Cell>, node: usize, dst: usize, cell: u32) {
-        let q = &mut self.fwd[node * self.n + dst];
+        let q = &mut self.links[node * self.n + dst].fwd;
         pool.push_back(q, cell);
         self.peak_dest_queue_cells = self.peak_dest_queue_cells.max(q.len() as u32);
         self.bump_node(node);
@@ -209,7 +224,7 @@ impl Queues {
 
     /// A cell of `node` was granted via `via`.
     pub fn enqueue_vq(&mut self, pool: &mut Pool<Cell>, node: usize, via: usize, cell: u32) {
-        let q = &mut self.vq[node * self.n + via];
+        let q = &mut self.links[node * self.n + via].vq;
         pool.push_back(q, cell);
         // The bit changes only when the queue reaches two cells.
         let reached_two = q.len() == 2;
@@ -236,28 +251,70 @@ impl Queues {
     /// Whether link s → x has a second-hop cell waiting.
     #[inline]
     pub fn has_second_hop(&self, s: usize, x: usize) -> bool {
-        !self.fwd[s * self.n + x].is_empty()
+        !self.links[s * self.n + x].fwd.is_empty()
     }
 
     /// Whether link s → x has a granted first-hop cell waiting.
     #[inline]
     pub fn has_first_hop(&self, s: usize, x: usize) -> bool {
-        !self.vq[s * self.n + x].is_empty()
+        !self.links[s * self.n + x].vq.is_empty()
     }
 
     /// Both hops wait on link s → x: whether the first hop goes this time
     /// (the link alternates between them).
     #[inline]
     pub fn first_hop_turn(&mut self, s: usize, x: usize) -> bool {
-        let p = &mut self.prefer_first_hop[s * self.n + x];
+        let p = &mut self.links[s * self.n + x].prefer_first_hop;
         *p = !*p;
         !*p
+    }
+
+    /// Request/grant's cell for link s → x this slot, if one waits: a
+    /// second-hop cell or a granted first-hop one, alternating when both
+    /// wait (as `has_second_hop`, `has_first_hop`, `first_hop_turn` and the
+    /// pops would decide, with one look at the link). Returns the cell and
+    /// whether it is on its first hop.
+    #[inline(always)]
+    pub fn take_for_link(
+        &mut self,
+        pool: &mut Pool<Cell>,
+        s: usize,
+        x: usize,
+    ) -> Option<(u32, bool)> {
+        let link = s * self.n + x;
+        let l = &mut self.links[link];
+        let use_first = match (!l.fwd.is_empty(), !l.vq.is_empty()) {
+            (false, false) => return None,
+            (true, false) => false,
+            (false, true) => true,
+            (true, true) => {
+                l.prefer_first_hop = !l.prefer_first_hop;
+                !l.prefer_first_hop
+            }
+        };
+        let q = if use_first { &mut l.vq } else { &mut l.fwd };
+        let c = pool.pop_front(q).expect("non-empty");
+        let left_one = use_first && l.vq.len() == 1;
+        let idle = l.fwd.is_empty() && l.vq.is_empty();
+        self.unqueue(s, 1);
+        if !use_first {
+            self.hops.second_hop_out(s, 1);
+            self.occ[link] -= 1;
+            self.cells_forwarded += 1;
+        }
+        if idle {
+            self.busy[s * self.words + x / 64] &= !(1 << (x % 64));
+        }
+        if left_one {
+            self.set_full(s, x, false);
+        }
+        Some((c, use_first))
     }
 
     /// Takes the front of link s → x's virtual queue, if any.
     #[inline(always)]
     pub fn pop_first_hop(&mut self, pool: &mut Pool<Cell>, s: usize, x: usize) -> Option<u32> {
-        let q = &mut self.vq[s * self.n + x];
+        let q = &mut self.links[s * self.n + x].vq;
         let c = pool.pop_front(q)?;
         // The bit changes only when the queue falls below two cells.
         let left_one = q.len() == 1;
@@ -273,7 +330,9 @@ impl Queues {
     #[inline]
     pub fn pop_second_hop(&mut self, pool: &mut Pool<Cell>, s: usize, x: usize) -> u32 {
         let link = s * self.n + x;
-        let c = pool.pop_front(&mut self.fwd[link]).expect("non-empty");
+        let c = pool
+            .pop_front(&mut self.links[link].fwd)
+            .expect("non-empty");
         self.unqueue(s, 1);
         self.hops.second_hop_out(s, 1);
         self.occ[link] -= 1;
@@ -295,12 +354,8 @@ impl Queues {
         out: &mut Vec<u32>,
     ) {
         out.clear();
-        let lists = if first_hop {
-            &mut self.vq
-        } else {
-            &mut self.fwd
-        };
-        let q = &mut lists[i * self.n + j];
+        let l = &mut self.links[i * self.n + j];
+        let q = if first_hop { &mut l.vq } else { &mut l.fwd };
         let mut keep = List::EMPTY;
         while let Some(c) = pool.pop_front(q) {
             if take(&pool[c]) {
@@ -316,14 +371,14 @@ impl Queues {
         }
         self.unmark_if_idle(i, j);
         if first_hop {
-            let full = self.vq[i * self.n + j].len() >= 2;
+            let full = self.links[i * self.n + j].vq.len() >= 2;
             self.set_full(i, j, full);
         }
     }
 
     /// Second-hop cells at `i` for `d`.
     pub fn fwd_len(&self, i: usize, d: usize) -> usize {
-        self.fwd[i * self.n + d].len()
+        self.links[i * self.n + d].fwd.len()
     }
 
     /// The running totals against the queues, and every second-hop queue
@@ -362,7 +417,7 @@ impl Queues {
                 ));
             }
             for d in 0..n {
-                let (len, m) = (self.fwd[i * n + d].len() as u32, self.occ[i * n + d]);
+                let (len, m) = (self.links[i * n + d].fwd.len() as u32, self.occ[i * n + d]);
                 if self.per_source() {
                     // Each pair is bounded by Q, and the pairs make up m.
                     let pairs = (0..n).map(|s| self.occ_src[(i * n + s) * n + d]);
@@ -399,8 +454,8 @@ impl Queues {
     /// (the running totals stay consistent, so only conservation can notice).
     #[cfg(test)]
     pub fn leak_one(&mut self, pool: &mut Pool<Cell>) -> bool {
-        for i in 0..self.fwd.len() {
-            if let Some(c) = pool.pop_front(&mut self.fwd[i]) {
+        for i in 0..self.links.len() {
+            if let Some(c) = pool.pop_front(&mut self.links[i].fwd) {
                 pool.release(c);
                 self.occ[i] -= 1;
                 self.unqueue(i / self.n, 1);

@@ -97,9 +97,11 @@ impl RequestGrant {
     /// arrives: it rides on the next cell of the slot that connects them (in
     /// this slot or later in the cycle), and arrives one slot plus the
     /// propagation later. At an epoch start the wait is `slot_to` itself.
-    fn arrival(&self, nodes: &Nodes, t: u64, from: usize, to: usize) -> u64 {
+    /// `now` is `nodes.slot_in_epoch(t)`, computed once per batch of
+    /// messages (a division each otherwise).
+    fn arrival(&self, nodes: &Nodes, t: u64, now: usize, from: usize, to: usize) -> u64 {
         let g = nodes.ports();
-        let (k, now) = (nodes.slot_to(from, to), nodes.slot_in_epoch(t));
+        let k = nodes.slot_to(from, to);
         let wait = if k >= now { k - now } else { k + g - now };
         t + wait as u64 + 1 + self.prop_slots
     }
@@ -216,6 +218,7 @@ impl RequestGrant {
         let n = nodes.count();
         let failed = nodes.failed();
         let none_failed = nodes.failed_count() == 0;
+        let now = nodes.slot_in_epoch(t);
         let q = self.queue_bound;
         let mut reqs = std::mem::take(&mut self.scratch_reqs);
         for i in 0..n {
@@ -256,7 +259,7 @@ impl RequestGrant {
                     let at = if !none_failed && failed[r.src as usize] {
                         t
                     } else {
-                        self.arrival(nodes, t, i, r.src as usize)
+                        self.arrival(nodes, t, now, i, r.src as usize)
                     };
                     self.decisions.push((at, r.src, i as u32, r.flow, granted));
                 }
@@ -278,6 +281,7 @@ impl RequestGrant {
     ) {
         let n = nodes.count();
         let failed = nodes.failed();
+        let now = nodes.slot_in_epoch(t);
         for s in 0..n {
             if failed[s] || !local.has_flows(s) {
                 continue;
@@ -328,7 +332,7 @@ impl RequestGrant {
                     dst: r.dst,
                     flow: r.flow,
                 };
-                let at = self.arrival(nodes, t, s, r.via as usize);
+                let at = self.arrival(nodes, t, now, s, r.via as usize);
                 self.inbox[r.via as usize].push((at, req));
             }
         }
