@@ -123,6 +123,12 @@ impl Hosts {
         );
     }
 
+    /// Whether retired flows wait to be taken.
+    #[inline]
+    pub(super) fn has_retired(&self) -> bool {
+        self.retired_log.as_ref().is_some_and(|l| !l.is_empty())
+    }
+
     /// Hands out the flows retired since the last call (source,
     /// destination, bytes, FCT), in id order.
     #[inline]
