@@ -10,8 +10,9 @@
 //! turns. `push` links the entry into its bucket's list (entries live in one
 //! slab with a free list: no allocation per bucket) and sets a bit in an
 //! occupancy bitmap;
-//! when the wheel reaches a bucket it is sorted (a handful of entries) and
-//! drained from its end. Why a wheel and not the core's binary heap
+//! when the wheel reaches a bucket it is sorted (a handful of entries; a
+//! long one, hosts in lock-step, by merging its sorted runs) and drained
+//! from its end. Why a wheel and not the core's binary heap
 //! (`queue::EventQueue`): ~25,000 pending packet events at k = 16 make a
 //! heap's sift a dozen dependent cache misses per push and pop, where the
 //! wheel touches one bucket (`benches/net.rs`, `queue/*`).
