@@ -5,7 +5,7 @@
 //! The loop asks the fabric for `next_event()` once per iteration, so that call
 //! must be O(1) (keep a counter or the head of a queue; never scan ports).
 
-use crate::fabric::Fabric;
+use crate::fabric::{Fabric, Looks};
 use crate::flow::Flow;
 use crate::recorder::Recorder;
 use crate::units::SimTime;
@@ -205,6 +205,18 @@ impl Watchdog {
         ))
     }
 
+    /// What a look would skip after `events` (see [`Looks`]): exactly the
+    /// steps at which [`Watchdog::after_trip`] changes nothing.
+    #[inline]
+    fn looks(&self, events: u64) -> Looks {
+        Looks {
+            deliveries: self.deliveries,
+            quiet_until: self.since.saturating_add(self.limit),
+            report_in: self.next_report.saturating_sub(events),
+            skipped: 0,
+        }
+    }
+
     /// The latest time the fabric may run to before the run loop looks again.
     #[inline]
     fn bound(&self, limit: SimTime) -> SimTime {
@@ -365,17 +377,20 @@ pub fn run_arrivals(
             // take one more step and its watchdog look.
             if let Some(b) = tf.filter(|&b| ta.is_none_or(|a| b <= a)) {
                 let bound = ta.unwrap_or(limit);
-                let mut after = |t: SimTime, rec: &Recorder| {
-                    events += 1;
+                let (e0, looks) = (events, watchdog.looks(events));
+                let mut after = |t: SimTime, rec: &Recorder, skipped: u64| {
+                    events += skipped + 1;
                     match watchdog.after_trip(t, events, rec, progress) {
-                        None => true,
+                        None => Some(watchdog.looks(events)),
                         h => {
                             halt = h;
-                            false
+                            None
                         }
                     }
                 };
-                fabric.advance_until_completion(b, bound, &mut rec, &mut after);
+                let steps = fabric.advance_until_completion(b, bound, &mut rec, looks, &mut after);
+                // Each step is one event of the loop's, looked at or not.
+                events = e0 + steps;
                 continue;
             }
         }

@@ -1,7 +1,7 @@
 //! Any packet network of `net/` as a [`Fabric`]: what the fat-tree (with
 //! DCTCP, paced, pFabric or NDP hosts) and the HPC baselines share.
 
-use crate::fabric::{step_until, Fabric, FabricStats};
+use crate::fabric::{step_until, Fabric, FabricStats, Looks};
 use crate::flow::Flow;
 use crate::net::ndp::NdpNetwork;
 use crate::net::{Network, Router};
@@ -128,14 +128,21 @@ impl<N: PacketNet, X: NetExtras<N>> Fabric for NetFabric<N, X> {
         now: SimTime,
         bound: SimTime,
         rec: &mut Recorder,
-        after: &mut dyn FnMut(SimTime, &Recorder) -> bool,
+        mut looks: Looks,
+        after: &mut dyn FnMut(SimTime, &Recorder, u64) -> Option<Looks>,
     ) -> u64 {
         let (mut t, mut steps) = (now, 0);
         loop {
             self.net.advance(t, rec);
             self.extra.after_advance(&mut self.net);
             steps += 1;
-            if !after(t, rec) || rec.has_logged_completions() {
+            if !looks.skip(t, rec) {
+                match after(t, rec, looks.skipped) {
+                    Some(l) => looks = l,
+                    None => return steps,
+                }
+            }
+            if rec.has_logged_completions() {
                 return steps;
             }
             match self.net.next_event() {

@@ -78,14 +78,13 @@ fn pfabric_ideal(p: &FatTreeParams, clos: &Clos, src: u32, dst: u32, wire: u64) 
 }
 
 impl NetExtras<Network<Clos>> for ClosExtras {
+    /// Inlined, with the common case (nothing retired) first: out of
+    /// line it cost ~16 instructions per step of the fabric.
+    #[inline]
     fn after_advance(&mut self, net: &mut Network<Clos>) {
-        let (p, clos) = (&self.params, &self.clos);
-        let (xs, cs) = (&mut self.retired, &mut self.retired_class);
-        net.take_retired(|src, dst, bytes, fct| {
-            let (x, c) = slowdown(p, clos, src, dst, bytes, fct);
-            xs.push(x);
-            cs.push(c);
-        });
+        if net.has_retired() {
+            self.take_retired(net);
+        }
     }
     fn stats(&self, net: &Network<Clos>, out: &mut FabricStats) {
         for (k, v) in self.slowdowns(net) {
@@ -95,6 +94,17 @@ impl NetExtras<Network<Clos>> for ClosExtras {
 }
 
 impl ClosExtras {
+    #[inline(never)]
+    fn take_retired(&mut self, net: &mut Network<Clos>) {
+        let (p, clos) = (&self.params, &self.clos);
+        let (xs, cs) = (&mut self.retired, &mut self.retired_class);
+        net.take_retired(|src, dst, bytes, fct| {
+            let (x, c) = slowdown(p, clos, src, dst, bytes, fct);
+            xs.push(x);
+            cs.push(c);
+        });
+    }
+
     pub(super) fn new(params: FatTreeParams, clos: Clos) -> ClosExtras {
         ClosExtras {
             params,

@@ -322,6 +322,12 @@ impl<R: Router> Network<R> {
         self.h.flows.len() - self.h.flows.first_live()
     }
 
+    /// Whether [`Network::take_retired`] has flows to hand out.
+    #[inline]
+    pub fn has_retired(&self) -> bool {
+        self.h.has_retired()
+    }
+
     /// Hands out the flows retired since the last call (source,
     /// destination, bytes, FCT), in id order.
     #[inline]
