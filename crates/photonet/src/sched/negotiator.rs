@@ -453,8 +453,8 @@ pub fn negotiate(
 }
 
 /// ProjecToR-style per-port requests (App. A.2.5) at one source `s`: its
-/// destinations `bundles` = `(dst, bundles, weight)` (a bundle is what one port
-/// carries in a scheduled phase; weight = the waiting delay that orders them)
+/// destinations `bundles` = `(dst, bundles, weight)` (a bundle asks for one
+/// port; weight = the waiting delay that orders them)
 /// are ordered by weight (descending, ties by destination), and free ports
 /// are handed out one bundle at a time, a destination's second bundle after
 /// every destination's first. On thin-clos a destination can only be

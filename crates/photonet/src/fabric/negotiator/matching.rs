@@ -8,7 +8,9 @@
 //! its rings, the receiver limit's promises and the stateful demand matrix.
 
 use super::failures::Failures;
-use super::params::{Algorithm, NegotiatorLayout, NegotiatorParams, RequestKind, RingInit};
+use super::params::{
+    Algorithm, NegotiatorLayout, NegotiatorParams, ProjectorBundle, RequestKind, RingInit,
+};
 use super::relay::Relay;
 use super::source::SourceQueues;
 use super::stats::Waits;
@@ -117,6 +119,8 @@ pub(super) struct Matcher {
     hol_alpha: f64,
     stateful: bool,
     algorithm: Algorithm,
+    /// ProjecToR: bytes of one bundle (one per-port request).
+    bundle: u64,
     ring_init: RingInit,
     /// Receiver limit: capacity of ports granted and not yet used, per ToR.
     promised: Vec<u64>,
@@ -161,6 +165,7 @@ impl Negotiation {
                 hol_alpha: p.hol_alpha,
                 stateful: p.stateful,
                 algorithm: p.algorithm,
+                bundle: projector_bundle_bytes(l, p.projector_bundle),
                 ring_init: p.ring_init,
                 promised: vec![0; n],
                 demand: if p.stateful { vec![0; n * n] } else { vec![] },
@@ -325,6 +330,37 @@ impl Negotiation {
     }
 }
 
+/// Bytes of one ProjecToR bundle: one port's scheduled phase, or (`tor`) all
+/// S ports' — "the amount of data sent in one epoch" (App. A.2.5) by a port or
+/// by a ToR.
+pub(super) fn projector_bundle_bytes(l: &NegotiatorLayout, b: ProjectorBundle) -> u64 {
+    let port = (l.sched_slots as u64 * l.sched_payload).max(1);
+    match b {
+        ProjectorBundle::Port => port,
+        ProjectorBundle::Tor => port * l.s as u64,
+    }
+}
+
+/// Source `s`'s ProjecToR bundles into `out`: `(dst, bundles, age)` for each
+/// destination whose queue exceeds `threshold`, ⌈queued / `bundle`⌉ bundles
+/// (each asks for one port), aged by the queue's oldest head.
+pub(super) fn projector_bundles(
+    src: &SourceQueues,
+    s: usize,
+    (threshold, bundle): (u64, u64),
+    now: SimTime,
+    out: &mut Vec<(u32, u32, u64)>,
+) {
+    out.clear();
+    for &d in src.active(s) {
+        let b = src.bytes(s, d as usize);
+        if b > threshold {
+            let age = (now - src.oldest_head(s, d as usize).min(now)).0;
+            out.push((d, b.div_ceil(bundle) as u32, age));
+        }
+    }
+}
+
 impl Matcher {
     fn weight(&self, src: &SourceQueues, n: usize, s: usize, d: usize, now: SimTime) -> u64 {
         let pair = s * n + d;
@@ -368,7 +404,6 @@ impl Matcher {
         let mut any = false;
         let mut bundles: Vec<(u32, u32, u64)> = Vec::new();
         let mut port_out: Vec<(u32, u32)> = Vec::new();
-        let port_cap = (cx.l.sched_slots as u64 * cx.l.sched_payload).max(1);
         let mut marked: Vec<bool> = if cx.relay.on {
             vec![false; n]
         } else {
@@ -382,14 +417,7 @@ impl Matcher {
                 continue;
             }
             if self.algorithm == Algorithm::Projector {
-                bundles.clear();
-                for &d in src.active(s) {
-                    let b = src.bytes(s, d as usize);
-                    if b > self.threshold {
-                        let age = (now - src.oldest_head(s, d as usize).min(now)).0;
-                        bundles.push((d, b.div_ceil(port_cap) as u32, age));
-                    }
-                }
+                projector_bundles(src, s, (self.threshold, self.bundle), now, &mut bundles);
                 port_out.clear();
                 projector_requests(&cx.l.net, s, &mut bundles, &mut port_out);
                 for &(port, d) in &port_out {

@@ -65,6 +65,22 @@ pub enum Algorithm {
     Projector,
 }
 
+/// How much data one ProjecToR bundle (its unit of scheduling: one per-port
+/// request) holds. App. A.2.5 sets "the bundle size to be the same with the
+/// amount of data sent in one epoch" without saying whose epoch: a port's or
+/// a ToR's.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectorBundle {
+    /// What one port sends in an epoch: its scheduled phase
+    /// (`scheduled_slots` × the scheduled payload, 33.45 KB). A destination
+    /// with B queued bytes asks for ⌈B / 33.45 KB⌉ ports.
+    Port,
+    /// What a ToR sends in an epoch: all S ports' scheduled phases (8 ×
+    /// 33.45 KB = 267.6 KB). A destination asks for ⌈B / 267.6 KB⌉ ports.
+    Tor,
+}
+
 /// When the GRANT/ACCEPT rings are randomised.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -155,6 +171,10 @@ pub struct NegotiatorParams {
     pub stateful: bool,
     /// `negotiator` (default) or `projector` (App. A.2.5).
     pub algorithm: Algorithm,
+    /// ProjecToR's bundle, "the amount of data sent in one epoch" (App.
+    /// A.2.5): `port` (default: one port's scheduled phase) or `tor` (all S
+    /// ports' scheduled phases). Read only with `algorithm = "projector"`.
+    pub projector_bundle: ProjectorBundle,
     /// `every_epoch` (default: Algorithm 1 draws the rings in every GRANT and
     /// ACCEPT) or `once` (random at the start, then round-robin only).
     pub ring_init: RingInit,
@@ -215,6 +235,7 @@ impl Default for NegotiatorParams {
             hol_alpha: 0.001,
             stateful: false,
             algorithm: Algorithm::Negotiator,
+            projector_bundle: ProjectorBundle::Port,
             ring_init: RingInit::EveryEpoch,
             rotate_predefined: true,
             link_failures: Vec::new(),
@@ -262,6 +283,16 @@ impl FabricModule for NegotiatorModule {
     const VARIANTS: &'static [Variant] = VARIANTS;
 
     type Layout = NegotiatorLayout;
+
+    /// `projector_bundle` is read only by ProjecToR's REQUEST: NegotiaToR
+    /// Matching's results stay keyed as before it existed.
+    fn unread_keys(_: &Variant, p: &NegotiatorParams) -> &'static [&'static str] {
+        if p.algorithm == Algorithm::Projector {
+            &[]
+        } else {
+            &["projector_bundle"]
+        }
+    }
 
     fn plan(
         p: &NegotiatorParams,

@@ -223,3 +223,66 @@ fn fresh_requests_wait_until_their_first_matching() {
     w.matched(7, 30, 32);
     assert_eq!(w.request_to_data, vec![2, 3]);
 }
+
+#[test]
+fn projector_tor_bundles_ask_for_fewer_ports_than_port_bundles() {
+    use super::matching::{projector_bundle_bytes, projector_bundles};
+    use crate::sched::negotiator::projector_requests;
+    use crate::topology::Topology;
+    // 4 ToRs of 3 ports at 100 Gbps, 3 scheduled slots. A scheduled slot of
+    // 90 ns carries 1,125 B, 1,115 B after the 10 B header: one port's phase
+    // is 3 × 1,115 = 3,345 B, a ToR's 3 × 3,345 = 10,035 B. A predefined slot
+    // carries (60 − 10) ns = 625 B − 30 B header = 595 B, so a queue is
+    // requested above 3 × 595 = 1,785 B.
+    let topo = Topology {
+        racks: 4,
+        servers_per_rack: 1,
+        uplinks: 3,
+        uplink_rate: crate::units::Rate::gbps(100),
+        server_rate: None,
+    };
+    let p = NegotiatorParams {
+        scheduled_slots: 3,
+        ..NegotiatorParams::default()
+    };
+    let l = p.layout(&topo, false).unwrap();
+    let port = projector_bundle_bytes(&l, ProjectorBundle::Port);
+    let tor = projector_bundle_bytes(&l, ProjectorBundle::Tor);
+    assert_eq!((port, tor), (3_345, 10_035));
+    // Source 0 queues 7,000 B for ToR 1 (since 0), 2,000 B for ToR 2 (since
+    // 1 µs) and 1,000 B for ToR 3 (below the threshold: no request).
+    let mut q = SourceQueues::new(4, 3, false, false);
+    for (flow, d, left, since) in [
+        (0u32, 1usize, 7_000u64, 0u64),
+        (1, 2, 2_000, 1),
+        (2, 3, 1_000, 2),
+    ] {
+        let seg = Seg {
+            flow,
+            ep: d as u32,
+            left,
+            since: SimTime::us(since),
+        };
+        q.push_seg(0, d, 2, seg, false);
+    }
+    let threshold = 3 * l.pre_payload;
+    assert_eq!(threshold, 1_785);
+    let now = SimTime::us(10);
+    let ask = |bundle: u64| {
+        let (mut b, mut out) = (Vec::new(), Vec::new());
+        projector_bundles(&q, 0, (threshold, bundle), now, &mut b);
+        let counts: Vec<(u32, u32)> = b.iter().map(|x| (x.0, x.1)).collect();
+        projector_requests(&l.net, 0, &mut b, &mut out);
+        (counts, out)
+    };
+    // Port bundles: ToR 1 ⌈7,000 / 3,345⌉ = 3, ToR 2 ⌈2,000 / 3,345⌉ = 1.
+    // Oldest first (ToR 1 waited 10 µs, ToR 2 9 µs), one bundle each: port 0
+    // → 1, port 1 → 2; then ToR 1's second bundle takes port 2.
+    assert_eq!(
+        ask(port),
+        (vec![(1, 3), (2, 1)], vec![(0, 1), (1, 2), (2, 1)])
+    );
+    // ToR bundles: ⌈7,000 / 10,035⌉ = 1 and ⌈2,000 / 10,035⌉ = 1: ports 0
+    // and 1 are asked for, port 2 is not (ToR 1 has no second bundle).
+    assert_eq!(ask(tor), (vec![(1, 1), (2, 1)], vec![(0, 1), (1, 2)]));
+}
