@@ -7,7 +7,7 @@
 
 use photonet::config::Config;
 use photonet::fabric::hpc::{DragonflyRouting, HpcParams};
-use photonet::fabric::negotiator::{NegotiatorParams, ProjectorBundle};
+use photonet::fabric::negotiator::{NegotiatorParams, ProjectorBundle, ProjectorOrder};
 use photonet::run::{prepare, simulate, Paths};
 use photonet::units::{Rate, SimTime};
 
@@ -132,16 +132,16 @@ fn projector_bundle_is_keyed_only_under_projector() {
     // two bundles differ where a source has under 4 destinations queued.
     let neg = base("negotiator", 8).replace("uplinks = 1", "uplinks = 4");
     let c0 = Config::from_toml(&neg).unwrap();
-    let tor =
-        Config::from_toml(&format!("{neg}[negotiator]\nprojector_bundle = \"tor\"\n")).unwrap();
-    assert!(
-        !c0.to_toml().contains("projector_bundle"),
-        "{}",
-        c0.to_toml()
-    );
+    let tor = Config::from_toml(&format!(
+        "{neg}[negotiator]\nprojector_bundle = \"tor\"\nprojector_order = \"by_delay\"\n"
+    ))
+    .unwrap();
+    assert!(!c0.to_toml().contains("projector_"), "{}", c0.to_toml());
     assert_eq!(tor.to_toml(), c0.to_toml());
     assert!(
-        tor.warnings.iter().any(|w| w.contains("projector_bundle")),
+        tor.warnings
+            .iter()
+            .any(|w| w.contains("projector_bundle, projector_order")),
         "{:?}",
         tor.warnings
     );
@@ -149,12 +149,11 @@ fn projector_bundle_is_keyed_only_under_projector() {
     let want = finishes(&c0);
     assert!(want.iter().all(|f| f.1.is_some()), "unfinished");
     let mut c = c0.clone();
-    c.edit::<NegotiatorParams>(|p| p.projector_bundle = ProjectorBundle::Tor);
-    assert_eq!(
-        finishes(&c),
-        want,
-        "projector_bundle moved NegotiaToR Matching"
-    );
+    c.edit::<NegotiatorParams>(|p| {
+        p.projector_bundle = ProjectorBundle::Tor;
+        p.projector_order = ProjectorOrder::ByDelay;
+    });
+    assert_eq!(finishes(&c), want, "projector_* moved NegotiaToR Matching");
 
     // Under ProjecToR the key is in the complete config, and it is read.
     let pj = format!("{neg}[negotiator]\nalgorithm = \"projector\"\n");
@@ -168,4 +167,7 @@ fn projector_bundle_is_keyed_only_under_projector() {
     assert!(pt.warnings.is_empty(), "{:?}", pt.warnings);
     assert_ne!(pt.to_toml(), p0.to_toml());
     assert_ne!(finishes(&pt), finishes(&p0), "the ToR bundle moved nothing");
+    let po = Config::from_toml(&format!("{pj}projector_order = \"by_delay\"\n")).unwrap();
+    assert!(p0.to_toml().contains("projector_order = \"interleaved\""));
+    assert_ne!(finishes(&po), finishes(&p0), "by_delay moved nothing");
 }

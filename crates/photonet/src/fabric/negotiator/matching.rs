@@ -9,7 +9,8 @@
 
 use super::failures::Failures;
 use super::params::{
-    Algorithm, NegotiatorLayout, NegotiatorParams, ProjectorBundle, RequestKind, RingInit,
+    Algorithm, NegotiatorLayout, NegotiatorParams, ProjectorBundle, ProjectorOrder, RequestKind,
+    RingInit,
 };
 use super::relay::Relay;
 use super::source::SourceQueues;
@@ -121,6 +122,8 @@ pub(super) struct Matcher {
     algorithm: Algorithm,
     /// ProjecToR: bytes of one bundle (one per-port request).
     bundle: u64,
+    /// ProjecToR: a destination's second bundle after every first one.
+    interleave: bool,
     ring_init: RingInit,
     /// Receiver limit: capacity of ports granted and not yet used, per ToR.
     promised: Vec<u64>,
@@ -166,6 +169,7 @@ impl Negotiation {
                 stateful: p.stateful,
                 algorithm: p.algorithm,
                 bundle: projector_bundle_bytes(l, p.projector_bundle),
+                interleave: p.projector_order == ProjectorOrder::Interleaved,
                 ring_init: p.ring_init,
                 promised: vec![0; n],
                 demand: if p.stateful { vec![0; n * n] } else { vec![] },
@@ -419,7 +423,7 @@ impl Matcher {
             if self.algorithm == Algorithm::Projector {
                 projector_bundles(src, s, (self.threshold, self.bundle), now, &mut bundles);
                 port_out.clear();
-                projector_requests(&cx.l.net, s, &mut bundles, &mut port_out);
+                projector_requests(&cx.l.net, s, &mut bundles, self.interleave, &mut port_out);
                 for &(port, d) in &port_out {
                     self.c.requests += 1;
                     if cx.fail.message_ok(cx.l, s, d as usize, e) {

@@ -101,7 +101,8 @@
 //! requests of bundles, ordered by waiting time of the queue's oldest head; a
 //! bundle is "the amount of data sent in one epoch", by one port's scheduled
 //! phase with `projector_bundle = "port"`, the default, or by all S ports'
-//! with `"tor"`). The traffic-oblivious baseline of §4 is the
+//! with `"tor"`; `projector_order` says whether a source interleaves its
+//! destinations' bundles or takes them strictly by waiting delay). The traffic-oblivious baseline of §4 is the
 //! `sirius_ideal` fabric (Valiant relay over the same cyclic thin-clos
 //! schedule, `sched::awgr::CyclicSchedule`, which this module shares for
 //! thin-clos) with `queue_bound = 4294967295` (no intermediate bound) and
@@ -163,7 +164,7 @@ mod time;
 
 pub use params::{
     Algorithm, LinkFailure, LinkSide, NegotiatorLayout, NegotiatorModule, NegotiatorParams,
-    Packing, ProjectorBundle, RequestKind, RingInit,
+    Packing, ProjectorBundle, ProjectorOrder, RequestKind, RingInit,
 };
 
 use crate::fabric::{Fabric, FabricStats};

@@ -81,6 +81,20 @@ pub enum ProjectorBundle {
     Tor,
 }
 
+/// In what order a ProjecToR source hands its ports to its bundles (App.
+/// A.2.5 says only "Bundles with higher waiting delays are scheduled first").
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectorOrder {
+    /// Longest-waiting destination first, one bundle each; then second
+    /// bundles in the same order, and so on (photonet's first model).
+    Interleaved,
+    /// Strictly by waiting delay: a destination's bundles share its waiting
+    /// delay (its oldest queued data's), so the longest-waiting destination
+    /// takes a port for each of its bundles before the next one gets any.
+    ByDelay,
+}
+
 /// When the GRANT/ACCEPT rings are randomised.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -175,6 +189,11 @@ pub struct NegotiatorParams {
     /// A.2.5): `port` (default: one port's scheduled phase) or `tor` (all S
     /// ports' scheduled phases). Read only with `algorithm = "projector"`.
     pub projector_bundle: ProjectorBundle,
+    /// ProjecToR's order of a source's bundles: `interleaved` (default: a
+    /// destination's second bundle after every destination's first) or
+    /// `by_delay` (strictly by waiting delay, all of the longest-waiting
+    /// destination's bundles first). Read only with `algorithm = "projector"`.
+    pub projector_order: ProjectorOrder,
     /// `every_epoch` (default: Algorithm 1 draws the rings in every GRANT and
     /// ACCEPT) or `once` (random at the start, then round-robin only).
     pub ring_init: RingInit,
@@ -236,6 +255,7 @@ impl Default for NegotiatorParams {
             stateful: false,
             algorithm: Algorithm::Negotiator,
             projector_bundle: ProjectorBundle::Port,
+            projector_order: ProjectorOrder::Interleaved,
             ring_init: RingInit::EveryEpoch,
             rotate_predefined: true,
             link_failures: Vec::new(),
@@ -284,13 +304,13 @@ impl FabricModule for NegotiatorModule {
 
     type Layout = NegotiatorLayout;
 
-    /// `projector_bundle` is read only by ProjecToR's REQUEST: NegotiaToR
-    /// Matching's results stay keyed as before it existed.
+    /// `projector_*` are read only by ProjecToR's REQUEST: NegotiaToR
+    /// Matching's results stay keyed as before they existed.
     fn unread_keys(_: &Variant, p: &NegotiatorParams) -> &'static [&'static str] {
         if p.algorithm == Algorithm::Projector {
             &[]
         } else {
-            &["projector_bundle"]
+            &["projector_bundle", "projector_order"]
         }
     }
 

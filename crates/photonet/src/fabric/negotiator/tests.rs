@@ -225,7 +225,7 @@ fn fresh_requests_wait_until_their_first_matching() {
 }
 
 #[test]
-fn projector_tor_bundles_ask_for_fewer_ports_than_port_bundles() {
+fn projector_tor_bundles_ask_for_fewer_ports_than_port_bundles_in_either_order() {
     use super::matching::{projector_bundle_bytes, projector_bundles};
     use crate::sched::negotiator::projector_requests;
     use crate::topology::Topology;
@@ -268,13 +268,14 @@ fn projector_tor_bundles_ask_for_fewer_ports_than_port_bundles() {
     let threshold = 3 * l.pre_payload;
     assert_eq!(threshold, 1_785);
     let now = SimTime::us(10);
-    let ask = |bundle: u64| {
+    let ask_in = |bundle: u64, interleave: bool| {
         let (mut b, mut out) = (Vec::new(), Vec::new());
         projector_bundles(&q, 0, (threshold, bundle), now, &mut b);
         let counts: Vec<(u32, u32)> = b.iter().map(|x| (x.0, x.1)).collect();
-        projector_requests(&l.net, 0, &mut b, &mut out);
+        projector_requests(&l.net, 0, &mut b, interleave, &mut out);
         (counts, out)
     };
+    let ask = |bundle: u64| ask_in(bundle, true);
     // Port bundles: ToR 1 ⌈7,000 / 3,345⌉ = 3, ToR 2 ⌈2,000 / 3,345⌉ = 1.
     // Oldest first (ToR 1 waited 10 µs, ToR 2 9 µs), one bundle each: port 0
     // → 1, port 1 → 2; then ToR 1's second bundle takes port 2.
@@ -285,4 +286,9 @@ fn projector_tor_bundles_ask_for_fewer_ports_than_port_bundles() {
     // ToR bundles: ⌈7,000 / 10,035⌉ = 1 and ⌈2,000 / 10,035⌉ = 1: ports 0
     // and 1 are asked for, port 2 is not (ToR 1 has no second bundle).
     assert_eq!(ask(tor), (vec![(1, 1), (2, 1)], vec![(0, 1), (1, 2)]));
+    // Strictly by waiting delay (`by_delay`), ToR 1's three port bundles,
+    // which share its 10 µs, take all three ports and ToR 2 asks for none;
+    // with ToR bundles ToR 1 has one, so ToR 2 still gets port 1.
+    assert_eq!(ask_in(port, false).1, vec![(0, 1), (1, 1), (2, 1)]);
+    assert_eq!(ask_in(tor, false).1, vec![(0, 1), (1, 2)]);
 }
