@@ -141,7 +141,7 @@ fn projector_bundle_is_keyed_only_under_projector() {
     assert!(
         tor.warnings
             .iter()
-            .any(|w| w.contains("projector_bundle, projector_order")),
+            .any(|w| w == "[negotiator] sets projector_bundle, projector_order but algorithm = \"negotiator\" does not read it"),
         "{:?}",
         tor.warnings
     );
@@ -170,4 +170,7 @@ fn projector_bundle_is_keyed_only_under_projector() {
     let po = Config::from_toml(&format!("{pj}projector_order = \"by_delay\"\n")).unwrap();
     assert!(p0.to_toml().contains("projector_order = \"interleaved\""));
     assert_ne!(finishes(&po), finishes(&p0), "by_delay moved nothing");
+    let pb = Config::from_toml(&format!("{pj}projector_order = \"per_bundle_age\"\n")).unwrap();
+    assert!(pb.warnings.is_empty(), "{:?}", pb.warnings);
+    assert_ne!(pb.to_toml(), po.to_toml());
 }

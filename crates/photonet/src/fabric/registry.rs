@@ -260,6 +260,13 @@ pub trait FabricModule: 'static {
     fn unread_keys(_variant: &Variant, _p: &Self::Params) -> &'static [&'static str] {
         &[]
     }
+    /// Why [`FabricModule::unread_keys`] are unread when it is a parameter's
+    /// choice, not the variant's (the warning's "but `<this>` does not read
+    /// it", e.g. `algorithm = "negotiator"`); `None`: the variant's
+    /// (`fabric = "<name>"`).
+    fn unread_because(_variant: &Variant, _p: &Self::Params) -> Option<String> {
+        None
+    }
 }
 
 /// A lone flow of `bytes` from `src` to `dst` in an idle fabric of `variant`
@@ -350,6 +357,7 @@ pub struct FabricSpec {
     bounds: BoundsFn,
     schema: fn() -> schemars::Schema,
     unread: UnreadFn,
+    unread_because: fn(&Variant, &toml::Table) -> Option<String>,
 }
 
 /// Type-erased [`FabricModule::unread_keys`] over a complete table.
@@ -398,6 +406,12 @@ fn unread<M: FabricModule>(v: &Variant, t: &toml::Table) -> &'static [&'static s
     params::<M::Params>(t).map_or(&[], |p| M::unread_keys(v, &p))
 }
 
+fn unread_because<M: FabricModule>(v: &Variant, t: &toml::Table) -> Option<String> {
+    params::<M::Params>(t)
+        .ok()
+        .and_then(|p| M::unread_because(v, &p))
+}
+
 fn bounds<M: FabricModule>(t: &toml::Table, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
     M::lone_flow_fct(&params(t)?, f)
 }
@@ -417,7 +431,14 @@ impl FabricSpec {
             bounds: bounds::<M>,
             schema: schema::<M>,
             unread: unread::<M>,
+            unread_because: unread_because::<M>,
         }
+    }
+
+    /// What makes [`FabricSpec::drop_unread`]'s keys unread when a parameter
+    /// of `t` does (`algorithm = "negotiator"`), not the variant `v`.
+    pub fn unread_because(&self, v: &Variant, t: &toml::Table) -> Option<String> {
+        (self.unread_because)(v, t)
     }
 
     /// Removes from `t` (this spec's complete table) the keys `v` never reads

@@ -102,7 +102,8 @@
 //! bundle is "the amount of data sent in one epoch", by one port's scheduled
 //! phase with `projector_bundle = "port"`, the default, or by all S ports'
 //! with `"tor"`; `projector_order` says whether a source interleaves its
-//! destinations' bundles or takes them strictly by waiting delay). The traffic-oblivious baseline of §4 is the
+//! destinations' bundles or takes them strictly by waiting delay, a pair's
+//! or each bundle's own). The traffic-oblivious baseline of §4 is the
 //! `sirius_ideal` fabric (Valiant relay over the same cyclic thin-clos
 //! schedule, `sched::awgr::CyclicSchedule`, which this module shares for
 //! thin-clos) with `queue_bound = 4294967295` (no intermediate bound) and

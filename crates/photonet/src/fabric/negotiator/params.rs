@@ -93,6 +93,13 @@ pub enum ProjectorOrder {
     /// delay (its oldest queued data's), so the longest-waiting destination
     /// takes a port for each of its bundles before the next one gets any.
     ByDelay,
+    /// Each bundle has its own waiting delay: a pair's queued bytes, in
+    /// arrival order, are cut into bundles, and a bundle waited as long as
+    /// the oldest data in it (its first byte), so a pair's first bundle has
+    /// the pair's delay and its later ones are younger; all of a source's
+    /// bundles are then taken strictly by their own delay, which also weighs
+    /// each request at the destination.
+    PerBundleAge,
 }
 
 /// When the GRANT/ACCEPT rings are randomised.
@@ -192,7 +199,9 @@ pub struct NegotiatorParams {
     /// ProjecToR's order of a source's bundles: `interleaved` (default: a
     /// destination's second bundle after every destination's first) or
     /// `by_delay` (strictly by waiting delay, all of the longest-waiting
-    /// destination's bundles first). Read only with `algorithm = "projector"`.
+    /// destination's bundles first) or `per_bundle_age` (strictly by each
+    /// bundle's own delay, that of its oldest data). Read only with
+    /// `algorithm = "projector"`.
     pub projector_order: ProjectorOrder,
     /// `every_epoch` (default: Algorithm 1 draws the rings in every GRANT and
     /// ACCEPT) or `once` (random at the start, then round-robin only).
@@ -312,6 +321,15 @@ impl FabricModule for NegotiatorModule {
         } else {
             &["projector_bundle", "projector_order"]
         }
+    }
+
+    /// The algorithm, not the fabric, leaves `projector_*` unread.
+    fn unread_because(_: &Variant, p: &NegotiatorParams) -> Option<String> {
+        let name = match p.algorithm {
+            Algorithm::Negotiator => "negotiator",
+            Algorithm::Projector => "projector",
+        };
+        Some(format!("algorithm = {name:?}"))
     }
 
     fn plan(
