@@ -7,6 +7,7 @@
 
 use photonet::config::Config;
 use photonet::fabric::hpc::{DragonflyRouting, HpcParams};
+use photonet::fabric::negotiator::{NegotiatorParams, ProjectorBundle, ProjectorOrder};
 use photonet::run::{prepare, simulate, Paths};
 use photonet::units::{Rate, SimTime};
 
@@ -123,4 +124,53 @@ fn the_keys_left_out_change_no_run() {
         c.edit::<HpcParams>(|p| p.switch_latency = SimTime::ns(900));
         assert_ne!(finishes(&c), want, "{fabric}: switch_latency moved nothing");
     }
+}
+
+#[test]
+fn projector_bundle_is_keyed_only_under_projector() {
+    // 8 ToRs of 4 ports: a ToR's bundle is 4 ports' scheduled phases, so the
+    // two bundles differ where a source has under 4 destinations queued.
+    let neg = base("negotiator", 8).replace("uplinks = 1", "uplinks = 4");
+    let c0 = Config::from_toml(&neg).unwrap();
+    let tor = Config::from_toml(&format!(
+        "{neg}[negotiator]\nprojector_bundle = \"tor\"\nprojector_order = \"by_delay\"\n"
+    ))
+    .unwrap();
+    assert!(!c0.to_toml().contains("projector_"), "{}", c0.to_toml());
+    assert_eq!(tor.to_toml(), c0.to_toml());
+    assert!(
+        tor.warnings
+            .iter()
+            .any(|w| w == "[negotiator] sets projector_bundle, projector_order but algorithm = \"negotiator\" does not read it"),
+        "{:?}",
+        tor.warnings
+    );
+    // Set past the pruning, NegotiaToR Matching's run does not move.
+    let want = finishes(&c0);
+    assert!(want.iter().all(|f| f.1.is_some()), "unfinished");
+    let mut c = c0.clone();
+    c.edit::<NegotiatorParams>(|p| {
+        p.projector_bundle = ProjectorBundle::Tor;
+        p.projector_order = ProjectorOrder::ByDelay;
+    });
+    assert_eq!(finishes(&c), want, "projector_* moved NegotiaToR Matching");
+
+    // Under ProjecToR the key is in the complete config, and it is read.
+    let pj = format!("{neg}[negotiator]\nalgorithm = \"projector\"\n");
+    let p0 = Config::from_toml(&pj).unwrap();
+    assert!(
+        p0.to_toml().contains("projector_bundle = \"port\""),
+        "{}",
+        p0.to_toml()
+    );
+    let pt = Config::from_toml(&format!("{pj}projector_bundle = \"tor\"\n")).unwrap();
+    assert!(pt.warnings.is_empty(), "{:?}", pt.warnings);
+    assert_ne!(pt.to_toml(), p0.to_toml());
+    assert_ne!(finishes(&pt), finishes(&p0), "the ToR bundle moved nothing");
+    let po = Config::from_toml(&format!("{pj}projector_order = \"by_delay\"\n")).unwrap();
+    assert!(p0.to_toml().contains("projector_order = \"interleaved\""));
+    assert_ne!(finishes(&po), finishes(&p0), "by_delay moved nothing");
+    let pb = Config::from_toml(&format!("{pj}projector_order = \"per_bundle_age\"\n")).unwrap();
+    assert!(pb.warnings.is_empty(), "{:?}", pb.warnings);
+    assert_ne!(pb.to_toml(), po.to_toml());
 }

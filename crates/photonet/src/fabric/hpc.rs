@@ -461,7 +461,7 @@ impl FabricModule for HpcModule {
 
     /// Each network's own keys (read only in `Shape::new`, `Shape::delay`
     /// and `Shape::rates`, for its own shape).
-    fn unread_keys(v: &Variant) -> &'static [&'static str] {
+    fn unread_keys(v: &Variant, _: &HpcParams) -> &'static [&'static str] {
         const MB_ONLY: &[&str] = &[
             "multiplicity",
             "ejection_links",

@@ -252,12 +252,20 @@ pub trait FabricModule: 'static {
     /// Bounds on the FCT of lone flow `f` starting in an idle fabric
     /// (checked by the conformance suite).
     fn lone_flow_fct(p: &Self::Params, f: &LoneFlow) -> Result<FctBounds, ConfigError>;
-    /// Keys of the table that `variant` never reads (another variant's own
-    /// parameters). They are left out of its complete config, so a result is
+    /// Keys of the table that `variant` never reads with parameters `p`
+    /// (another variant's own parameters, or an option of a mode `p` does not
+    /// select). They are left out of its complete config, so a result is
     /// keyed only on what made it (a reading that moves only the dragonfly
     /// reuses the multi-butterfly's runs), and setting one is a warning.
-    fn unread_keys(_variant: &Variant) -> &'static [&'static str] {
+    fn unread_keys(_variant: &Variant, _p: &Self::Params) -> &'static [&'static str] {
         &[]
+    }
+    /// Why [`FabricModule::unread_keys`] are unread when it is a parameter's
+    /// choice, not the variant's (the warning's "but `<this>` does not read
+    /// it", e.g. `algorithm = "negotiator"`); `None`: the variant's
+    /// (`fabric = "<name>"`).
+    fn unread_because(_variant: &Variant, _p: &Self::Params) -> Option<String> {
+        None
     }
 }
 
@@ -348,8 +356,12 @@ pub struct FabricSpec {
     memory: MemoryFn,
     bounds: BoundsFn,
     schema: fn() -> schemars::Schema,
-    unread: fn(&Variant) -> &'static [&'static str],
+    unread: UnreadFn,
+    unread_because: fn(&Variant, &toml::Table) -> Option<String>,
 }
+
+/// Type-erased [`FabricModule::unread_keys`] over a complete table.
+type UnreadFn = fn(&Variant, &toml::Table) -> &'static [&'static str];
 
 fn params<P: ParamTable>(t: &toml::Table) -> Result<P, ConfigError> {
     from_toml_table(t, P::TABLE)
@@ -388,6 +400,18 @@ fn memory<M: FabricModule>(
     Ok(parts.iter().fold(0u128, |t, p| t.saturating_add(p.bytes)))
 }
 
+fn unread<M: FabricModule>(v: &Variant, t: &toml::Table) -> &'static [&'static str] {
+    // A table that does not parse is refused by `plan`, which names the key;
+    // here it only keeps every key.
+    params::<M::Params>(t).map_or(&[], |p| M::unread_keys(v, &p))
+}
+
+fn unread_because<M: FabricModule>(v: &Variant, t: &toml::Table) -> Option<String> {
+    params::<M::Params>(t)
+        .ok()
+        .and_then(|p| M::unread_because(v, &p))
+}
+
 fn bounds<M: FabricModule>(t: &toml::Table, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
     M::lone_flow_fct(&params(t)?, f)
 }
@@ -406,15 +430,22 @@ impl FabricSpec {
             memory: memory::<M>,
             bounds: bounds::<M>,
             schema: schema::<M>,
-            unread: M::unread_keys,
+            unread: unread::<M>,
+            unread_because: unread_because::<M>,
         }
+    }
+
+    /// What makes [`FabricSpec::drop_unread`]'s keys unread when a parameter
+    /// of `t` does (`algorithm = "negotiator"`), not the variant `v`.
+    pub fn unread_because(&self, v: &Variant, t: &toml::Table) -> Option<String> {
+        (self.unread_because)(v, t)
     }
 
     /// Removes from `t` (this spec's complete table) the keys `v` never reads
     /// ([`FabricModule::unread_keys`]); returns those whose value was not the
     /// default (set by the user, so worth a warning).
     pub fn drop_unread(&self, v: &Variant, t: &mut toml::Table) -> Vec<&'static str> {
-        let keys = (self.unread)(v);
+        let keys = (self.unread)(v, t);
         if keys.is_empty() {
             return Vec::new();
         }

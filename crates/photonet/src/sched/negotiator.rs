@@ -453,22 +453,49 @@ pub fn negotiate(
 }
 
 /// ProjecToR-style per-port requests (App. A.2.5) at one source `s`: its
-/// destinations `bundles` = `(dst, bundles, weight)` (a bundle is what one port
-/// carries in a scheduled phase; weight = the waiting delay that orders them)
-/// are ordered by weight (descending, ties by destination), and free ports
-/// are handed out one bundle at a time, a destination's second bundle after
-/// every destination's first. On thin-clos a destination can only be
-/// requested on the one port that reaches it. Returns `(src_port, dst)`.
+/// destinations `bundles` = `(dst, bundles, weight)` (a bundle asks for one
+/// port; weight = the waiting delay that orders them) are ordered by weight
+/// (descending, ties by destination), and free ports are handed out one
+/// bundle at a time. `interleave`: a destination's second bundle comes after
+/// every destination's first (and so on); otherwise strictly by weight, so a
+/// destination's bundles, which share its weight, take ports one after
+/// another before the next destination's. On thin-clos a destination can
+/// only be requested on the one port that reaches it. Returns `(src_port, dst)`.
 pub fn projector_requests(
     net: &Network,
     s: usize,
     bundles: &mut [(u32, u32, u64)],
+    interleave: bool,
     out: &mut Vec<(u32, u32)>,
 ) {
     bundles.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
     let ports = net.ports();
     let mut used = vec![false; ports];
     let mut left = ports;
+    // A free port for `d`'s bundle (`first`: its first one).
+    let pick = |used: &[bool], d: u32, first: bool| match net {
+        Network::Parallel { .. } => used.iter().position(|u| !u),
+        Network::ThinClos { .. } => {
+            let p = net.group(d as usize);
+            (!used[p] && first).then_some(p)
+        }
+    };
+    if !interleave {
+        for &(d, count, _) in bundles.iter() {
+            for k in 0..count {
+                if left == 0 {
+                    return;
+                }
+                let Some(p) = pick(&used, d, k == 0) else {
+                    break;
+                };
+                used[p] = true;
+                left -= 1;
+                out.push((p as u32, d));
+            }
+        }
+        return;
+    }
     let mut round = 0u32;
     while left > 0 {
         let mut any = false;
@@ -476,14 +503,7 @@ pub fn projector_requests(
             if count <= round || left == 0 {
                 continue;
             }
-            let port = match net {
-                Network::Parallel { .. } => used.iter().position(|u| !u),
-                Network::ThinClos { .. } => {
-                    let p = net.group(d as usize);
-                    (!used[p] && round == 0).then_some(p)
-                }
-            };
-            if let Some(p) = port {
+            if let Some(p) = pick(&used, d, round == 0) {
                 used[p] = true;
                 left -= 1;
                 any = true;

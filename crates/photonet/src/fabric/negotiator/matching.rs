@@ -8,7 +8,10 @@
 //! its rings, the receiver limit's promises and the stateful demand matrix.
 
 use super::failures::Failures;
-use super::params::{Algorithm, NegotiatorLayout, NegotiatorParams, RequestKind, RingInit};
+use super::params::{
+    Algorithm, NegotiatorLayout, NegotiatorParams, ProjectorBundle, ProjectorOrder, RequestKind,
+    RingInit,
+};
 use super::relay::Relay;
 use super::source::SourceQueues;
 use super::stats::Waits;
@@ -117,6 +120,12 @@ pub(super) struct Matcher {
     hol_alpha: f64,
     stateful: bool,
     algorithm: Algorithm,
+    /// ProjecToR: bytes of one bundle (one per-port request).
+    bundle: u64,
+    /// ProjecToR: the order of a source's bundles.
+    order: ProjectorOrder,
+    /// ProjecToR (`per_bundle_age`): scratch of a pair's segments.
+    segs: Vec<(SimTime, u64)>,
     ring_init: RingInit,
     /// Receiver limit: capacity of ports granted and not yet used, per ToR.
     promised: Vec<u64>,
@@ -161,6 +170,9 @@ impl Negotiation {
                 hol_alpha: p.hol_alpha,
                 stateful: p.stateful,
                 algorithm: p.algorithm,
+                bundle: projector_bundle_bytes(l, p.projector_bundle),
+                order: p.projector_order,
+                segs: Vec::new(),
                 ring_init: p.ring_init,
                 promised: vec![0; n],
                 demand: if p.stateful { vec![0; n * n] } else { vec![] },
@@ -325,6 +337,90 @@ impl Negotiation {
     }
 }
 
+/// Bytes of one ProjecToR bundle: one port's scheduled phase, or (`tor`) all
+/// S ports' — "the amount of data sent in one epoch" (App. A.2.5) by a port or
+/// by a ToR.
+pub(super) fn projector_bundle_bytes(l: &NegotiatorLayout, b: ProjectorBundle) -> u64 {
+    let port = (l.sched_slots as u64 * l.sched_payload).max(1);
+    match b {
+        ProjectorBundle::Port => port,
+        ProjectorBundle::Tor => port * l.s as u64,
+    }
+}
+
+/// Source `s`'s ProjecToR bundles into `out`: `(dst, bundles, age)` for each
+/// destination whose queue exceeds `threshold`, ⌈queued / `bundle`⌉ bundles
+/// (each asks for one port), aged by the queue's oldest head.
+pub(super) fn projector_bundles(
+    src: &SourceQueues,
+    s: usize,
+    (threshold, bundle): (u64, u64),
+    now: SimTime,
+    out: &mut Vec<(u32, u32, u64)>,
+) {
+    out.clear();
+    for &d in src.active(s) {
+        let b = src.bytes(s, d as usize);
+        if b > threshold {
+            let age = (now - src.oldest_head(s, d as usize).min(now)).0;
+            out.push((d, b.div_ceil(bundle) as u32, age));
+        }
+    }
+}
+
+/// Source `s`'s ProjecToR bundles with a waiting delay each
+/// (`projector_order = "per_bundle_age"`) into `out`: `(dst, 1, age)` per
+/// bundle, for each destination whose queue exceeds `threshold`. A pair's
+/// queued bytes in arrival order are cut into ⌈queued / `bundle`⌉ bundles;
+/// bundle k waited as long as its oldest data, the byte at offset k ·
+/// `bundle` (a segment's bytes share its arrival), and only a pair's first
+/// `ports` bundles are listed (a source asks for at most `ports`, and a
+/// pair's bundles are ever younger). `segs` is scratch. Exact: every queued
+/// segment is read and sorted by arrival.
+pub(super) fn projector_bundle_ages(
+    src: &SourceQueues,
+    s: usize,
+    (threshold, bundle): (u64, u64),
+    (now, ports): (SimTime, usize),
+    segs: &mut Vec<(SimTime, u64)>,
+    out: &mut Vec<(u32, u32, u64)>,
+) {
+    out.clear();
+    for &d in src.active(s) {
+        let b = src.bytes(s, d as usize);
+        if b <= threshold {
+            continue;
+        }
+        let count = b.div_ceil(bundle).min(ports as u64);
+        src.segments(s, d as usize, segs);
+        segs.sort_unstable_by_key(|x| x.0);
+        // `end`: bytes up to the end of the current segment.
+        let (mut i, mut end) = (0, segs[0].1);
+        for k in 0..count {
+            let off = k * bundle;
+            while end <= off {
+                i += 1;
+                end += segs[i].1;
+            }
+            out.push((d, 1, (now - segs[i].0.min(now)).0));
+        }
+    }
+}
+
+/// The weight of the request `(_, d)` that follows `before` in a source's
+/// ProjecToR requests: the waiting delay of the bundle it asks for, `d`'s
+/// next one in `bundles` (sorted by `projector_requests`).
+fn request_weight(bundles: &[(u32, u32, u64)], before: &[(u32, u32)], d: u32) -> u64 {
+    let mut k = before.iter().filter(|r| r.1 == d).count() as u32;
+    for &(_, count, w) in bundles.iter().filter(|b| b.0 == d) {
+        if k < count {
+            return w;
+        }
+        k -= count;
+    }
+    0
+}
+
 impl Matcher {
     fn weight(&self, src: &SourceQueues, n: usize, s: usize, d: usize, now: SimTime) -> u64 {
         let pair = s * n + d;
@@ -368,7 +464,6 @@ impl Matcher {
         let mut any = false;
         let mut bundles: Vec<(u32, u32, u64)> = Vec::new();
         let mut port_out: Vec<(u32, u32)> = Vec::new();
-        let port_cap = (cx.l.sched_slots as u64 * cx.l.sched_payload).max(1);
         let mut marked: Vec<bool> = if cx.relay.on {
             vec![false; n]
         } else {
@@ -382,23 +477,22 @@ impl Matcher {
                 continue;
             }
             if self.algorithm == Algorithm::Projector {
-                bundles.clear();
-                for &d in src.active(s) {
-                    let b = src.bytes(s, d as usize);
-                    if b > self.threshold {
-                        let age = (now - src.oldest_head(s, d as usize).min(now)).0;
-                        bundles.push((d, b.div_ceil(port_cap) as u32, age));
-                    }
+                let tb = (self.threshold, self.bundle);
+                if self.order == ProjectorOrder::PerBundleAge {
+                    projector_bundle_ages(src, s, tb, (now, sp), &mut self.segs, &mut bundles);
+                } else {
+                    projector_bundles(src, s, tb, now, &mut bundles);
                 }
                 port_out.clear();
-                projector_requests(&cx.l.net, s, &mut bundles, &mut port_out);
-                for &(port, d) in &port_out {
+                let interleave = self.order == ProjectorOrder::Interleaved;
+                projector_requests(&cx.l.net, s, &mut bundles, interleave, &mut port_out);
+                for (i, &(port, d)) in port_out.iter().enumerate() {
                     self.c.requests += 1;
                     if cx.fail.message_ok(cx.l, s, d as usize, e) {
                         if let (Some(w), 0) = (self.waits.as_mut(), round) {
                             w.requested(s * n + d as usize, e);
                         }
-                        let w = bundles.iter().find(|b| b.0 == d).map_or(0, |b| b.2);
+                        let w = request_weight(&bundles, &port_out[..i], d);
                         p.port_requests.push((s as u32, port, d, w));
                         any = true;
                     } else {

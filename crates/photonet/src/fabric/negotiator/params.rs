@@ -65,6 +65,43 @@ pub enum Algorithm {
     Projector,
 }
 
+/// How much data one ProjecToR bundle (its unit of scheduling: one per-port
+/// request) holds. App. A.2.5 sets "the bundle size to be the same with the
+/// amount of data sent in one epoch" without saying whose epoch: a port's or
+/// a ToR's.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectorBundle {
+    /// What one port sends in an epoch: its scheduled phase
+    /// (`scheduled_slots` × the scheduled payload, 33.45 KB). A destination
+    /// with B queued bytes asks for ⌈B / 33.45 KB⌉ ports.
+    Port,
+    /// What a ToR sends in an epoch: all S ports' scheduled phases (8 ×
+    /// 33.45 KB = 267.6 KB). A destination asks for ⌈B / 267.6 KB⌉ ports.
+    Tor,
+}
+
+/// In what order a ProjecToR source hands its ports to its bundles (App.
+/// A.2.5 says only "Bundles with higher waiting delays are scheduled first").
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectorOrder {
+    /// Longest-waiting destination first, one bundle each; then second
+    /// bundles in the same order, and so on (photonet's first model).
+    Interleaved,
+    /// Strictly by waiting delay: a destination's bundles share its waiting
+    /// delay (its oldest queued data's), so the longest-waiting destination
+    /// takes a port for each of its bundles before the next one gets any.
+    ByDelay,
+    /// Each bundle has its own waiting delay: a pair's queued bytes, in
+    /// arrival order, are cut into bundles, and a bundle waited as long as
+    /// the oldest data in it (its first byte), so a pair's first bundle has
+    /// the pair's delay and its later ones are younger; all of a source's
+    /// bundles are then taken strictly by their own delay, which also weighs
+    /// each request at the destination.
+    PerBundleAge,
+}
+
 /// When the GRANT/ACCEPT rings are randomised.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -155,6 +192,17 @@ pub struct NegotiatorParams {
     pub stateful: bool,
     /// `negotiator` (default) or `projector` (App. A.2.5).
     pub algorithm: Algorithm,
+    /// ProjecToR's bundle, "the amount of data sent in one epoch" (App.
+    /// A.2.5): `port` (default: one port's scheduled phase) or `tor` (all S
+    /// ports' scheduled phases). Read only with `algorithm = "projector"`.
+    pub projector_bundle: ProjectorBundle,
+    /// ProjecToR's order of a source's bundles: `interleaved` (default: a
+    /// destination's second bundle after every destination's first) or
+    /// `by_delay` (strictly by waiting delay, all of the longest-waiting
+    /// destination's bundles first) or `per_bundle_age` (strictly by each
+    /// bundle's own delay, that of its oldest data). Read only with
+    /// `algorithm = "projector"`.
+    pub projector_order: ProjectorOrder,
     /// `every_epoch` (default: Algorithm 1 draws the rings in every GRANT and
     /// ACCEPT) or `once` (random at the start, then round-robin only).
     pub ring_init: RingInit,
@@ -215,6 +263,8 @@ impl Default for NegotiatorParams {
             hol_alpha: 0.001,
             stateful: false,
             algorithm: Algorithm::Negotiator,
+            projector_bundle: ProjectorBundle::Port,
+            projector_order: ProjectorOrder::Interleaved,
             ring_init: RingInit::EveryEpoch,
             rotate_predefined: true,
             link_failures: Vec::new(),
@@ -262,6 +312,25 @@ impl FabricModule for NegotiatorModule {
     const VARIANTS: &'static [Variant] = VARIANTS;
 
     type Layout = NegotiatorLayout;
+
+    /// `projector_*` are read only by ProjecToR's REQUEST: NegotiaToR
+    /// Matching's results stay keyed as before they existed.
+    fn unread_keys(_: &Variant, p: &NegotiatorParams) -> &'static [&'static str] {
+        if p.algorithm == Algorithm::Projector {
+            &[]
+        } else {
+            &["projector_bundle", "projector_order"]
+        }
+    }
+
+    /// The algorithm, not the fabric, leaves `projector_*` unread.
+    fn unread_because(_: &Variant, p: &NegotiatorParams) -> Option<String> {
+        let name = match p.algorithm {
+            Algorithm::Negotiator => "negotiator",
+            Algorithm::Projector => "projector",
+        };
+        Some(format!("algorithm = {name:?}"))
+    }
 
     fn plan(
         p: &NegotiatorParams,

@@ -308,6 +308,25 @@ impl SourceQueues {
             .unwrap_or(SimTime::MAX)
     }
 
+    /// Every segment of `s`'s queues for `d` as `(since, bytes)` into `out`
+    /// (cleared), in no particular order (ProjecToR's per-bundle ages).
+    pub fn segments(&self, s: usize, d: usize, out: &mut Vec<(SimTime, u64)>) {
+        out.clear();
+        let pair = s * self.n + d;
+        let pq = &self.pq[pair];
+        if pq.bytes == 0 {
+            return;
+        }
+        out.push((pq.head.since, pq.head.left));
+        for prio in pq.head_prio as usize..self.prios {
+            let list = &self.q[pair * self.prios + prio];
+            out.extend(self.pool.iter(list).map(|i| {
+                let seg = self.pool.get(i);
+                (seg.since, seg.left)
+            }));
+        }
+    }
+
     /// Takes up to `max` packets of at most `payload` bytes each from the
     /// head segment of `s`'s queue for `d` (highest priority first): returns
     /// the packets. Packets never mix segments.

@@ -223,3 +223,156 @@ fn fresh_requests_wait_until_their_first_matching() {
     w.matched(7, 30, 32);
     assert_eq!(w.request_to_data, vec![2, 3]);
 }
+
+#[test]
+fn projector_tor_bundles_ask_for_fewer_ports_than_port_bundles_in_either_order() {
+    use super::matching::{projector_bundle_bytes, projector_bundles};
+    use crate::sched::negotiator::projector_requests;
+    use crate::topology::Topology;
+    // 4 ToRs of 3 ports at 100 Gbps, 3 scheduled slots. A scheduled slot of
+    // 90 ns carries 1,125 B, 1,115 B after the 10 B header: one port's phase
+    // is 3 × 1,115 = 3,345 B, a ToR's 3 × 3,345 = 10,035 B. A predefined slot
+    // carries (60 − 10) ns = 625 B − 30 B header = 595 B, so a queue is
+    // requested above 3 × 595 = 1,785 B.
+    let topo = Topology {
+        racks: 4,
+        servers_per_rack: 1,
+        uplinks: 3,
+        uplink_rate: crate::units::Rate::gbps(100),
+        server_rate: None,
+    };
+    let p = NegotiatorParams {
+        scheduled_slots: 3,
+        ..NegotiatorParams::default()
+    };
+    let l = p.layout(&topo, false).unwrap();
+    let port = projector_bundle_bytes(&l, ProjectorBundle::Port);
+    let tor = projector_bundle_bytes(&l, ProjectorBundle::Tor);
+    assert_eq!((port, tor), (3_345, 10_035));
+    // Source 0 queues 7,000 B for ToR 1 (since 0), 2,000 B for ToR 2 (since
+    // 1 µs) and 1,000 B for ToR 3 (below the threshold: no request).
+    let mut q = SourceQueues::new(4, 3, false, false);
+    for (flow, d, left, since) in [
+        (0u32, 1usize, 7_000u64, 0u64),
+        (1, 2, 2_000, 1),
+        (2, 3, 1_000, 2),
+    ] {
+        let seg = Seg {
+            flow,
+            ep: d as u32,
+            left,
+            since: SimTime::us(since),
+        };
+        q.push_seg(0, d, 2, seg, false);
+    }
+    let threshold = 3 * l.pre_payload;
+    assert_eq!(threshold, 1_785);
+    let now = SimTime::us(10);
+    let ask_in = |bundle: u64, interleave: bool| {
+        let (mut b, mut out) = (Vec::new(), Vec::new());
+        projector_bundles(&q, 0, (threshold, bundle), now, &mut b);
+        let counts: Vec<(u32, u32)> = b.iter().map(|x| (x.0, x.1)).collect();
+        projector_requests(&l.net, 0, &mut b, interleave, &mut out);
+        (counts, out)
+    };
+    let ask = |bundle: u64| ask_in(bundle, true);
+    // Port bundles: ToR 1 ⌈7,000 / 3,345⌉ = 3, ToR 2 ⌈2,000 / 3,345⌉ = 1.
+    // Oldest first (ToR 1 waited 10 µs, ToR 2 9 µs), one bundle each: port 0
+    // → 1, port 1 → 2; then ToR 1's second bundle takes port 2.
+    assert_eq!(
+        ask(port),
+        (vec![(1, 3), (2, 1)], vec![(0, 1), (1, 2), (2, 1)])
+    );
+    // ToR bundles: ⌈7,000 / 10,035⌉ = 1 and ⌈2,000 / 10,035⌉ = 1: ports 0
+    // and 1 are asked for, port 2 is not (ToR 1 has no second bundle).
+    assert_eq!(ask(tor), (vec![(1, 1), (2, 1)], vec![(0, 1), (1, 2)]));
+    // Strictly by waiting delay (`by_delay`), ToR 1's three port bundles,
+    // which share its 10 µs, take all three ports and ToR 2 asks for none;
+    // with ToR bundles ToR 1 has one, so ToR 2 still gets port 1.
+    assert_eq!(ask_in(port, false).1, vec![(0, 1), (1, 1), (2, 1)]);
+    assert_eq!(ask_in(tor, false).1, vec![(0, 1), (1, 2)]);
+}
+
+#[test]
+fn projector_per_bundle_age_orders_a_pairs_later_bundles_by_their_own_data() {
+    use super::matching::{projector_bundle_ages, projector_bundle_bytes, projector_bundles};
+    use crate::sched::negotiator::projector_requests;
+    use crate::topology::Topology;
+    // The layout of the test above: 4 ToRs of 3 ports, a port bundle of
+    // 3 × 1,115 = 3,345 B, a ToR bundle of 10,035 B, threshold 1,785 B.
+    let topo = Topology {
+        racks: 4,
+        servers_per_rack: 1,
+        uplinks: 3,
+        uplink_rate: crate::units::Rate::gbps(100),
+        server_rate: None,
+    };
+    let p = NegotiatorParams {
+        scheduled_slots: 3,
+        ..NegotiatorParams::default()
+    };
+    let l = p.layout(&topo, false).unwrap();
+    let port = projector_bundle_bytes(&l, ProjectorBundle::Port);
+    let tor = projector_bundle_bytes(&l, ProjectorBundle::Tor);
+    let threshold = 3 * l.pre_payload;
+    // Source 0 queues for ToR 1 4,000 B at priority 2 (since 0 µs), then
+    // 3,000 B at priority 0 (since 8 µs: sent first, but younger); for
+    // ToR 2 2,000 B (since 1 µs).
+    let mut q = SourceQueues::new(4, 3, false, false);
+    for (flow, d, prio, left, since) in [
+        (0u32, 1usize, 2usize, 4_000u64, 0u64),
+        (1, 1, 0, 3_000, 8),
+        (2, 2, 2, 2_000, 1),
+    ] {
+        let seg = Seg {
+            flow,
+            ep: d as u32,
+            left,
+            since: SimTime::us(since),
+        };
+        q.push_seg(0, d, prio, seg, false);
+    }
+    let now = SimTime::us(10);
+    let us = |x: u64| SimTime::us(x).0;
+    let mut segs = Vec::new();
+    let ages = |bundle: u64, segs: &mut Vec<(SimTime, u64)>| {
+        let mut b = Vec::new();
+        projector_bundle_ages(&q, 0, (threshold, bundle), (now, 3), segs, &mut b);
+        b
+    };
+    // Port bundles of ToR 1 (7,000 B, ⌈7,000 / 3,345⌉ = 3) in arrival order:
+    // bytes 0-3,999 came at 0 µs, 4,000-6,999 at 8 µs. Bundle 0 starts at
+    // byte 0 (age 10 − 0 = 10 µs), bundle 1 at 3,345 < 4,000 (10 µs),
+    // bundle 2 at 6,690 ≥ 4,000 (10 − 8 = 2 µs). ToR 2: one bundle, 9 µs.
+    let mut b = ages(port, &mut segs);
+    assert_eq!(
+        b,
+        vec![(1, 1, us(10)), (1, 1, us(10)), (1, 1, us(2)), (2, 1, us(9))]
+    );
+    // By age: 10 (ToR 1), 10 (ToR 1), 9 (ToR 2), 2 (ToR 1): ports 0 and 1 →
+    // ToR 1, port 2 → ToR 2; ToR 1's 2 µs bundle gets none.
+    let mut out = Vec::new();
+    projector_requests(&l.net, 0, &mut b, false, &mut out);
+    assert_eq!(out, vec![(0, 1), (1, 1), (2, 2)]);
+    // The other two orders on the same queues: interleaved 1, 2, 1; by_delay
+    // (ToR 1's three bundles all aged 10 µs) 1, 1, 1.
+    let other = |interleave: bool| {
+        let (mut b, mut out) = (Vec::new(), Vec::new());
+        projector_bundles(&q, 0, (threshold, port), now, &mut b);
+        projector_requests(&l.net, 0, &mut b, interleave, &mut out);
+        out
+    };
+    assert_eq!(other(true), vec![(0, 1), (1, 2), (2, 1)]);
+    assert_eq!(other(false), vec![(0, 1), (1, 1), (2, 1)]);
+    // ToR bundles: ⌈7,000 / 10,035⌉ = 1 (10 µs) and 1 (9 µs): ports 0 → 1,
+    // 1 → 2, as in every order.
+    let mut b = ages(tor, &mut segs);
+    assert_eq!(b, vec![(1, 1, us(10)), (2, 1, us(9))]);
+    out.clear();
+    projector_requests(&l.net, 0, &mut b, false, &mut out);
+    assert_eq!(out, vec![(0, 1), (1, 2)]);
+    // At most `ports` bundles per pair: with 2 ports ToR 1 lists two.
+    let mut b = Vec::new();
+    projector_bundle_ages(&q, 0, (threshold, port), (now, 2), &mut segs, &mut b);
+    assert_eq!(b, vec![(1, 1, us(10)), (1, 1, us(10)), (2, 1, us(9))]);
+}

@@ -174,7 +174,7 @@ fn projector_requests_one_bundle_per_port_oldest_first() {
     let net = Network::parallel(8, 3).unwrap();
     let mut b = vec![(5, 1, 10), (2, 3, 50), (7, 1, 50)];
     let mut out = Vec::new();
-    projector_requests(&net, 0, &mut b, &mut out);
+    projector_requests(&net, 0, &mut b, true, &mut out);
     // Weight 50 first (2 before 7 on ties), then 5; 2's second bundle would come next.
     assert_eq!(out, vec![(0, 2), (1, 7), (2, 5)]);
     let mut reqs = vec![(0, 0, 4, 50), (1, 0, 4, 70), (3, 1, 4, 10)];
