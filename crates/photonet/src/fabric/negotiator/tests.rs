@@ -224,17 +224,10 @@ fn fresh_requests_wait_until_their_first_matching() {
     assert_eq!(w.request_to_data, vec![2, 3]);
 }
 
-#[test]
-fn projector_tor_bundles_ask_for_fewer_ports_than_port_bundles_in_either_order() {
-    use super::matching::{projector_bundle_bytes, projector_bundles};
-    use crate::sched::negotiator::projector_requests;
-    use crate::topology::Topology;
-    // 4 ToRs of 3 ports at 100 Gbps, 3 scheduled slots. A scheduled slot of
-    // 90 ns carries 1,125 B, 1,115 B after the 10 B header: one port's phase
-    // is 3 × 1,115 = 3,345 B, a ToR's 3 × 3,345 = 10,035 B. A predefined slot
-    // carries (60 − 10) ns = 625 B − 30 B header = 595 B, so a queue is
-    // requested above 3 × 595 = 1,785 B.
-    let topo = Topology {
+/// The ProjecToR tests' network: 4 ToRs of 3 ports at 100 Gbps, 3
+/// scheduled slots.
+fn projector_test_layout() -> super::params::NegotiatorLayout {
+    let topo = crate::topology::Topology {
         racks: 4,
         servers_per_rack: 1,
         uplinks: 3,
@@ -245,7 +238,19 @@ fn projector_tor_bundles_ask_for_fewer_ports_than_port_bundles_in_either_order()
         scheduled_slots: 3,
         ..NegotiatorParams::default()
     };
-    let l = p.layout(&topo, false).unwrap();
+    p.layout(&topo, false).unwrap()
+}
+
+#[test]
+fn projector_tor_bundles_ask_for_fewer_ports_than_port_bundles_in_either_order() {
+    use super::matching::{projector_bundle_bytes, projector_bundles};
+    use crate::sched::negotiator::projector_requests;
+    // 4 ToRs of 3 ports at 100 Gbps, 3 scheduled slots. A scheduled slot of
+    // 90 ns carries 1,125 B, 1,115 B after the 10 B header: one port's phase
+    // is 3 × 1,115 = 3,345 B, a ToR's 3 × 3,345 = 10,035 B. A predefined slot
+    // carries (60 − 10) ns = 625 B − 30 B header = 595 B, so a queue is
+    // requested above 3 × 595 = 1,785 B.
+    let l = projector_test_layout();
     let port = projector_bundle_bytes(&l, ProjectorBundle::Port);
     let tor = projector_bundle_bytes(&l, ProjectorBundle::Tor);
     assert_eq!((port, tor), (3_345, 10_035));
@@ -297,21 +302,9 @@ fn projector_tor_bundles_ask_for_fewer_ports_than_port_bundles_in_either_order()
 fn projector_per_bundle_age_orders_a_pairs_later_bundles_by_their_own_data() {
     use super::matching::{projector_bundle_ages, projector_bundle_bytes, projector_bundles};
     use crate::sched::negotiator::projector_requests;
-    use crate::topology::Topology;
     // The layout of the test above: 4 ToRs of 3 ports, a port bundle of
     // 3 × 1,115 = 3,345 B, a ToR bundle of 10,035 B, threshold 1,785 B.
-    let topo = Topology {
-        racks: 4,
-        servers_per_rack: 1,
-        uplinks: 3,
-        uplink_rate: crate::units::Rate::gbps(100),
-        server_rate: None,
-    };
-    let p = NegotiatorParams {
-        scheduled_slots: 3,
-        ..NegotiatorParams::default()
-    };
-    let l = p.layout(&topo, false).unwrap();
+    let l = projector_test_layout();
     let port = projector_bundle_bytes(&l, ProjectorBundle::Port);
     let tor = projector_bundle_bytes(&l, ProjectorBundle::Tor);
     let threshold = 3 * l.pre_payload;
