@@ -152,8 +152,7 @@ impl Config {
         tables.retain(|k, _| k == own);
         let (spec, variant) = cfg.selected()?;
         if let Some(t) = tables.get_mut(own) {
-            let because = spec.unread_because(variant, t);
-            let set = spec.drop_unread(variant, t);
+            let (set, because) = spec.drop_unread(variant, t);
             if !set.is_empty() {
                 let because = because.unwrap_or_else(|| format!("fabric = {:?}", cfg.fabric));
                 cfg.warnings.push(format!(

@@ -357,11 +357,11 @@ pub struct FabricSpec {
     bounds: BoundsFn,
     schema: fn() -> schemars::Schema,
     unread: UnreadFn,
-    unread_because: fn(&Variant, &toml::Table) -> Option<String>,
 }
 
-/// Type-erased [`FabricModule::unread_keys`] over a complete table.
-type UnreadFn = fn(&Variant, &toml::Table) -> &'static [&'static str];
+/// Type-erased [`FabricModule::unread_keys`] and
+/// [`FabricModule::unread_because`] over a complete table, parsed once.
+type UnreadFn = fn(&Variant, &toml::Table) -> (&'static [&'static str], Option<String>);
 
 fn params<P: ParamTable>(t: &toml::Table) -> Result<P, ConfigError> {
     from_toml_table(t, P::TABLE)
@@ -400,16 +400,16 @@ fn memory<M: FabricModule>(
     Ok(parts.iter().fold(0u128, |t, p| t.saturating_add(p.bytes)))
 }
 
-fn unread<M: FabricModule>(v: &Variant, t: &toml::Table) -> &'static [&'static str] {
+fn unread<M: FabricModule>(
+    v: &Variant,
+    t: &toml::Table,
+) -> (&'static [&'static str], Option<String>) {
     // A table that does not parse is refused by `plan`, which names the key;
     // here it only keeps every key.
-    params::<M::Params>(t).map_or(&[], |p| M::unread_keys(v, &p))
-}
-
-fn unread_because<M: FabricModule>(v: &Variant, t: &toml::Table) -> Option<String> {
-    params::<M::Params>(t)
-        .ok()
-        .and_then(|p| M::unread_because(v, &p))
+    match params::<M::Params>(t) {
+        Ok(p) => (M::unread_keys(v, &p), M::unread_because(v, &p)),
+        Err(_) => (&[], None),
+    }
 }
 
 fn bounds<M: FabricModule>(t: &toml::Table, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
@@ -431,29 +431,30 @@ impl FabricSpec {
             bounds: bounds::<M>,
             schema: schema::<M>,
             unread: unread::<M>,
-            unread_because: unread_because::<M>,
         }
-    }
-
-    /// What makes [`FabricSpec::drop_unread`]'s keys unread when a parameter
-    /// of `t` does (`algorithm = "negotiator"`), not the variant `v`.
-    pub fn unread_because(&self, v: &Variant, t: &toml::Table) -> Option<String> {
-        (self.unread_because)(v, t)
     }
 
     /// Removes from `t` (this spec's complete table) the keys `v` never reads
     /// ([`FabricModule::unread_keys`]); returns those whose value was not the
-    /// default (set by the user, so worth a warning).
-    pub fn drop_unread(&self, v: &Variant, t: &mut toml::Table) -> Vec<&'static str> {
-        let keys = (self.unread)(v, t);
+    /// default (set by the user, so worth a warning), and why they are unread
+    /// when a parameter of `t` decides it, not the variant
+    /// ([`FabricModule::unread_because`], e.g. `algorithm = "negotiator"`).
+    pub fn drop_unread(
+        &self,
+        v: &Variant,
+        t: &mut toml::Table,
+    ) -> (Vec<&'static str>, Option<String>) {
+        let (keys, because) = (self.unread)(v, t);
         if keys.is_empty() {
-            return Vec::new();
+            return (Vec::new(), because);
         }
         let defaults = self.defaults();
-        keys.iter()
+        let set = keys
+            .iter()
             .copied()
             .filter(|k| matches!(t.remove(*k), Some(x) if defaults.get(*k) != Some(&x)))
-            .collect()
+            .collect();
+        (set, because)
     }
 
     /// Parses the table (unknown keys and malformed values are errors naming
