@@ -393,7 +393,7 @@ pub(super) fn projector_bundle_ages(
         }
         let count = b.div_ceil(bundle).min(ports as u64);
         src.segments(s, d as usize, segs);
-        segs.sort_unstable_by_key(|x| x.0);
+        let segs = oldest_first(segs, (count - 1) * bundle + 1);
         // `end`: bytes up to the end of the current segment.
         let (mut i, mut end) = (0, segs[0].1);
         for k in 0..count {
@@ -404,6 +404,29 @@ pub(super) fn projector_bundle_ages(
             }
             out.push((d, 1, (now - segs[i].0.min(now)).0));
         }
+    }
+}
+
+/// The oldest segments of `segs` sorted by arrival, as many as hold at least
+/// `need` bytes (all of them if they hold fewer). Only a pair's first few
+/// bundles are aged, while a loaded pair queues thousands of segments, so
+/// selecting a prefix (doubling it until it holds `need` bytes) replaces
+/// sorting them all. Equal arrivals may come in any order: a bundle's age is
+/// the arrival of its first byte, and the bytes of equal arrivals cover the
+/// same offsets whatever their order.
+pub(super) fn oldest_first(segs: &mut [(SimTime, u64)], need: u64) -> &[(SimTime, u64)] {
+    let mut t = 32.min(segs.len());
+    loop {
+        if t < segs.len() {
+            segs.select_nth_unstable_by_key(t, |x| x.0);
+        }
+        let all = t == segs.len();
+        let head = &mut segs[..t];
+        head.sort_unstable_by_key(|x| x.0);
+        if all || head.iter().map(|x| x.1).sum::<u64>() >= need {
+            return &segs[..t];
+        }
+        t = (2 * t).min(segs.len());
     }
 }
 

@@ -98,12 +98,12 @@
 //!
 //! `iterations` (A.2.1), `requests = "data_size" | "hol_delay"` (A.2.3, with
 //! `hol_alpha`), `stateful` (A.2.4), `algorithm = "projector"` (A.2.5: per-port
-//! requests of bundles, ordered by waiting time of the queue's oldest head; a
-//! bundle is "the amount of data sent in one epoch", by one port's scheduled
-//! phase with `projector_bundle = "port"`, the default, or by all S ports'
-//! with `"tor"`; `projector_order` says whether a source interleaves its
-//! destinations' bundles or takes them strictly by waiting delay, a pair's
-//! or each bundle's own). The traffic-oblivious baseline of §4 is the
+//! requests of bundles, longest-waiting first; a bundle is "the amount of
+//! data sent in one epoch", by one port's scheduled phase with
+//! `projector_bundle = "port"`, the default, or by all S ports' with
+//! `"tor"`; `projector_order` says whether a source takes its bundles
+//! strictly by each bundle's own waiting delay, the default, or by its
+//! pair's, or interleaves its destinations). The traffic-oblivious baseline of §4 is the
 //! `sirius_ideal` fabric (Valiant relay over the same cyclic thin-clos
 //! schedule, `sched::awgr::CyclicSchedule`, which this module shares for
 //! thin-clos) with `queue_bound = 4294967295` (no intermediate bound) and

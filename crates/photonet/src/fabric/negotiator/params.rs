@@ -87,7 +87,8 @@ pub enum ProjectorBundle {
 #[serde(rename_all = "snake_case")]
 pub enum ProjectorOrder {
     /// Longest-waiting destination first, one bundle each; then second
-    /// bundles in the same order, and so on (photonet's first model).
+    /// bundles in the same order, and so on (photonet's first model, and
+    /// its default until 2026-12-02; the text does not say it).
     Interleaved,
     /// Strictly by waiting delay: a destination's bundles share its waiting
     /// delay (its oldest queued data's), so the longest-waiting destination
@@ -98,7 +99,9 @@ pub enum ProjectorOrder {
     /// the oldest data in it (its first byte), so a pair's first bundle has
     /// the pair's delay and its later ones are younger; all of a source's
     /// bundles are then taken strictly by their own delay, which also weighs
-    /// each request at the destination.
+    /// each request at the destination. The default: App. A.2.5 gives each
+    /// bundle a waiting delay ("measuring the waiting delays of bundles of
+    /// packets", §5) and schedules the longer-waiting first.
     PerBundleAge,
 }
 
@@ -196,11 +199,12 @@ pub struct NegotiatorParams {
     /// A.2.5): `port` (default: one port's scheduled phase) or `tor` (all S
     /// ports' scheduled phases). Read only with `algorithm = "projector"`.
     pub projector_bundle: ProjectorBundle,
-    /// ProjecToR's order of a source's bundles: `interleaved` (default: a
-    /// destination's second bundle after every destination's first) or
+    /// ProjecToR's order of a source's bundles: `per_bundle_age` (default:
+    /// strictly by each bundle's own delay, that of its oldest data, App.
+    /// A.2.5's "Bundles with higher waiting delays are scheduled first"),
     /// `by_delay` (strictly by waiting delay, all of the longest-waiting
-    /// destination's bundles first) or `per_bundle_age` (strictly by each
-    /// bundle's own delay, that of its oldest data). Read only with
+    /// destination's bundles first) or `interleaved` (a destination's second
+    /// bundle after every destination's first). Read only with
     /// `algorithm = "projector"`.
     pub projector_order: ProjectorOrder,
     /// `every_epoch` (default: Algorithm 1 draws the rings in every GRANT and
@@ -264,7 +268,7 @@ impl Default for NegotiatorParams {
             stateful: false,
             algorithm: Algorithm::Negotiator,
             projector_bundle: ProjectorBundle::Port,
-            projector_order: ProjectorOrder::Interleaved,
+            projector_order: ProjectorOrder::PerBundleAge,
             ring_init: RingInit::EveryEpoch,
             rotate_predefined: true,
             link_failures: Vec::new(),
