@@ -10,7 +10,9 @@ use std::io::Write;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: run_config CONFIG.toml [FLOWS.csv]");
+    let path = args
+        .next()
+        .expect("usage: run_config CONFIG.toml [FLOWS.csv]");
     let flows_out = args.next();
     let text = std::fs::read_to_string(&path).expect("read config");
     let cfg = Config::from_toml(&text).unwrap_or_else(|e| panic!("{path}: {e}"));

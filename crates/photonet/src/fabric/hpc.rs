@@ -50,11 +50,11 @@ use crate::fabric::registry::{
     BuildContext, FabricModule, FctBounds, LoneFlow, MemoryPart, ParamTable, Variant,
 };
 use crate::fabric::Fabric;
+use crate::net::calendar::shift_for;
 use crate::net::dragonfly::Dragonfly;
 use crate::net::multibutterfly::MultiButterfly;
 use crate::net::{
-    CreditConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, Router, Routing, Transport,
-    MAX_VCS,
+    CreditConfig, FlowControl, Graph, NetConfig, Network, PfcConfig, Routing, Transport, MAX_VCS,
 };
 use crate::rng::RngStreams;
 use crate::units::{ByteSize, Rate, SimTime};
@@ -209,6 +209,18 @@ pub enum Shape {
 
 impl Shape {
     fn new(p: &HpcParams, v: &Variant, ctx: &BuildContext) -> Result<Shape, ConfigError> {
+        Self::checked(p, v, ctx, true)
+    }
+
+    /// The checked shape; the multi-butterfly's wiring drawn only if
+    /// `wired` (the lone-flow bounds, asked for ~70 pairs before a run,
+    /// need only its stages).
+    fn checked(
+        p: &HpcParams,
+        v: &Variant,
+        ctx: &BuildContext,
+        wired: bool,
+    ) -> Result<Shape, ConfigError> {
         let n = ctx.topology.hosts();
         let topo_err = |why: String| {
             ConfigError::new(
@@ -246,16 +258,18 @@ impl Shape {
                 ));
             }
             let k = n.next_power_of_two().trailing_zeros();
-            let mut rng = RngStreams::new(ctx.seed).stream("baldur.wiring");
             let eject = if p.ejection_links == 0 {
                 p.multiplicity
             } else {
                 p.ejection_links
             };
-            Ok(Shape::Mb(
+            let mb = if wired {
+                let mut rng = RngStreams::new(ctx.seed).stream("baldur.wiring");
                 MultiButterfly::new(k, p.multiplicity, p.random_wiring.then_some(&mut rng))
-                    .with_ejection(eject),
-            ))
+            } else {
+                MultiButterfly::unwired(k, p.multiplicity)
+            };
+            Ok(Shape::Mb(mb.with_ejection(eject)))
         } else {
             let hosts = u32::try_from(n).map_err(|_| topo_err(format!("{n} hosts")))?;
             let d = if p.dragonfly_p == 0 {
@@ -564,7 +578,17 @@ impl FabricModule for HpcModule {
             Shape::Mb(mb) => {
                 let label = format!("Electrical multi-butterfly (m = {})", mb.multiplicity());
                 let g = with_delays(mb.graph(rate));
-                Box::new(HpcFabric::new(label, n, rate, cfg, g, mb))
+                // Dense in time: up to ~2 events per packet-hop, k + 1 hops
+                // per packet, every host a packet per frame time. Narrower
+                // buckets than the default's 0.5 ns, which hold dozens of
+                // entries at 1,024 nodes (each bucket sorted when reached).
+                let frame = rate.tx_time(p.packet.0 + p.header.0).0;
+                let per_frame = n as u64 * 2 * mb.path_links() as u64;
+                let shift = shift_for(frame / per_frame.max(1));
+                let mut net = Network::new(cfg, g, mb);
+                net.set_calendar_shift(shift);
+                net.retire_finished_flows(false);
+                Box::new(NetFabric::with_network(label, n, rate, net, ()))
             }
             Shape::Df(d) => {
                 let label = format!(
@@ -595,7 +619,7 @@ impl FabricModule for HpcModule {
     /// wire/R + (h − 1)·header/R + h·d.
     fn lone_flow_fct(p: &HpcParams, f: &LoneFlow) -> Result<FctBounds, ConfigError> {
         let (v, ctx, src, dst, bytes) = (f.variant, f.ctx, f.src, f.dst, f.bytes);
-        let shape = Shape::new(p, v, ctx)?;
+        let shape = Shape::checked(p, v, ctx, false)?;
         // With per-tier rates (the dragonfly's CODES rates) the fastest
         // link bounds the FCT below and the slowest above.
         let rates = shape.rates(p, ctx.topology.host_rate());
@@ -618,22 +642,6 @@ impl FabricModule for HpcModule {
 
 /// A packet network over topology `R` as a [`Fabric`].
 pub type HpcFabric<R> = NetFabric<Network<R>>;
-
-impl<R: Router> HpcFabric<R> {
-    /// Paced hosts (finished flows retired from the network's table).
-    pub fn new(
-        label: String,
-        hosts: usize,
-        rate: Rate,
-        cfg: NetConfig,
-        g: Graph,
-        router: R,
-    ) -> Self {
-        let mut net = Network::new(cfg, g, router);
-        net.retire_finished_flows(false);
-        NetFabric::with_network(label, hosts, rate, net, ())
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -864,6 +872,27 @@ mod tests {
             e.key == "hpc.dragonfly_global_rate" && e.reason.contains("above zero"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn lone_flow_bounds_need_no_wiring() {
+        // The unwired shape the bounds are computed on has the wired
+        // one's links and delays on every path, and the same checks.
+        let t = topo(1024);
+        let ctx = BuildContext::test(&t);
+        let p = HpcParams::default();
+        let wired = Shape::new(&p, &MULTIBUTTERFLY, &ctx).unwrap();
+        let bare = Shape::checked(&p, &MULTIBUTTERFLY, &ctx, false).unwrap();
+        for dst in [1, 2, 511, 1023] {
+            assert_eq!(wired.links(0, dst), bare.links(0, dst));
+            assert_eq!(wired.path_delay(&p, 0, dst), bare.path_delay(&p, 0, dst));
+        }
+        assert_eq!(wired.max_delay(&p), bare.max_delay(&p));
+        let bad = HpcParams {
+            multiplicity: 0,
+            ..p.clone()
+        };
+        assert!(Shape::checked(&bad, &MULTIBUTTERFLY, &ctx, false).is_err());
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! a loaded fat-tree) and almost all land within a few tens of microseconds
 //! of the present (a propagation delay plus queueing); a NIC's backlog (a
 //! whole window sent at once) lands up to a few hundred. The wheel has
-//! `2^18` buckets of `2^9` ps (0.5 ns) each — a 134 µs horizon; later
+//! `2^18` buckets of `2^9` ps (0.5 ns) each — a 134 µs horizon (a denser
+//! network picks narrower buckets: [`shift_for`]); later
 //! events wait in an overflow binary heap and move onto the wheel as it
 //! turns. `push` links the entry into its bucket's list (entries live in one
 //! slab with a free list: no allocation per bucket) and sets a bit in an
@@ -37,7 +38,12 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// Default bucket width: 2^9 ps.
 const SHIFT: u32 = 9;
+/// Narrowest bucket [`shift_for`] picks: 2^6 ps.
+const MIN_SHIFT: u32 = 6;
+/// Events per bucket [`shift_for`] aims at.
+const PER_BUCKET: u64 = 8;
 const BUCKETS: usize = 1 << 18;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
@@ -80,8 +86,10 @@ pub struct CalendarQueue<E = u32> {
     /// Scratch of the long buckets' merge sort (kept: no allocation per
     /// bucket).
     sort: MergeScratch<E>,
-    /// Absolute number (time >> SHIFT) of the current bucket.
+    /// Absolute number (time >> shift) of the current bucket.
     cur_abs: u64,
+    /// log2 of the bucket width in ps.
+    shift: u32,
     overflow: BinaryHeap<Reverse<(u64, E)>>,
     len: usize,
     last_pop: u64,
@@ -94,7 +102,16 @@ impl<E: Copy + Ord> Default for CalendarQueue<E> {
 }
 
 impl<E: Copy + Ord> CalendarQueue<E> {
+    /// Buckets of 2^9 ps.
     pub fn new() -> Self {
+        Self::with_bucket_shift(SHIFT)
+    }
+
+    /// Buckets of `2^shift` ps (the horizon is 2^18 of them). The order
+    /// does not depend on it; the cost does: a bucket holding many entries
+    /// is sorted when the wheel reaches it (see [`shift_for`]).
+    pub fn with_bucket_shift(shift: u32) -> Self {
+        assert!(shift <= 40, "calendar: bucket shift {shift}");
         CalendarQueue {
             heads: vec![NIL; BUCKETS],
             slab: Vec::new(),
@@ -105,6 +122,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
             cur: Vec::new(),
             sort: MergeScratch::default(),
             cur_abs: 0,
+            shift,
             overflow: BinaryHeap::new(),
             len: 0,
             last_pop: 0,
@@ -126,7 +144,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
 
     #[inline]
     fn put(&mut self, t: u64, ev: E) {
-        let a = t >> SHIFT;
+        let a = t >> self.shift;
         if a >= self.cur_abs + BUCKETS as u64 {
             self.overflow.push(Reverse((t, ev)));
         } else {
@@ -199,7 +217,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
             "calendar: push at {t} before {}",
             self.last_pop
         );
-        let a = t >> SHIFT;
+        let a = t >> self.shift;
         // cur_abs < a < cur_abs + BUCKETS, in one comparison.
         let ahead = a.wrapping_sub(self.cur_abs + 1) < BUCKETS as u64 - 1;
         if self.len != 0 && ahead && self.free != NIL {
@@ -221,7 +239,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
     #[inline(never)]
     fn push_rest(&mut self, t: u64, ev: E) {
         self.len += 1;
-        let a = t >> SHIFT;
+        let a = t >> self.shift;
         if self.len == 1 {
             self.cur_abs = a;
             self.cur.push((t, ev));
@@ -307,7 +325,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
         let m0 = self.bits[start / 64] & (!0u64 << (start % 64));
         let a = self.cur_abs + 1 + (m0.trailing_zeros() as u64).wrapping_sub((start % 64) as u64);
         let over = match self.overflow.peek() {
-            Some(Reverse(e)) => e.0 >> SHIFT,
+            Some(Reverse(e)) => e.0 >> self.shift,
             None => u64::MAX,
         };
         let a = if m0 != 0 && over >= a + BUCKETS as u64 {
@@ -345,7 +363,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
             let dist = (b as u64).wrapping_sub(start as u64) & MASK;
             self.cur_abs + 1 + dist
         });
-        let next_over = self.overflow.peek().map(|Reverse(e)| e.0 >> SHIFT);
+        let next_over = self.overflow.peek().map(|Reverse(e)| e.0 >> self.shift);
         let a = match (next_wheel, next_over) {
             (Some(w), Some(o)) => w.min(o),
             (Some(w), None) => w,
@@ -355,7 +373,7 @@ impl<E: Copy + Ord> CalendarQueue<E> {
         self.cur_abs = a;
         // Overflow entries now within the horizon move onto the wheel.
         while let Some(Reverse(e)) = self.overflow.peek() {
-            if e.0 >> SHIFT >= a + BUCKETS as u64 {
+            if e.0 >> self.shift >= a + BUCKETS as u64 {
                 break;
             }
             let Reverse(e) = self.overflow.pop().expect("peeked");
@@ -383,6 +401,15 @@ impl<E: Copy + Ord> CalendarQueue<E> {
         }
         None
     }
+}
+
+/// The bucket shift for events that come `gap_ps` picoseconds apart on
+/// average: buckets of about `PER_BUCKET` events, from 2^6 up to the
+/// default 2^9 ps (a dense network's 0.5 ns buckets hold dozens of
+/// entries, each bucket sorted when reached).
+pub fn shift_for(gap_ps: u64) -> u32 {
+    let w = gap_ps.saturating_mul(PER_BUCKET).max(1);
+    (63 - w.leading_zeros()).clamp(MIN_SHIFT, SHIFT)
 }
 
 /// Timers on a calendar wheel: due in (time, scheduling order), like
@@ -689,6 +716,65 @@ mod tests {
             }
             prop_assert!(q.is_empty());
         }
+    }
+
+    proptest! {
+        /// Every bucket width pops as a `BinaryHeap` does, ties included:
+        /// times at a handful of offsets scaled to the width (within a
+        /// bucket, a few buckets on, beyond the horizon), repeated
+        /// payloads, bounded pops (so the wheel runs ahead and rewinds).
+        #[test]
+        fn every_bucket_shift_pops_as_a_binary_heap(
+            shift in 0u32..13,
+            ops in prop::collection::vec((0u64..8, 0u64..4, 0u32..5, 0u8..5), 1..800)
+        ) {
+            let mut q = CalendarQueue::<(u32, u8)>::with_bucket_shift(shift);
+            let mut oracle = BinaryHeap::new();
+            let w = 1u64 << shift;
+            let mut now = 0u64;
+            for (step, scale, payload, op) in ops {
+                if op < 2 {
+                    let bound = now + step * w * 3 / 2;
+                    let got = q.pop_due(bound);
+                    let want = match oracle.peek() {
+                        Some(&Reverse((t, _))) if t <= bound => oracle.pop().map(|r| r.0),
+                        _ => None,
+                    };
+                    prop_assert_eq!(got, want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                } else {
+                    let unit = [1, w / 2 + 1, w * 5, w * BUCKETS as u64 / 3][scale as usize];
+                    let t = now + step * unit;
+                    let e = (payload, op);
+                    q.push(t, e);
+                    oracle.push(Reverse((t, e)));
+                }
+                prop_assert_eq!(q.len(), oracle.len());
+                prop_assert_eq!(q.peek_time(), oracle.peek().map(|r| r.0 .0));
+            }
+            while let Some(Reverse(want)) = oracle.pop() {
+                prop_assert_eq!(q.pop_due(u64::MAX), Some(want));
+            }
+            prop_assert!(q.is_empty());
+        }
+    }
+
+    #[test]
+    fn shift_for_aims_at_a_few_events_a_bucket() {
+        // 8 events a bucket: width 8 x gap, rounded down to a power of
+        // two, within 2^6..=2^9 ps.
+        assert_eq!(shift_for(0), MIN_SHIFT);
+        assert_eq!(shift_for(7), 6);
+        assert_eq!(shift_for(8), 6);
+        assert_eq!(shift_for(16), 7);
+        assert_eq!(shift_for(63), 8);
+        assert_eq!(shift_for(64), 9);
+        assert_eq!(shift_for(1 << 40), SHIFT);
+        assert_eq!(shift_for(u64::MAX), SHIFT);
+        // The default queue's width.
+        assert_eq!(CalendarQueue::<u32>::new().shift, SHIFT);
     }
 
     proptest! {

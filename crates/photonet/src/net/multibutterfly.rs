@@ -66,6 +66,20 @@ impl MultiButterfly {
         }
     }
 
+    /// Its stages and multiplicity only, no wiring: enough for the path
+    /// lengths ([`Self::path_links`], [`Self::stages`]); not for
+    /// [`Self::graph`], [`Self::next_switch`] or routing.
+    pub fn unwired(k: u32, m: u32) -> MultiButterfly {
+        assert!((1..=30).contains(&k) && m >= 1);
+        MultiButterfly {
+            k,
+            m,
+            eject: m,
+            hosts: 1 << k,
+            next: Vec::new(),
+        }
+    }
+
     /// Routes packets to their host over only the first `links` (1..=m) of
     /// the m last-stage outputs of its direction (a host with that many
     /// receivers; the others carry nothing).

@@ -250,6 +250,18 @@ impl<R: Router> Network<R> {
         self.q.set_lazy(on);
     }
 
+    /// Buckets of `2^shift` ps for the packet events (default 2^9; see
+    /// `calendar::shift_for`). The order, hence every result, does not
+    /// depend on it. Before any flow.
+    pub fn set_calendar_shift(&mut self, shift: u32) {
+        self.before_flows("the calendar's bucket width");
+        assert!(
+            self.events.is_empty(),
+            "net: calendar width set with events pending"
+        );
+        self.events = CalendarQueue::with_bucket_shift(shift);
+    }
+
     /// A mode `what` may switch only before any flow arrives.
     fn before_flows(&self, what: &str) {
         assert!(
