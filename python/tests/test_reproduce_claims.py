@@ -161,3 +161,22 @@ def test_claim_reads_is_what_an_alternative_builds():
     assert {(fp.series, fp.x) for fp in few} == want
     assert len(few) < len(fps) == len(fig.series) * len(fig.xs)
     assert [fp for fp in fps if (fp.series, fp.x) in want] == few
+
+
+def test_a_geomean_claim_reads_the_x_values_of_its_own_series_in_their_order():
+    """A geomean over x sums logs in the order of the x values: those of the
+    claim's series, not of whichever series comes first in the table (which,
+    in an alternative's table of only the points claims read, may be one x
+    of another claim), so the alternative's value is the full table's, to
+    the last bit."""
+    from photonet.reproduce.numbers import evaluate_claim
+
+    xs = [0.1, 0.3, 0.5, 0.7, 0.9]
+    vals = {0.1: 0.22, 0.3: 8.38, 0.5: 5.57, 0.7: 6.43, 0.9: 1.87}  # their log sum depends on the order
+    rows = [{"series": lab, "x": x, "status": "done", "m": vals[x] if lab == "a" else 1.0} for lab in ("a", "b") for x in xs]
+    c = {"metric": "m", "kind": "ratio", "a": "a", "b": "b", "at": "geomean"}
+    full = evaluate_claim(pd.DataFrame(rows), c)[0]
+    # another claim's point first: series c at the last x
+    first = pd.DataFrame([{"series": "c", "x": 0.9, "status": "done", "m": 1.0}] + rows)
+    assert evaluate_claim(first, c)[0] == full
+    assert full == math.exp(sum(math.log(vals[x]) for x in xs) / len(xs))
