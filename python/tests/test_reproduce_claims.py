@@ -91,3 +91,92 @@ def test_readme_scorecards_block_is_the_generators_output():
         assert tmp.read_text() == f"x\n{docs_gen.README_BEGIN}\n{block}\n{docs_gen.README_END}\ny\n"
     finally:
         tmp.unlink()
+
+
+# --------------------------------------------------------------------------- the points a claim reads
+
+def _synthetic_table(fig, metrics, seed: int) -> pd.DataFrame:
+    """Every (series, x) of ``fig`` with random values of ``metrics`` (a few
+    NaN, a few points not run), as table() would give, without a simulation."""
+    import random
+
+    rnd = random.Random(seed)
+    rows = []
+    for s in fig.series:
+        for x in fig.xs:
+            status = "pending" if rnd.random() < 0.05 else rnd.choice(["done", "cached"])
+            rows.append({"figure": fig.id, "series": s.label, "fabric": s.fabric, "x": x, "status": status, "key": "",
+                         **{m: float("nan") if rnd.random() < 0.05 else rnd.uniform(0.1, 10.0) for m in metrics}})
+    return pd.DataFrame(rows)
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def _restricted(g: pd.DataFrame, reads) -> pd.DataFrame:
+    return g[[(s, x) in reads for s, x in zip(g["series"], g["x"])]]
+
+
+@pytest.mark.parametrize("name", R.papers())
+def test_claim_reads_names_every_point_a_claim_reads(name):
+    """The oracle behind a reading alternative running only the points its
+    claims read: for every claim of every figure in experiments/, the value
+    from a table of only the points claim_reads names (for that claim, and
+    for all the figure's claims, as build_points(claims_only=True) keeps)
+    equals the value from the full table: on random values, NaNs and points
+    not run included (five seeds, so that dropping the x of a max is caught)."""
+    from photonet.reproduce.numbers import claim_reads, evaluate_claim
+
+    p = R.load_paper(name)
+    n = 0
+    for fig in p.figures:
+        if fig.is_model:
+            continue
+        every = [pt for c in fig.claims for pt in claim_reads(c, fig.xs)]
+        for seed in range(5):
+            g = _synthetic_table(fig, sorted({c["metric"] for c in fig.claims}), seed)
+            for c in fig.claims:
+                m = p.metrics[c["metric"]]
+                full = evaluate_claim(g, c, m)[0]
+                own = evaluate_claim(_restricted(g, claim_reads(c, fig.xs)), c, m)[0]
+                union = evaluate_claim(_restricted(g, every), c, m)[0]
+                where = f"{name}/{fig.id} seed {seed}: {c['what']}: full {full}, own points {own}, figure's {union}"
+                assert _same(full, own) and _same(full, union), where
+                n += math.isfinite(full)
+    assert n > 0  # the test compared numbers, not only NaNs
+
+
+def test_claim_reads_is_what_an_alternative_builds():
+    """build_points(claims_only=True): the figures' claims' points only; a
+    figure without claims has none. Baldur's Fig. 6(a) (5 loads x 5 series)
+    claims ratios of two series at one load."""
+    from photonet.reproduce.numbers import claim_reads
+
+    p = R.load_paper("baldur")
+    figs, fps = R.build_points(p, "quick", only=["fig06a"], available=[])  # nothing built: nothing prepared
+    _, few = R.build_points(p, "quick", only=["fig06a"], available=[], claims_only=True)
+    fig = figs[0]
+    want = {pt for c in fig.claims for pt in claim_reads(c, fig.xs)}
+    assert {(fp.series, fp.x) for fp in few} == want
+    assert len(few) < len(fps) == len(fig.series) * len(fig.xs)
+    assert [fp for fp in fps if (fp.series, fp.x) in want] == few
+
+
+def test_a_geomean_claim_reads_the_x_values_of_its_own_series_in_their_order():
+    """A geomean over x sums logs in the order of the x values: those of the
+    claim's series, not of whichever series comes first in the table (which,
+    in an alternative's table of only the points claims read, may be one x
+    of another claim), so the alternative's value is the full table's, to
+    the last bit."""
+    from photonet.reproduce.numbers import evaluate_claim
+
+    xs = [0.1, 0.3, 0.5, 0.7, 0.9]
+    vals = {0.1: 0.22, 0.3: 8.38, 0.5: 5.57, 0.7: 6.43, 0.9: 1.87}  # their log sum depends on the order
+    rows = [{"series": lab, "x": x, "status": "done", "m": vals[x] if lab == "a" else 1.0} for lab in ("a", "b") for x in xs]
+    c = {"metric": "m", "kind": "ratio", "a": "a", "b": "b", "at": "geomean"}
+    full = evaluate_claim(pd.DataFrame(rows), c)[0]
+    # another claim's point first: series c at the last x
+    first = pd.DataFrame([{"series": "c", "x": 0.9, "status": "done", "m": 1.0}] + rows)
+    assert evaluate_claim(first, c)[0] == full
+    assert full == math.exp(sum(math.log(vals[x]) for x in xs) / len(xs))

@@ -33,7 +33,7 @@ from ..config import ConfigError
 from ..io import atomic_write_json, atomic_write_text, check_work_dir
 from .experiment import SCALES, Figure, Metric, Paper, Series, experiments_root, load_paper, papers, parse_metric
 from .models import ModelRun, evaluate_models, lookup, model_names
-from .numbers import NUMBERS_COLUMNS, evaluate_claim, metric_value, metrics_of, numbers, short, table
+from .numbers import NUMBERS_COLUMNS, claim_reads, evaluate_claim, metric_value, metrics_of, numbers, short, table
 from .panels import draw
 from .points import BACKENDS, FigPoint, ProgressFn, build_points, point_key, run_points, select_figures
 from .report import fmt, paper_value, write_report
@@ -41,7 +41,7 @@ from .report import fmt, paper_value, write_report
 __all__ = [
     "reproduce", "Reproduction", "run_cli", "load_paper", "papers", "experiments_root", "build_points", "run_points",
     "select_figures", "point_key", "table", "numbers", "evaluate_claim", "metrics_of", "metric_value", "draw",
-    "evaluate_models", "lookup", "model_names", "write_report", "parse_metric", "SCALES", "BACKENDS",
+    "claim_reads", "evaluate_models", "lookup", "model_names", "write_report", "parse_metric", "SCALES", "BACKENDS",
     "NUMBERS_COLUMNS", "Paper", "Figure", "Series", "Metric", "FigPoint", "ModelRun", "ConfigError",
 ]
 
@@ -121,7 +121,8 @@ def reproduce(
 
 def sensitivity(p: Paper, out: Path, scale: str, nums, *, only, fabrics, overrides, available, run, flows=False):
     """The claims of the simulated figures under each of the reading's
-    ``alternatives`` (their points run like any other, cached by config):
+    ``alternatives`` (their points run like any other, cached by config; only
+    the points the claims read, as nothing draws them):
     one row per claim, columns ``figure``, ``quantity``, ``paper``, ``this
     reading`` and one per alternative. None without alternatives."""
     import dataclasses
@@ -147,7 +148,7 @@ def sensitivity(p: Paper, out: Path, scale: str, nums, *, only, fabrics, overrid
         else:
             sel = a["only"] or only
         figs_a, fps_a = build_points(pa, scale, only=sel, fabrics=fabrics, overrides=overrides, available=available,
-                                     flows=flows, metric_remap=a["metrics"])
+                                     flows=flows, metric_remap=a["metrics"], claims_only=True)
         figs_a = [f for f in figs_a if not f.is_model]
         run(figs_a, fps_a, a["name"])
         keys.update(fp.key for fp in fps_a if fp.key and fp.status == "done")

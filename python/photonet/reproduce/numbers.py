@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 import pandas as pd
 
@@ -205,7 +205,10 @@ def evaluate_claim(df: pd.DataFrame, c: dict, metric: Optional[Metric] = None) -
         v = combine(val(c["a"], c["a_at"]), val(c["b"], c["b_at"]) if kind != "value" else float("nan"))
     else:
         at = c.get("at", "max")
-        cand = list(dict.fromkeys(df["x"])) if at in ("max", "min", "geomean") else [at]
+        # The x values of the claim's own series (every x of the figure, as
+        # every series has every x), in their order, so that a table of only
+        # the points claim_reads names gives the same value, geomean too.
+        cand = list(dict.fromkeys(df.loc[df["series"].isin(labels), "x"])) if at in ("max", "min", "geomean") else [at]
         vals = [combine(val(c["a"], x), val(c["b"], x) if kind != "value" else float("nan")) for x in cand]
         if at == "geomean":  # over every x value: all of them or no value
             v = math.exp(sum(math.log(x) for x in vals) / len(vals)) if all(math.isfinite(x) and x > 0 for x in vals) else float("nan")
@@ -215,6 +218,21 @@ def evaluate_claim(df: pd.DataFrame, c: dict, metric: Optional[Metric] = None) -
     if math.isfinite(v):
         return v, ""
     return float("nan"), why_missing(df, labels, metric)
+
+
+def claim_reads(c: dict, xs: Sequence[Any]) -> list[tuple[str, Any]]:
+    """The (series, x) points whose metric :func:`evaluate_claim` reads for
+    claim ``c`` of a figure with x values ``xs``: series ``a`` (and ``b``,
+    unless a ``value``) at ``a_at`` / ``b_at``, at ``at``, or at every x for
+    ``at`` = max / min / geomean. A reading alternative runs only these
+    (:func:`~photonet.reproduce.points.build_points` ``claims_only``), so
+    this follows evaluate_claim line by line; tests/test_reproduce_claims.py
+    checks on every claim in experiments/ that the two agree."""
+    labels = [c["a"]] + ([c["b"]] if c["kind"] != "value" else [])
+    if "a_at" in c:
+        return [(lab, x) for lab, at in zip(labels, (c["a_at"], c.get("b_at"))) for x in xs if x_equal(x, at)]
+    at = c.get("at", "max")
+    return [(lab, x) for lab in labels for x in xs if at in ("max", "min", "geomean") or x_equal(x, at)]
 
 
 def _expect_ok(c: dict, ours: float) -> bool:

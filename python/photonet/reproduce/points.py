@@ -107,13 +107,16 @@ def build_points(
     available: Optional[Sequence[str]] = None,
     flows: bool = False,
     metric_remap: Optional[dict] = None,
+    claims_only: bool = False,
 ) -> tuple[list[Figure], list[FigPoint]]:
     """Every (figure, series, x) of the selected figures, validated. Returns
     (the selected figures, model figures too, in file order; the points of the
     simulated ones). Points of a fabric this photonet does not have (or not in
     ``fabrics``) are skipped. A point keeps its per-flow records where
     :func:`needs_flows` says (for any figure sharing it), or everywhere with
-    ``flows``."""
+    ``flows``. ``claims_only``: only the points the figures' claims read
+    (:func:`~photonet.reproduce.numbers.claim_reads`), for a reading
+    alternative, which draws nothing."""
     if scale not in SCALES:
         raise ConfigError(f"scale {scale!r} is not known; expected one of {', '.join(SCALES)}")
     if available is None:
@@ -134,8 +137,14 @@ def build_points(
     for fig in figs:
         if fig.is_model:
             continue
+        if claims_only:
+            from .numbers import claim_reads  # (numbers imports this module)
+
+            reads = [pt for c in fig.claims for pt in claim_reads(c, fig.xs)]
         for s in fig.series:
             for x, xset in zip(fig.xs, fig.x_sets):
+                if claims_only and (s.label, x) not in reads:
+                    continue
                 fp = FigPoint(fig.id, s.label, s.fabric, x, reference=fig.reference)
                 out.append(fp)
                 if fabrics is not None and s.fabric not in fabrics:
