@@ -243,7 +243,7 @@ mod tests {
                 let x = x % n;
                 nodes.fail(x);
                 if resched {
-                    nodes.reschedule(k as u64, 64);
+                    nodes.reschedule(k as u64, default_ports(n, uplinks));
                 }
                 for w in 0..n.div_ceil(64) + 1 {
                     for b in 0..64 {
