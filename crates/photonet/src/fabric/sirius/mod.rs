@@ -368,41 +368,38 @@ impl Sirius {
         let arrive = self.wire.arrival_index(t, self.layout.prop_slots);
         let words = self.queues.words();
         debug_assert_eq!(words, n.div_ceil(64));
-        // The live nodes, a word at a time: failed senders are skipped
-        // without a lookup each, and so are failed receivers below.
-        for sw in 0..words {
-            let mut senders = self.nodes.live_word(sw);
-            while senders != 0 {
-                let s = sw * 64 + senders.trailing_zeros() as usize;
-                senders &= senders - 1;
-                debug_assert!(!self.nodes.is_failed(s));
-                let has_local = self.ideal && self.local.cells(s) > 0;
-                if self.queues.at_node(s) == 0 && !has_local {
-                    continue;
-                }
-                let offset = self.nodes.reach(s, k);
-                if has_local {
-                    // SIRIUS (IDEAL) with LOCAL cells: any uplink may pick one.
-                    for u in 0..uplinks {
-                        let x = self.nodes.node_at(u * g + offset);
-                        if x != NIL && x as usize != s && !self.nodes.is_failed(x as usize) {
-                            self.send_on_link(t, s, x as usize, arrive);
-                        }
+        for s in 0..n {
+            if self.nodes.is_failed(s) {
+                continue;
+            }
+            let has_local = self.ideal && self.local.cells(s) > 0;
+            if self.queues.at_node(s) == 0 && !has_local {
+                continue;
+            }
+            let offset = self.nodes.reach(s, k);
+            if has_local {
+                // SIRIUS (IDEAL) with LOCAL cells: any uplink may pick one.
+                for u in 0..uplinks {
+                    let x = self.nodes.node_at(u * g + offset);
+                    if x != NIL && x as usize != s && !self.nodes.is_failed(x as usize) {
+                        self.send_on_link(t, s, x as usize, arrive);
                     }
-                    continue;
                 }
-                // Only the links with cells queued: the live nodes reached in
-                // this slot (in node order, which is uplink order) that s
-                // holds cells for. s never holds cells for itself.
-                for w in 0..words {
-                    let mut bits = self.queues.busy_word(s, w)
-                        & self.nodes.reach_word(offset, w)
-                        & self.nodes.live_word(w);
-                    while bits != 0 {
-                        let x = w * 64 + bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        self.send_on_link(t, s, x, arrive);
-                    }
+                continue;
+            }
+            // Only the links with cells queued: the live nodes reached in
+            // this slot (in node order, which is uplink order) that s holds
+            // cells for, read from the bitsets a word at a time (the live
+            // mask instead of a failed-node lookup per link). s never holds
+            // cells for itself.
+            for w in 0..words {
+                let mut bits = self.queues.busy_word(s, w)
+                    & self.nodes.reach_word(offset, w)
+                    & self.nodes.live_word(w);
+                while bits != 0 {
+                    let x = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    self.send_on_link(t, s, x, arrive);
                 }
             }
         }
