@@ -62,6 +62,18 @@ pub fn compute_requests<P: Picker>(
     picker: &mut P,
     out: &mut Vec<Request>,
 ) {
+    compute_requests_with(flows, candidates, picker, |r| out.push(r));
+}
+
+/// [`compute_requests`] handing each request to `emit` as it is drawn
+/// (the fabric acts on it at once instead of collecting them first).
+#[inline]
+pub fn compute_requests_with<P: Picker>(
+    flows: &mut Vec<FlowCells>,
+    candidates: &mut Vec<u32>,
+    picker: &mut P,
+    mut emit: impl FnMut(Request),
+) {
     flows.retain(|f| f.cells > 0);
     while !flows.is_empty() && !candidates.is_empty() {
         // Line 5: random_select(F) removes the tuple; lines 8-9 reinsert it with
@@ -71,7 +83,7 @@ pub fn compute_requests<P: Picker>(
         let j = picker.pick(candidates.len());
         let c = candidates.swap_remove(j);
         let f = &mut flows[i];
-        out.push(Request {
+        emit(Request {
             flow: f.flow,
             dst: f.dst,
             via: c,
@@ -107,13 +119,32 @@ pub fn compute_grants<P: Picker>(
     picker: &mut P,
     out: &mut Vec<Received>,
 ) {
+    compute_grants_with(requests, m, q, picker, |r, granted| {
+        if granted {
+            out.push(*r);
+        }
+    });
+}
+
+/// [`compute_grants`] handing every request to `decide`, in the order they
+/// are visited, with whether it was granted: the fabric answers each at once
+/// (no list of grants to match against the requests afterwards).
+#[inline]
+pub fn compute_grants_with<P: Picker>(
+    requests: &mut [Received],
+    m: &mut [u32],
+    q: u32,
+    picker: &mut P,
+    mut decide: impl FnMut(&Received, bool),
+) {
     shuffle(requests, picker);
     for r in requests.iter() {
         let md = &mut m[r.dst as usize];
-        if *md < q {
+        let granted = *md < q;
+        if granted {
             *md += 1;
-            out.push(*r);
         }
+        decide(r, granted);
     }
 }
 
@@ -196,6 +227,104 @@ mod tests {
                 // Grants as many as fit: all requests, or up to the bound.
                 prop_assert_eq!(granted, asked.min(q - before[d as usize]));
             }
+        }
+    }
+
+    /// The Vec-building `compute_requests` as it was before the callback
+    /// form: the oracle for `compute_requests_with`.
+    fn requests_oracle(
+        flows: &mut Vec<FlowCells>,
+        candidates: &mut Vec<u32>,
+        picker: &mut SimRngPicker,
+        out: &mut Vec<Request>,
+    ) {
+        flows.retain(|f| f.cells > 0);
+        while !flows.is_empty() && !candidates.is_empty() {
+            let i = picker.pick(flows.len());
+            let j = picker.pick(candidates.len());
+            let c = candidates.swap_remove(j);
+            let f = &mut flows[i];
+            out.push(Request {
+                flow: f.flow,
+                dst: f.dst,
+                via: c,
+            });
+            f.cells -= 1;
+            if f.cells == 0 {
+                flows.swap_remove(i);
+            }
+        }
+    }
+
+    type SimRngPicker = crate::rng::SimRng;
+
+    /// `compute_grants` as it was before the callback form (the oracle).
+    fn grants_oracle(
+        requests: &mut [Received],
+        m: &mut [u32],
+        q: u32,
+        picker: &mut SimRngPicker,
+        out: &mut Vec<Received>,
+    ) {
+        shuffle(requests, picker);
+        for r in requests.iter() {
+            let md = &mut m[r.dst as usize];
+            if *md < q {
+                *md += 1;
+                out.push(*r);
+            }
+        }
+    }
+
+    proptest! {
+        /// The callback forms against the Vec forms they replace in the
+        /// fabric: the same requests in the same order, the same grant
+        /// flags as matching the grant list against the shuffled requests
+        /// (what `RequestGrant::grant` did), the same m and the same
+        /// generator state afterwards.
+        #[test]
+        fn callback_forms_match_the_vec_forms(
+            cells in prop::collection::vec(0u64..6, 0..12),
+            ncand in 0usize..20,
+            dsts in prop::collection::vec((0u32..5, 0u32..3), 0..40),
+            m0 in prop::collection::vec(0u32..5, 5),
+            q in 2u32..6,
+            seed in 0u64..1000,
+        ) {
+            let flows0: Vec<FlowCells> = cells.iter().enumerate()
+                .map(|(i, &c)| FlowCells { flow: i as u32, dst: (i % 3) as u32, cells: c })
+                .collect();
+            let cand0: Vec<u32> = (0..ncand as u32).rev().collect();
+            let mut ra = RngStreams::new(seed).stream("t");
+            let mut rb = ra.clone();
+            let (mut fa, mut ca, mut oa) = (flows0.clone(), cand0.clone(), Vec::new());
+            requests_oracle(&mut fa, &mut ca, &mut ra, &mut oa);
+            let (mut fb, mut cb, mut ob) = (flows0, cand0, Vec::new());
+            compute_requests_with(&mut fb, &mut cb, &mut rb, |r| ob.push(r));
+            prop_assert_eq!(&oa, &ob);
+            prop_assert_eq!(&fa, &fb);
+            prop_assert_eq!(&ca, &cb);
+
+            // Duplicate requests (same source and destination) included.
+            let reqs0: Vec<Received> = dsts.iter()
+                .map(|&(d, s)| Received { src: s, dst: d, flow: s })
+                .collect();
+            let m0: Vec<u32> = m0.iter().map(|&x| x.min(q)).collect();
+            let (mut qa, mut ma, mut grants) = (reqs0.clone(), m0.clone(), Vec::new());
+            grants_oracle(&mut qa, &mut ma, q, &mut ra, &mut grants);
+            let mut g = 0;
+            let walked: Vec<(Received, bool)> = qa.iter().map(|r| {
+                let granted = g < grants.len() && grants[g] == *r;
+                g += granted as usize;
+                (*r, granted)
+            }).collect();
+            prop_assert_eq!(g, grants.len());
+            let (mut qb, mut mb, mut decided) = (reqs0, m0, Vec::new());
+            compute_grants_with(&mut qb, &mut mb, q, &mut rb, |r, granted| decided.push((*r, granted)));
+            prop_assert_eq!(walked, decided);
+            prop_assert_eq!(ma, mb);
+            use rand::RngCore;
+            prop_assert_eq!(ra.next_u64(), rb.next_u64());
         }
     }
 

@@ -116,7 +116,9 @@ impl Edge {
         }
     }
 
-    /// Queues a cell at the destination ToR for its server.
+    /// Queues a cell at the destination ToR for its server. Always inlined:
+    /// once per delivered cell, from the arrivals.
+    #[inline(always)]
     pub fn queue_for_server(&mut self, flows: &mut [FlowState], pool: &mut Pool<Cell>, cell: u32) {
         let f = pool[cell].flow;
         let st = &mut flows[f as usize];

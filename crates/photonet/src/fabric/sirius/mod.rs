@@ -366,6 +366,8 @@ impl Sirius {
         let uplinks = self.layout.uplinks;
         let g = self.nodes.ports();
         let arrive = self.wire.arrival_index(t, self.layout.prop_slots);
+        let words = self.queues.words();
+        debug_assert_eq!(words, n.div_ceil(64));
         for s in 0..n {
             if self.nodes.is_failed(s) {
                 continue;
@@ -379,17 +381,21 @@ impl Sirius {
                 // SIRIUS (IDEAL) with LOCAL cells: any uplink may pick one.
                 for u in 0..uplinks {
                     let x = self.nodes.node_at(u * g + offset);
-                    if x != NIL {
+                    if x != NIL && x as usize != s && !self.nodes.is_failed(x as usize) {
                         self.send_on_link(t, s, x as usize, arrive);
                     }
                 }
                 continue;
             }
-            // Only the links with cells queued: the nodes reached in this
-            // slot (in node order, which is uplink order) that s holds cells
-            // for.
-            for w in 0..self.queues.words() {
-                let mut bits = self.queues.busy_word(s, w) & self.nodes.reach_word(offset, w);
+            // Only the links with cells queued: the live nodes reached in
+            // this slot (in node order, which is uplink order) that s holds
+            // cells for, read from the bitsets a word at a time (the live
+            // mask instead of a failed-node lookup per link). s never holds
+            // cells for itself.
+            for w in 0..words {
+                let mut bits = self.queues.busy_word(s, w)
+                    & self.nodes.reach_word(offset, w)
+                    & self.nodes.live_word(w);
                 while bits != 0 {
                     let x = w * 64 + bits.trailing_zeros() as usize;
                     bits &= bits - 1;
@@ -400,12 +406,11 @@ impl Sirius {
     }
 
     /// Link s → x in slot `t`: one cell, of the second hop or the first (see
-    /// [`Sirius::transmit`]), if any waits.
+    /// [`Sirius::transmit`]), if any waits. The caller has checked that x is
+    /// live and not s.
     #[inline(always)]
     fn send_on_link(&mut self, t: u64, s: usize, x: usize, arrive: usize) {
-        if x == s || self.nodes.is_failed(x) {
-            return;
-        }
+        debug_assert!(x != s && !self.nodes.is_failed(x));
         if !self.ideal {
             // Request/grant: the link's queues alone decide.
             let Some((cell, first)) = self.queues.take_for_link(&mut self.pool, s, x) else {

@@ -220,3 +220,39 @@ impl Nodes {
         self.index_schedule();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The live words `transmit` and request/grant read against the
+        /// per-node failed flags they replace, after random failures (and
+        /// reschedules, which must leave the words alone): bit x set iff x
+        /// exists and has not failed.
+        #[test]
+        fn live_words_match_the_failed_flags(
+            n in 1usize..200,
+            fails in prop::collection::vec((0usize..200, any::<bool>()), 0..30),
+        ) {
+            let uplinks = 3;
+            let schedule = CyclicSchedule::new(n, uplinks, default_ports(n, uplinks)).unwrap();
+            let mut nodes = Nodes::new(n, schedule, false);
+            for (k, &(x, resched)) in fails.iter().enumerate() {
+                let x = x % n;
+                nodes.fail(x);
+                if resched {
+                    nodes.reschedule(k as u64, default_ports(n, uplinks));
+                }
+                for w in 0..n.div_ceil(64) + 1 {
+                    for b in 0..64 {
+                        let y = w * 64 + b;
+                        let live = w < n.div_ceil(64) && nodes.live_word(w) >> b & 1 == 1;
+                        prop_assert_eq!(live, y < n && !nodes.is_failed(y), "node {}", y);
+                    }
+                }
+            }
+        }
+    }
+}

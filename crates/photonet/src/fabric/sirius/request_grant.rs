@@ -21,7 +21,7 @@ use super::queues::Queues;
 use super::{Cell, FlowState};
 use crate::pool::Pool;
 use crate::rng::SimRng;
-use crate::sched::sirius::{compute_grants, compute_requests, FlowCells, Received, Request};
+use crate::sched::sirius::{compute_grants_with, compute_requests_with, FlowCells, Received};
 
 /// The answer to a request: (slot it reaches the source, source,
 /// intermediate, flow, granted).
@@ -39,14 +39,10 @@ pub(super) struct RequestGrant {
     /// created: an epoch start applies those that have reached their
     /// sources.
     decisions: Vec<Decision>,
-    /// The decisions an epoch start applies (scratch).
-    due: Vec<Decision>,
     outstanding: u64,
     rng: SimRng,
     scratch_flows: Vec<FlowCells>,
     scratch_candidates: Vec<u32>,
-    scratch_requests: Vec<Request>,
-    scratch_grants: Vec<Received>,
     /// The requests one intermediate grants among (scratch).
     scratch_reqs: Vec<Received>,
     pub requests: u64,
@@ -67,13 +63,10 @@ impl RequestGrant {
             prop_slots,
             inbox: vec![Vec::new(); nodes],
             decisions: Vec::new(),
-            due: Vec::new(),
             outstanding: 0,
             rng,
             scratch_flows: Vec::new(),
             scratch_candidates: Vec::new(),
-            scratch_requests: Vec::new(),
-            scratch_grants: Vec::new(),
             scratch_reqs: Vec::new(),
             requests: 0,
             grants: 0,
@@ -91,19 +84,6 @@ impl RequestGrant {
     #[inline]
     pub fn per_slot(&self) -> bool {
         self.handshake != Handshake::TwoEpochs
-    }
-
-    /// The slot in which a message sent from `from` to `to` at slot `t`
-    /// arrives: it rides on the next cell of the slot that connects them (in
-    /// this slot or later in the cycle), and arrives one slot plus the
-    /// propagation later. At an epoch start the wait is `slot_to` itself.
-    /// `now` is `nodes.slot_in_epoch(t)`, computed once per batch of
-    /// messages (a division each otherwise).
-    fn arrival(&self, nodes: &Nodes, t: u64, now: usize, from: usize, to: usize) -> u64 {
-        let g = nodes.ports();
-        let k = nodes.slot_to(from, to);
-        let wait = if k >= now { k - now } else { k + g - now };
-        t + wait as u64 + 1 + self.prop_slots
     }
 
     /// A decision for a failed node (nothing reaches it): applied, and its
@@ -170,46 +150,49 @@ impl RequestGrant {
     ) {
         let failed = nodes.failed();
         let none_failed = nodes.failed_count() == 0;
-        let mut due = std::mem::take(&mut self.due);
-        take_arrived(&mut self.decisions, t, |d| d.0, |d| d, &mut due);
-        for &(_, src, via, f, granted) in &due {
-            self.outstanding -= 1;
-            let st = &mut flows[f as usize];
-            st.requested -= 1;
-            let dst = st.dst_node as usize;
-            if granted {
-                self.grants += 1;
-            }
-            if none_failed {
-                // The branches below without their failed-node lookups.
+        let (outstanding, grants) = (&mut self.outstanding, &mut self.grants);
+        drain_arrived(
+            &mut self.decisions,
+            t,
+            |d| d.0,
+            |(_, src, via, f, granted)| {
+                *outstanding -= 1;
+                let st = &mut flows[f as usize];
+                st.requested -= 1;
+                let dst = st.dst_node as usize;
                 if granted {
-                    let cell = local.take(flows, pool, f);
-                    queues.enqueue_vq(pool, src as usize, via as usize, cell);
+                    *grants += 1;
                 }
-                continue;
-            }
-            if granted && (failed[src as usize] || failed[dst]) {
-                // The source died after asking, or the destination did: release
-                // the intermediate's reservation.
-                queues.release(via as usize, dst);
-                queues.release_src(via as usize, src as usize, dst);
-            }
-            if failed[dst] && !failed[src as usize] {
-                local.discard(flows, pool, f, 1);
-                continue;
-            }
-            if !granted || failed[src as usize] {
-                continue;
-            }
-            if failed[via as usize] {
-                // Granted just before the intermediate failed: the cell stays
-                // in LOCAL and is requested again.
-                continue;
-            }
-            let cell = local.take(flows, pool, f);
-            queues.enqueue_vq(pool, src as usize, via as usize, cell);
-        }
-        self.due = due;
+                if none_failed {
+                    // The branches below without their failed-node lookups.
+                    if granted {
+                        let cell = local.take(flows, pool, f);
+                        queues.enqueue_vq(pool, src as usize, via as usize, cell);
+                    }
+                    return;
+                }
+                if granted && (failed[src as usize] || failed[dst]) {
+                    // The source died after asking, or the destination did: release
+                    // the intermediate's reservation.
+                    queues.release(via as usize, dst);
+                    queues.release_src(via as usize, src as usize, dst);
+                }
+                if failed[dst] && !failed[src as usize] {
+                    local.discard(flows, pool, f, 1);
+                    return;
+                }
+                if !granted || failed[src as usize] {
+                    return;
+                }
+                if failed[via as usize] {
+                    // Granted just before the intermediate failed: the cell stays
+                    // in LOCAL and is requested again.
+                    return;
+                }
+                let cell = local.take(flows, pool, f);
+                queues.enqueue_vq(pool, src as usize, via as usize, cell);
+            },
+        );
     }
 
     /// Grants, at each intermediate, over the requests that have reached it
@@ -235,35 +218,28 @@ impl RequestGrant {
                     self.decide_locally(t, r.src, i as u32, r.flow, false);
                 }
             } else {
-                self.scratch_grants.clear();
+                // Each request's decision goes out as it is made, in the
+                // order they are visited.
+                let (decisions, prop) = (&mut self.decisions, self.prop_slots);
+                let mut decide = |r: &Received, granted: bool| {
+                    let at = if !none_failed && failed[r.src as usize] {
+                        t
+                    } else {
+                        arrival(nodes, prop, t, now, i, r.src as usize)
+                    };
+                    decisions.push((at, r.src, i as u32, r.flow, granted));
+                };
                 if queues.per_source() {
                     // Q per (source, destination): each request is judged on
                     // its own pair's count, so their order does not matter.
                     for r in &reqs {
-                        if queues.try_grant_src(i, r.src as usize, r.dst as usize, q) {
-                            self.scratch_grants.push(*r);
-                        }
+                        let granted = queues.try_grant_src(i, r.src as usize, r.dst as usize, q);
+                        decide(r, granted);
                     }
                 } else {
                     let m = queues.occ_row(i);
-                    compute_grants(&mut reqs, m, q, &mut self.rng, &mut self.scratch_grants);
+                    compute_grants_with(&mut reqs, m, q, &mut self.rng, decide);
                 }
-                // compute_grants shuffles `reqs` and grants a prefix-respecting
-                // subset; mark which were granted by walking both in order.
-                let mut g = 0;
-                for r in &reqs {
-                    let granted = g < self.scratch_grants.len() && self.scratch_grants[g] == *r;
-                    if granted {
-                        g += 1;
-                    }
-                    let at = if !none_failed && failed[r.src as usize] {
-                        t
-                    } else {
-                        self.arrival(nodes, t, now, i, r.src as usize)
-                    };
-                    self.decisions.push((at, r.src, i as u32, r.flow, granted));
-                }
-                debug_assert_eq!(g, self.scratch_grants.len());
             }
         }
         self.scratch_reqs = reqs;
@@ -315,28 +291,63 @@ impl RequestGrant {
                 })
                 .collect::<Vec<_>>()
                 .iter()));
-            self.scratch_requests.clear();
-            compute_requests(
+            // Each request joins its intermediate's inbox as it is drawn.
+            let (inbox, prop) = (&mut self.inbox, self.prop_slots);
+            let (outstanding, requests) = (&mut self.outstanding, &mut self.requests);
+            compute_requests_with(
                 &mut self.scratch_flows,
                 &mut self.scratch_candidates,
                 &mut self.rng,
-                &mut self.scratch_requests,
+                |r| {
+                    flows[r.flow as usize].requested += 1;
+                    *outstanding += 1;
+                    *requests += 1;
+                    let req = Received {
+                        src: s as u32,
+                        dst: r.dst,
+                        flow: r.flow,
+                    };
+                    let at = arrival(nodes, prop, t, now, s, r.via as usize);
+                    inbox[r.via as usize].push((at, req));
+                },
             );
-            for k in 0..self.scratch_requests.len() {
-                let r = self.scratch_requests[k];
-                flows[r.flow as usize].requested += 1;
-                self.outstanding += 1;
-                self.requests += 1;
-                let req = Received {
-                    src: s as u32,
-                    dst: r.dst,
-                    flow: r.flow,
-                };
-                let at = self.arrival(nodes, t, now, s, r.via as usize);
-                self.inbox[r.via as usize].push((at, req));
-            }
         }
     }
+}
+
+/// The slot in which a message sent from `from` to `to` at slot `t`
+/// arrives: it rides on the next cell of the slot that connects them (in
+/// this slot or later in the cycle), and arrives one slot plus the
+/// propagation (`prop_slots`) later. At an epoch start the wait is
+/// `slot_to` itself. `now` is `nodes.slot_in_epoch(t)`, computed once per
+/// batch of messages (a division each otherwise). A free function so that
+/// the per-message callbacks can call it while the generator is borrowed.
+#[inline]
+fn arrival(nodes: &Nodes, prop_slots: u64, t: u64, now: usize, from: usize, to: usize) -> u64 {
+    let g = nodes.ports();
+    let k = nodes.slot_to(from, to);
+    let wait = if k >= now { k - now } else { k + g - now };
+    t + wait as u64 + 1 + prop_slots
+}
+
+/// Hands the messages of `queue` that have arrived by slot `t` (`at` says
+/// when each does) to `act`, in order, and leaves the others in order: one
+/// pass, with no collection of the arrived ones in between.
+#[inline]
+fn drain_arrived<T: Copy>(
+    queue: &mut Vec<T>,
+    t: u64,
+    at: impl Fn(&T) -> u64,
+    mut act: impl FnMut(T),
+) {
+    queue.retain(|m| {
+        if at(m) <= t {
+            act(*m);
+            false
+        } else {
+            true
+        }
+    });
 }
 
 /// Moves the messages of `queue` that have arrived by slot `t` (`at` says
@@ -359,4 +370,29 @@ fn take_arrived<T: Copy, U>(
             true
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `drain_arrived` against `take_arrived` (the collection it
+        /// replaces for the decisions): the same messages acted on in the
+        /// same order, the same ones left in the same order.
+        #[test]
+        fn drain_arrived_acts_as_take_arrived_collects(
+            ats in prop::collection::vec(0u64..20, 0..60),
+            t in 0u64..20,
+        ) {
+            let queue: Vec<(u64, usize)> = ats.iter().copied().zip(0..).collect();
+            let (mut qa, mut taken) = (queue.clone(), Vec::new());
+            take_arrived(&mut qa, t, |m| m.0, |m| m, &mut taken);
+            let (mut qb, mut acted) = (queue, Vec::new());
+            drain_arrived(&mut qb, t, |m| m.0, |m| acted.push(m));
+            prop_assert_eq!(taken, acted);
+            prop_assert_eq!(qa, qb);
+        }
+    }
 }
