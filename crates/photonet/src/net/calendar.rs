@@ -676,49 +676,6 @@ mod tests {
     }
 
     proptest! {
-        /// Against a `BinaryHeap` oracle, with many entries at equal times
-        /// (times drawn from a few values near the present, some far ahead)
-        /// and repeated payloads: every pop returns the oracle's minimum of
-        /// (time, payload), and `pop_due` stops at its bound.
-        #[test]
-        fn equal_times_against_a_binary_heap(
-            ops in prop::collection::vec((0u64..8, 0u64..4, 0u32..6, 0u8..5), 1..800)
-        ) {
-            let mut q = CalendarQueue::<(u32, u8)>::new();
-            let mut oracle = BinaryHeap::new();
-            let mut now = 0u64;
-            for (step, scale, payload, op) in ops {
-                if op < 2 {
-                    // Pop what is due within a few buckets of the present.
-                    let bound = now + step * 700;
-                    let got = q.pop_due(bound);
-                    let want = match oracle.peek() {
-                        Some(&Reverse((t, _))) if t <= bound => oracle.pop().map(|r| r.0),
-                        _ => None,
-                    };
-                    prop_assert_eq!(got, want);
-                    if let Some((t, _)) = got {
-                        now = t;
-                    }
-                } else {
-                    // Equal times are common: a handful of offsets, scaled
-                    // from within one bucket to beyond the wheel's horizon.
-                    let t = now + step * [1, 256, 4_096, 40_000_000][scale as usize];
-                    let e = (payload, op);
-                    q.push(t, e);
-                    oracle.push(Reverse((t, e)));
-                }
-                prop_assert_eq!(q.len(), oracle.len());
-                prop_assert_eq!(q.peek_time(), oracle.peek().map(|r| r.0 .0));
-            }
-            while let Some(Reverse(want)) = oracle.pop() {
-                prop_assert_eq!(q.pop_due(u64::MAX), Some(want));
-            }
-            prop_assert!(q.is_empty());
-        }
-    }
-
-    proptest! {
         /// Every bucket width pops as a `BinaryHeap` does, ties included:
         /// times at a handful of offsets scaled to the width (within a
         /// bucket, a few buckets on, beyond the horizon), repeated
