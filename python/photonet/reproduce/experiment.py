@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from ..api import stat_name_matches, statistics
 from ..config import ConfigError, read_config_text, tomllib
@@ -719,3 +719,19 @@ def parse_class(where: str, cls: str) -> tuple[float, float]:
     if cls.startswith("<"):
         return 0.0, parse_size(w, cls[1:])
     raise ConfigError(f"{w} is not a size class; expected \"all\", \"<SIZE\" or \">=SIZE\"")
+
+
+def claim_reads(c: dict, xs: Sequence[Any]) -> list[tuple[str, Any]]:
+    """The (series, x) points whose metric
+    :func:`~photonet.reproduce.numbers.evaluate_claim` reads for
+    claim ``c`` of a figure with x values ``xs``: series ``a`` (and ``b``,
+    unless a ``value``) at ``a_at`` / ``b_at``, at ``at``, or at every x for
+    ``at`` = max / min / geomean. A reading alternative runs only these
+    (:func:`~photonet.reproduce.points.build_points` ``claims_only``), so
+    this follows evaluate_claim line by line; tests/test_reproduce_claims.py
+    checks on every claim in experiments/ that the two agree."""
+    labels = [c["a"]] + ([c["b"]] if c["kind"] != "value" else [])
+    if "a_at" in c:
+        return [(lab, x) for lab, at in zip(labels, (c["a_at"], c.get("b_at"))) for x in xs if x_equal(x, at)]
+    at = c.get("at", "max")
+    return [(lab, x) for lab in labels for x in xs if at in ("max", "min", "geomean") or x_equal(x, at)]

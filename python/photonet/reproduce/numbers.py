@@ -10,7 +10,7 @@ from typing import Any, Iterable, Optional, Sequence
 import pandas as pd
 
 from ..config import ConfigError
-from .experiment import Figure, Metric, Reference, is_num, parse_class, parse_expect, parse_size, x_equal  # noqa: F401 (re-exported)
+from .experiment import Figure, Metric, Reference, claim_reads, is_num, parse_class, parse_expect, parse_size, x_equal  # noqa: F401 (re-exported)
 from .models import ModelRun, lookup
 from .points import FigPoint, manifest_of, summary_of
 
@@ -218,21 +218,6 @@ def evaluate_claim(df: pd.DataFrame, c: dict, metric: Optional[Metric] = None) -
     if math.isfinite(v):
         return v, ""
     return float("nan"), why_missing(df, labels, metric)
-
-
-def claim_reads(c: dict, xs: Sequence[Any]) -> list[tuple[str, Any]]:
-    """The (series, x) points whose metric :func:`evaluate_claim` reads for
-    claim ``c`` of a figure with x values ``xs``: series ``a`` (and ``b``,
-    unless a ``value``) at ``a_at`` / ``b_at``, at ``at``, or at every x for
-    ``at`` = max / min / geomean. A reading alternative runs only these
-    (:func:`~photonet.reproduce.points.build_points` ``claims_only``), so
-    this follows evaluate_claim line by line; tests/test_reproduce_claims.py
-    checks on every claim in experiments/ that the two agree."""
-    labels = [c["a"]] + ([c["b"]] if c["kind"] != "value" else [])
-    if "a_at" in c:
-        return [(lab, x) for lab, at in zip(labels, (c["a_at"], c.get("b_at"))) for x in xs if x_equal(x, at)]
-    at = c.get("at", "max")
-    return [(lab, x) for lab in labels for x in xs if at in ("max", "min", "geomean") or x_equal(x, at)]
 
 
 def _expect_ok(c: dict, ours: float) -> bool:

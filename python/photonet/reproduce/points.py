@@ -20,7 +20,7 @@ import tomli_w
 
 from .. import sweep
 from ..config import ConfigError, _deepcopy, apply_overrides, to_toml, tomllib
-from .experiment import SCALES, Figure, Metric, Paper, Reference, fmt_x, is_num, x_equal
+from .experiment import SCALES, Figure, Metric, Paper, Reference, claim_reads, fmt_x, is_num, x_equal
 
 ProgressFn = Callable[[str], None]
 BACKENDS = sweep.BACKENDS
@@ -115,7 +115,7 @@ def build_points(
     ``fabrics``) are skipped. A point keeps its per-flow records where
     :func:`needs_flows` says (for any figure sharing it), or everywhere with
     ``flows``. ``claims_only``: only the points the figures' claims read
-    (:func:`~photonet.reproduce.numbers.claim_reads`), for a reading
+    (:func:`~photonet.reproduce.experiment.claim_reads`), for a reading
     alternative, which draws nothing."""
     if scale not in SCALES:
         raise ConfigError(f"scale {scale!r} is not known; expected one of {', '.join(SCALES)}")
@@ -138,8 +138,6 @@ def build_points(
         if fig.is_model:
             continue
         if claims_only:
-            from .numbers import claim_reads  # (numbers imports this module)
-
             reads = [pt for c in fig.claims for pt in claim_reads(c, fig.xs)]
         for s in fig.series:
             for x, xset in zip(fig.xs, fig.x_sets):
