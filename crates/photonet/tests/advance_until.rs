@@ -4,7 +4,7 @@
 //! duration or a flow count. Here, beside the engine, because fabrics sit
 //! below the run loop and may not call it.
 
-mod common;
+use crate::common;
 
 use photonet::engine::{run, StopRule};
 use photonet::fabric::baldur::{BaldurModule, BaldurParams};

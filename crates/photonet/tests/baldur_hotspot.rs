@@ -11,7 +11,7 @@ use photonet::fabric::baldur::{Backoff, BaldurParams};
 use photonet::run::{Paths, RunResult};
 use photonet::units::{ByteSize, SimTime};
 
-mod common;
+use crate::common;
 use common::{loaded, one_host_per_rack, run_clean};
 
 const HOSTS: u32 = 64;

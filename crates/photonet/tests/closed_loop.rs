@@ -8,7 +8,7 @@ use photonet::fabric::ideal::IdealParams;
 use photonet::run::{prepare, Paths, RunResult};
 use photonet::units::{ByteSize, SimTime};
 
-mod common;
+use crate::common;
 use common::{loaded, one_host_per_rack, run_clean};
 
 fn ping_pong(fabric: &str, hosts: u32, per_node: u64, group: Option<u32>) -> Config {

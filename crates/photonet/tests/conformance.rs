@@ -9,7 +9,7 @@
 //! sweep point) holds only its own table; a run emits exactly the statistics
 //! it declares.
 
-mod common;
+use crate::common;
 use common::{replay, tempdir};
 
 use photonet::config::{documented_default_config, Config, PatternKind, SizesConfig};

@@ -2,7 +2,7 @@
 //! 2 uplinks, a few hundred flows) is refused with the key and why, or runs
 //! to a physically possible result.
 
-mod common;
+use crate::common;
 
 use photonet::config::Config;
 use photonet::run::{prepare, simulate, Paths, RunResult};

@@ -17,7 +17,7 @@ fn small_config(trace: &str) -> (Config, Paths, tempdir::Dir) {
     (c, paths, dir)
 }
 
-mod common;
+use crate::common;
 use common::{loaded, run_clean, tempdir, trace_config};
 
 fn finishes(c: &Config, p: &Paths) -> Vec<Option<u64>> {

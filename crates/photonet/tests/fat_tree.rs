@@ -19,7 +19,7 @@ use photonet::topology::Topology;
 use photonet::units::{ByteSize, Rate, SimTime};
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 use common::{all_delivered, drain_with, flow, numbered};
 
 fn topo100() -> Topology {

@@ -6,7 +6,7 @@
 //!
 //! CI runs a short pass (256 cases per parser). A long run, e.g. 10 minutes
 //! per parser:
-//! `PHOTONET_FUZZ_CASES=2000000 PHOTONET_FUZZ_SECONDS=600 cargo test --release -p photonet --test fuzz_parsers -- --test-threads 1`
+//! `PHOTONET_FUZZ_CASES=2000000 PHOTONET_FUZZ_SECONDS=600 cargo test --release -p photonet --test integration fuzz_parsers:: -- --test-threads 1`
 //! Every crash found becomes a test in `tests/hostile.rs` or beside the parser.
 
 use photonet::config::Config;

@@ -1,7 +1,7 @@
 //! Bad input that used to produce nonsense: each case is refused with the key,
 //! the value and why, or runs within physical bounds.
 
-mod common;
+use crate::common;
 use common::tempdir;
 
 use photonet::config::{Config, PatternKind, SizesConfig};

@@ -12,7 +12,7 @@ use photonet::topology::Topology;
 use photonet::units::{ByteSize, Rate, SimTime};
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 use common::{all_delivered, drain, flow, numbered};
 
 /// htsim's NDP settings on a k-ary fat-tree of 100 Gb/s, 1 us links.

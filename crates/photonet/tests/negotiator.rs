@@ -5,7 +5,7 @@
 //! the receiver-side limit, the match ratio under saturation, link failures
 //! with exactly-once delivery, and bad input.
 
-mod common;
+use crate::common;
 use common::{loaded, one_host_per_rack, run_clean as run, tempdir, trace_config};
 
 use photonet::config::{Config, SizesConfig};

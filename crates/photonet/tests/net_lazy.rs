@@ -28,7 +28,7 @@ use photonet::topology::Topology;
 use photonet::units::{Rate, SimTime};
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 use common::{drain, flow, numbered, Steps};
 
 /// What a run leaves: per flow (id order) its delivered bytes and finish

@@ -15,7 +15,7 @@ use photonet::topology::Topology;
 use photonet::units::{ByteSize, Rate, SimTime};
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 use common::{all_delivered, flow, numbered};
 
 /// YAPS's `PFabricTopology`: 9 ToRs of 16 hosts at 40 Gb/s, 4 cores at

@@ -3,7 +3,7 @@
 //! request/grant pipeline, conservation and queue bounds on random workloads,
 //! failures, and the direction of the paper's knobs (guardband, uplinks).
 
-mod common;
+use crate::common;
 use common::{one_host_per_rack, run_clean as run, tempdir};
 
 use photonet::config::{Config, SizesConfig};
