@@ -362,14 +362,7 @@ fn take_arrived<T: Copy, U>(
     out: &mut Vec<U>,
 ) {
     out.clear();
-    queue.retain(|m| {
-        if at(m) <= t {
-            out.push(keep(*m));
-            false
-        } else {
-            true
-        }
-    });
+    drain_arrived(queue, t, at, |m| out.push(keep(m)));
 }
 
 #[cfg(test)]
@@ -378,21 +371,24 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// `drain_arrived` against `take_arrived` (the collection it
-        /// replaces for the decisions): the same messages acted on in the
-        /// same order, the same ones left in the same order.
+        /// `drain_arrived` and `take_arrived` against a partition of the
+        /// queue by arrival: the arrived messages acted on (or taken) in
+        /// queue order, the others left in queue order.
         #[test]
-        fn drain_arrived_acts_as_take_arrived_collects(
+        fn arrived_messages_leave_the_queue_in_order(
             ats in prop::collection::vec(0u64..20, 0..60),
             t in 0u64..20,
         ) {
             let queue: Vec<(u64, usize)> = ats.iter().copied().zip(0..).collect();
-            let (mut qa, mut taken) = (queue.clone(), Vec::new());
-            take_arrived(&mut qa, t, |m| m.0, |m| m, &mut taken);
-            let (mut qb, mut acted) = (queue, Vec::new());
-            drain_arrived(&mut qb, t, |m| m.0, |m| acted.push(m));
-            prop_assert_eq!(taken, acted);
-            prop_assert_eq!(qa, qb);
+            let (arrived, waiting): (Vec<_>, Vec<_>) = queue.iter().copied().partition(|m| m.0 <= t);
+            let (mut qa, mut acted) = (queue.clone(), Vec::new());
+            drain_arrived(&mut qa, t, |m| m.0, |m| acted.push(m));
+            prop_assert_eq!(&acted, &arrived);
+            prop_assert_eq!(&qa, &waiting);
+            let (mut qb, mut taken) = (queue, vec![(99, 99)]);
+            take_arrived(&mut qb, t, |m| m.0, |m| m, &mut taken);
+            prop_assert_eq!(&taken, &arrived);
+            prop_assert_eq!(&qb, &waiting);
         }
     }
 }
