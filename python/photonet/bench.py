@@ -245,6 +245,10 @@ PAPER_SCENARIOS: dict[str, dict] = {
         for name, paper, fig, series, x, needs, about in [
             ("sirius-fig12w-full-sirius-1x", "sirius", "fig12w", "SIRIUS 1x", 10000.0, "sirius",
              "reproduce sirius --full, Fig. 12's worst case: SIRIUS 1x, §4.2 all-to-all of 10 KB flows (9.4 M flows)"),
+            ("sirius-fig12w-full-ideal-1x", "sirius", "fig12w", "SIRIUS (IDEAL) 1x", 10000.0, "sirius_ideal",
+             "reproduce sirius --full, the slowest point: SIRIUS (IDEAL) 1x on the §4.2 all-to-all (9.4 M flows; LOCAL's pick per link)"),
+            ("sirius-fig09-full-esn-osub-75", "sirius", "fig09", "ESN-OSUB (Ideal)", 0.75, "esn_osub",
+             "reproduce sirius --full, Fig. 9's ESN-OSUB (Ideal) at realised load 0.75: the fluid's max-min re-solve every 100 ns"),
             ("negotiator-fig13a-full-oblivious-100", "negotiator", "fig13a", "Traffic-oblivious thin-clos", 1.0, "sirius_ideal",
              "reproduce negotiator --full, Fig. 13(a): the traffic-oblivious thin-clos baseline at 100 % background load"),
             ("baldur-fig06a-full-multibutterfly-0.9", "baldur", "fig06a", "Electrical multi-butterfly", 0.9, "multibutterfly",
