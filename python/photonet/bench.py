@@ -251,6 +251,8 @@ PAPER_SCENARIOS: dict[str, dict] = {
              "reproduce sirius --full, Fig. 9's ESN-OSUB (Ideal) at realised load 0.75: the fluid's max-min re-solve every 100 ns"),
             ("negotiator-fig13a-full-oblivious-100", "negotiator", "fig13a", "Traffic-oblivious thin-clos", 1.0, "sirius_ideal",
              "reproduce negotiator --full, Fig. 13(a): the traffic-oblivious thin-clos baseline at 100 % background load"),
+            ("negotiator-fig13c-full-oblivious-100", "negotiator", "fig13c", "Traffic-oblivious thin-clos", 1.0, "sirius_ideal",
+             "reproduce negotiator --full, the slowest point: Fig. 13(c)'s traffic-oblivious baseline at 100 % load (66.4 M Google RPC flows in 30 ms)"),
             ("baldur-fig06a-full-multibutterfly-0.9", "baldur", "fig06a", "Electrical multi-butterfly", 0.9, "multibutterfly",
              "reproduce baldur --full, Fig. 6(a): electrical multi-butterfly, random permutation at load 0.9, 10.24 M packets"),
             ("yaps-flows10k-full", "yaps", "flows10k", "photonet pFabric", "pfabric_websearch_l50", "leaf_spine",

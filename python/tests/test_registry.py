@@ -80,7 +80,7 @@ def test_experiment_bench_scenarios_name_existing_figures():
     exp = {k: s["experiment"] for k, s in bench.SCENARIOS.items() if "experiment" in s}
     assert {"reactor-fig10-paper", "reactor-fig11-paper", "mordia-table2-paper"} <= set(exp)
     assert {"sirius-fig12w-full-sirius-1x", "negotiator-fig13a-full-oblivious-100", "baldur-fig06a-full-multibutterfly-0.9",
-            "yaps-flows10k-full", "sirius-fig12w-full-ideal-1x", "sirius-fig09-full-esn-osub-75"} <= set(exp)
+            "yaps-flows10k-full", "sirius-fig12w-full-ideal-1x", "sirius-fig09-full-esn-osub-75", "negotiator-fig13c-full-oblivious-100"} <= set(exp)
     for name, e in exp.items():
         _, fps = build_points(load_paper(e["paper"]), e["scale"], only=[e["only"]])
         assert fps and all(fp.point is not None for fp in fps), name
