@@ -67,6 +67,8 @@ pub(super) struct Edge {
     pub peak_downlink_cells: usize,
     /// Cells that reached their server twice (never, in Sirius).
     pub duplicate_cells: u64,
+    /// Flows (slots) completed since the fabric last looked.
+    pub completed: Vec<u32>,
 }
 
 impl Edge {
@@ -94,6 +96,7 @@ impl Edge {
             peak_server_reorder_cells: 0,
             peak_downlink_cells: 0,
             duplicate_cells: 0,
+            completed: Vec::new(),
         }
     }
 
@@ -107,10 +110,10 @@ impl Edge {
         !self.up_active.is_empty() || !self.down_active.is_empty()
     }
 
-    /// A new flow (its reorder state); `push` puts it on its server's
-    /// uplink (false: an end is down, the flow never starts).
+    /// A new flow in slot `f` (its reorder state); `push` puts it on its
+    /// server's uplink (false: an end is down, the flow never starts).
     pub fn add_flow(&mut self, f: u32, src: u32, push: bool) {
-        self.reorder.push_flow();
+        self.reorder.start_flow(f);
         if push && self.up[src as usize].link.add_flow(f) {
             self.up_active.push(src);
         }
@@ -140,14 +143,17 @@ impl Edge {
         }
     }
 
-    /// The destination server got cell `seq` (of `bytes`) of flow `f` at `t`.
-    /// Every cell is reported delivered when it arrives; the flow completes
-    /// when its reorder buffer has released them all.
+    /// The destination server got cell `seq` (of `bytes`) of the flow in
+    /// slot `f` (flow `id`) at `t`. Every cell is reported delivered when it
+    /// arrives; the flow completes when its reorder buffer has released them
+    /// all.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn receive(
         &mut self,
         st: &FlowState,
         f: u32,
+        id: u32,
         seq: u32,
         bytes: u64,
         t: SimTime,
@@ -183,9 +189,10 @@ impl Edge {
             }
         };
         if done {
-            sink.deliver_last(f, t, bytes);
+            sink.deliver_last(id, t, bytes);
+            self.completed.push(f);
         } else {
-            sink.deliver_point(f, t, bytes);
+            sink.deliver_point(id, t, bytes);
         }
     }
 
@@ -256,13 +263,16 @@ impl Edge {
     }
 
     /// One slot of the server downlinks: each delivers what its credit at R
-    /// allows, the cells counting at `end_of_slot`.
+    /// allows, the cells counting at `end_of_slot`. `ids` names each slot's
+    /// flow.
     #[inline(never)] // once per slot: kept apart in profiles
+    #[allow(clippy::too_many_arguments)]
     pub fn downlinks(
         &mut self,
         end_of_slot: SimTime,
         sink: &mut Recorder,
         flows: &mut [FlowState],
+        ids: &[u32],
         pool: &mut Pool<Cell>,
         failed: &[bool],
     ) {
@@ -298,7 +308,7 @@ impl Edge {
                 d.queued -= 1;
                 self.downlink_cells -= 1;
                 let st = &flows[f as usize];
-                self.receive(st, f, seq, bytes, end_of_slot, sink);
+                self.receive(st, f, ids[f as usize], seq, bytes, end_of_slot, sink);
             }
             if self.down[s].link.end_slot() {
                 self.down_active.swap_remove(i);

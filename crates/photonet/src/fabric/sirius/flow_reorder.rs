@@ -61,6 +61,21 @@ impl FlowReorder {
         self.state.push([0, 0]);
     }
 
+    /// Flow `f` starts afresh: a new slot, or one whose flow completed
+    /// (nothing held, no buffer attached).
+    pub fn start_flow(&mut self, f: u32) {
+        match self.state.get_mut(f as usize) {
+            Some(s) => {
+                debug_assert_eq!(s[1], 0, "a reused slot holds nothing");
+                *s = [0, 0];
+            }
+            None => {
+                debug_assert_eq!(f as usize, self.state.len());
+                self.push_flow();
+            }
+        }
+    }
+
     /// Number of flows.
     pub fn len(&self) -> usize {
         self.state.len()

@@ -44,6 +44,9 @@ pub(super) struct Local {
     pub discarded_for_failed_dest: u64,
     /// Cells sent again after a failure (see [`Local::retransmit`]).
     pub cells_retransmitted: u64,
+    /// Completed flows that have left their node's list since the fabric
+    /// last looked: nothing refers to them any more, their slots are free.
+    pub left_done: Vec<u32>,
 }
 
 impl Local {
@@ -74,6 +77,7 @@ impl Local {
             peak_local_cells: 0,
             discarded_for_failed_dest: 0,
             cells_retransmitted: 0,
+            left_done: Vec::new(),
         }
     }
 
@@ -139,7 +143,8 @@ impl Local {
             self.order[node].set_key(st.local_pos, key);
             return;
         }
-        self.order[node].push(f, key, &mut |m| moved(flows, m));
+        let left = &mut self.left_done;
+        self.order[node].push(f, key, &mut |m| moved(flows, left, m));
     }
 
     /// Gives `cells` of credit back to `server`.
@@ -234,10 +239,11 @@ impl Local {
         out: &mut Vec<FlowCells>,
     ) {
         out.clear();
+        let left = &mut self.left_done;
         self.flows[s].retain(|&f| {
             let st = &mut flows[f as usize];
             if st.in_local == 0 {
-                st.on_local_list = false;
+                leave_list(st, f, left);
                 return false;
             }
             let free = st.in_local - st.requested;
@@ -293,7 +299,8 @@ impl Local {
     ) -> Option<u32> {
         if !self.prio_cuts.is_empty() && !self.order.is_empty() {
             // Every flow may go via x: the same pick without the scan.
-            return self.order[s].pick(&mut |m| moved(flows, m));
+            let left = &mut self.left_done;
+            return self.order[s].pick(&mut |m| moved(flows, left, m));
         }
         let eligible = Eligible {
             x,
@@ -302,13 +309,19 @@ impl Local {
             q,
         };
         let (cell, cuts) = (self.cell_bytes, &self.prio_cuts);
-        pick_lowest(&mut self.flows[s], flows, &eligible, |st| {
-            if cuts.is_empty() {
-                return 0;
-            }
-            let sent = st.next_seq as u64 * cell;
-            cuts.partition_point(|&c| c <= sent)
-        })
+        pick_lowest(
+            &mut self.flows[s],
+            flows,
+            &mut self.left_done,
+            &eligible,
+            |st| {
+                if cuts.is_empty() {
+                    return 0;
+                }
+                let sent = st.next_seq as u64 * cell;
+                cuts.partition_point(|&c| c <= sent)
+            },
+        )
     }
 
     /// Cells waiting to be sent again.
@@ -393,6 +406,7 @@ impl Eligible<'_> {
 fn pick_lowest(
     list: &mut Vec<u32>,
     flows: &mut [FlowState],
+    left_done: &mut Vec<u32>,
     eligible: &Eligible,
     rank: impl Fn(&FlowState) -> usize,
 ) -> Option<u32> {
@@ -402,7 +416,7 @@ fn pick_lowest(
         let st = &mut flows[f as usize];
         if st.in_local == 0 {
             // LOCAL emptied: the flow leaves the round.
-            st.on_local_list = false;
+            leave_list(st, f, left_done);
             list.swap_remove(k);
             continue;
         }
@@ -425,13 +439,23 @@ fn pick_lowest(
 }
 
 /// Records a move in the [`LocalOrder`] in the flow's state.
-fn moved(flows: &mut [FlowState], m: Moved) {
+fn moved(flows: &mut [FlowState], left_done: &mut Vec<u32>, m: Moved) {
     match m {
         Moved::At(g, p) => {
             let st = &mut flows[g as usize];
             st.local_pos = p;
             st.on_local_list = true;
         }
-        Moved::Out(g) => flows[g as usize].on_local_list = false,
+        Moved::Out(g) => leave_list(&mut flows[g as usize], g, left_done),
+    }
+}
+
+/// Flow `f` leaves its node's LOCAL list; a completed one's slot is free
+/// from now on (the list was the last thing that named it).
+#[inline]
+fn leave_list(st: &mut FlowState, f: u32, left_done: &mut Vec<u32>) {
+    st.on_local_list = false;
+    if st.done {
+        left_done.push(f);
     }
 }

@@ -126,7 +126,11 @@ struct Cell {
 }
 
 /// Per-flow state: one cache line, what the slot loop touches (in-order
-/// delivery is kept apart, in `flow_reorder`).
+/// delivery is kept apart, in `flow_reorder`). Flows live in slots that a
+/// completed flow gives back: the table holds the flows in progress, not
+/// every flow of the run (tens of millions in NegotiaToR's Fig. 13(c)), and
+/// the lines the slot loop touches stay few. Cells, lists and rounds name
+/// slots; only the recorder sees flow ids.
 #[repr(C, align(64))]
 struct FlowState {
     bytes: u64,
@@ -149,6 +153,9 @@ struct FlowState {
     /// Position in the node's LOCAL order (fast PIAS pick only).
     local_pos: u32,
     on_local_list: bool,
+    /// Completed, still on its node's LOCAL list (its slot is freed when it
+    /// leaves).
+    done: bool,
 }
 
 // The slot loop's fields fit in one line.
@@ -171,7 +178,13 @@ pub struct Sirius {
     host_rate: Rate,
     queue_bound: u32,
     clock: SlotClock,
+    /// Flows in progress, by slot; `ids` names each slot's flow and
+    /// `free_slots` lists the slots given back.
     flows: Vec<FlowState>,
+    ids: Vec<u32>,
+    free_slots: Vec<u32>,
+    /// Off only in tests (the oracle: every flow in a slot of its own).
+    recycle_slots: bool,
     pool: Pool<Cell>,
     nodes: Nodes,
     local: Local,
@@ -269,6 +282,9 @@ impl Sirius {
             queue_bound: p.queue_bound,
             clock: SlotClock::new(layout.slot),
             flows: Vec::new(),
+            ids: Vec::new(),
+            free_slots: Vec::new(),
+            recycle_slots: true,
             pool: Pool::new(),
             nodes: Nodes::new(n, schedule, check),
             local: Local::new(
@@ -467,6 +483,25 @@ impl Sirius {
         self.wire.send(arrive, x as u32, cell, use_first);
     }
 
+    /// Gives back the slots of the flows that completed this slot (or, if
+    /// still on their node's LOCAL list, marks them to be given back when
+    /// they leave it) and of those that left it completed.
+    fn free_completed(&mut self) {
+        for f in self.edge.completed.drain(..) {
+            let st = &mut self.flows[f as usize];
+            debug_assert!(st.in_local == 0 && st.down_q.is_empty() && st.requested == 0);
+            if st.on_local_list {
+                st.done = true;
+            } else {
+                self.free_slots.push(f);
+            }
+        }
+        self.free_slots.append(&mut self.local.left_done);
+        if !self.recycle_slots {
+            self.free_slots.clear();
+        }
+    }
+
     /// Test-only: loses one queued cell without counting it anywhere.
     #[cfg(test)]
     fn leak_a_queued_cell(&mut self) -> bool {
@@ -496,9 +531,7 @@ impl Fabric for Sirius {
             "flow {} has too many cells",
             flow.id
         );
-        let id = flow.id;
-        debug_assert_eq!(id as usize, self.flows.len());
-        self.flows.push(FlowState {
+        let st = FlowState {
             src_server: flow.src,
             dst_server: flow.dst,
             src_node: flow.src / spr,
@@ -512,12 +545,25 @@ impl Fabric for Sirius {
             down_q: List::EMPTY,
             local_pos: 0,
             on_local_list: false,
-        });
+            done: false,
+        };
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.flows[s as usize] = st;
+                self.ids[s as usize] = flow.id;
+                s
+            }
+            None => {
+                self.flows.push(st);
+                self.ids.push(flow.id);
+                (self.flows.len() - 1) as u32
+            }
+        };
         self.latest = self.latest.max(now);
         let down = self.nodes.is_failed((flow.src / spr) as usize)
             || self.nodes.is_failed((flow.dst / spr) as usize);
         // An end is down: the flow never starts.
-        self.edge.add_flow(id, flow.src, !down);
+        self.edge.add_flow(slot, flow.src, !down);
     }
 
     fn next_event(&self) -> Option<SimTime> {
@@ -574,10 +620,17 @@ impl Fabric for Sirius {
         self.transmit(t);
         let end = self.clock.start(t + 1);
         let failed = self.nodes.failed_if_any();
-        self.edge
-            .downlinks(end, sink, &mut self.flows, &mut self.pool, failed);
+        self.edge.downlinks(
+            end,
+            sink,
+            &mut self.flows,
+            &self.ids,
+            &mut self.pool,
+            failed,
+        );
         self.edge
             .uplinks(&mut self.flows, &mut self.pool, &mut self.local, failed);
+        self.free_completed();
         self.last_slot = Some(t);
         self.latest = now;
     }
@@ -589,6 +642,18 @@ impl Fabric for Sirius {
     }
 
     fn check_invariants(&self) -> Result<(), String> {
+        for &f in &self.free_slots {
+            let st = &self.flows[f as usize];
+            if st.on_local_list || st.in_local > 0 || !st.down_q.is_empty() {
+                return Err(format!(
+                    "sirius: free slot {f} (flow {}) is listed in LOCAL ({}), holds {} LOCAL cells or {} at its downlink",
+                    self.ids[f as usize],
+                    st.on_local_list,
+                    st.in_local,
+                    st.down_q.len()
+                ));
+            }
+        }
         self.queues.check(self.queue_bound)?;
         self.queues.hops.check(&self.queues)?;
         self.local.check(&self.flows)?;

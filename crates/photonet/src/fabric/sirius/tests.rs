@@ -248,3 +248,84 @@ fn the_live_words_drop_failed_nodes() {
     assert_eq!(live, oracle);
     assert_eq!(live.len(), n - 2);
 }
+
+/// Slots given back by completed flows change nothing: SIRIUS, SIRIUS
+/// (IDEAL) and NegotiaToR's baseline (the ordered pick) give every flow the
+/// same finish with recycling as with a slot per flow (the oracle), and
+/// the table stays far below the flow count.
+#[test]
+fn recycled_slots_give_the_same_finishes_as_a_slot_per_flow() {
+    let prio = SiriusParams {
+        ports: 8,
+        queue_bound: u32::MAX,
+        propagation: SimTime::ns(300),
+        source_priorities: vec![ByteSize(1000), ByteSize(10_000)],
+        ..SiriusParams::default()
+    };
+    let plain = SiriusParams {
+        ports: 8,
+        propagation: SimTime::ns(300),
+        ..SiriusParams::default()
+    };
+    for (label, p, ideal) in [
+        ("sirius", plain.clone(), false),
+        ("sirius_ideal", plain, true),
+        ("baseline", prio, true),
+    ] {
+        let run = |recycle: bool| {
+            let mut f = sirius(16, 2, 2, p.clone(), ideal, 5);
+            f.recycle_slots = recycle;
+            let mut x = 0x2545_f491_4f6c_dd1d_u64;
+            let mut rand = move |m: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % m
+            };
+            let mut t = 0;
+            let flows: Vec<Flow> = (0..3000)
+                .map(|id| {
+                    t += rand(400);
+                    let src = rand(32) as u32;
+                    Flow {
+                        id,
+                        src,
+                        dst: (src + 1 + rand(31) as u32) % 32,
+                        bytes: 200 + rand(30_000),
+                        start: SimTime::ns(t),
+                    }
+                })
+                .collect();
+            let mut rec = Recorder::new(None);
+            let mut next = 0;
+            loop {
+                let fab = f.next_event();
+                let arr = flows.get(next).map(|fl| fl.start);
+                match (fab, arr) {
+                    (Some(e), a) if a.is_none_or(|a| e <= a) => {
+                        f.advance(e, &mut rec);
+                        f.check_invariants().unwrap();
+                    }
+                    (_, Some(_)) => {
+                        rec.register(&flows[next]);
+                        f.add_flow(flows[next].start, &flows[next], &mut rec);
+                        next += 1;
+                    }
+                    (None, None) => break,
+                    _ => unreachable!(),
+                }
+            }
+            let finish: Vec<_> = (0..3000).map(|id| rec.finish(id)).collect();
+            (finish, f.flows.len())
+        };
+        let (a, slots) = run(true);
+        let (b, all) = run(false);
+        assert!(
+            a.iter().all(|x| x.is_some()),
+            "{label}: every flow finished"
+        );
+        assert_eq!(a, b, "{label}: finishes");
+        assert_eq!(all, 3000, "{label}");
+        assert!(slots < 600, "{label}: {slots} slots for 3,000 flows");
+    }
+}
