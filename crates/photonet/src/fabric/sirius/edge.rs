@@ -144,16 +144,13 @@ impl Edge {
     }
 
     /// The destination server got cell `seq` (of `bytes`) of the flow in
-    /// slot `f` (flow `id`) at `t`. Every cell is reported delivered when it
-    /// arrives; the flow completes when its reorder buffer has released them
-    /// all.
+    /// slot `f` at `t`. Every cell is reported delivered when it arrives; the
+    /// flow completes when its reorder buffer has released them all.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
     fn receive(
         &mut self,
         st: &FlowState,
         f: u32,
-        id: u32,
         seq: u32,
         bytes: u64,
         t: SimTime,
@@ -189,10 +186,10 @@ impl Edge {
             }
         };
         if done {
-            sink.deliver_last(id, t, bytes);
+            sink.deliver_last(st.id, t, bytes);
             self.completed.push(f);
         } else {
-            sink.deliver_point(id, t, bytes);
+            sink.deliver_point(st.id, t, bytes);
         }
     }
 
@@ -263,16 +260,13 @@ impl Edge {
     }
 
     /// One slot of the server downlinks: each delivers what its credit at R
-    /// allows, the cells counting at `end_of_slot`. `ids` names each slot's
-    /// flow.
+    /// allows, the cells counting at `end_of_slot`.
     #[inline(never)] // once per slot: kept apart in profiles
-    #[allow(clippy::too_many_arguments)]
     pub fn downlinks(
         &mut self,
         end_of_slot: SimTime,
         sink: &mut Recorder,
         flows: &mut [FlowState],
-        ids: &[u32],
         pool: &mut Pool<Cell>,
         failed: &[bool],
     ) {
@@ -308,7 +302,7 @@ impl Edge {
                 d.queued -= 1;
                 self.downlink_cells -= 1;
                 let st = &flows[f as usize];
-                self.receive(st, f, ids[f as usize], seq, bytes, end_of_slot, sink);
+                self.receive(st, f, seq, bytes, end_of_slot, sink);
             }
             if self.down[s].link.end_slot() {
                 self.down_active.swap_remove(i);

@@ -456,6 +456,12 @@ fn moved(flows: &mut [FlowState], left_done: &mut Vec<u32>, m: Moved) {
 fn leave_list(st: &mut FlowState, f: u32, left_done: &mut Vec<u32>) {
     st.on_local_list = false;
     if st.done {
-        left_done.push(f);
+        free_slot(f, left_done);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn free_slot(f: u32, left_done: &mut Vec<u32>) {
+    left_done.push(f);
 }

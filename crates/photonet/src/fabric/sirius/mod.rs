@@ -130,10 +130,13 @@ struct Cell {
 /// completed flow gives back: the table holds the flows in progress, not
 /// every flow of the run (tens of millions in NegotiaToR's Fig. 13(c)), and
 /// the lines the slot loop touches stay few. Cells, lists and rounds name
-/// slots; only the recorder sees flow ids.
+/// slots; only the recorder sees flow ids (`id`).
 #[repr(C, align(64))]
 struct FlowState {
-    bytes: u64,
+    /// The flow's id (the recorder's name for it).
+    id: u32,
+    /// Bytes of its last cell (the others are full).
+    last_bytes: u32,
     src_server: u32,
     dst_server: u32,
     src_node: u32,
@@ -163,8 +166,11 @@ const _: () = assert!(std::mem::size_of::<FlowState>() == 64);
 
 impl FlowState {
     fn cell_bytes(&self, seq: u32, cell: u64) -> u64 {
-        let start = seq as u64 * cell;
-        cell.min(self.bytes - start)
+        if seq + 1 == self.cells {
+            self.last_bytes as u64
+        } else {
+            cell
+        }
     }
 }
 
@@ -178,10 +184,8 @@ pub struct Sirius {
     host_rate: Rate,
     queue_bound: u32,
     clock: SlotClock,
-    /// Flows in progress, by slot; `ids` names each slot's flow and
-    /// `free_slots` lists the slots given back.
+    /// Flows in progress, by slot; `free_slots` lists the slots given back.
     flows: Vec<FlowState>,
-    ids: Vec<u32>,
     free_slots: Vec<u32>,
     /// Off only in tests (the oracle: every flow in a slot of its own).
     recycle_slots: bool,
@@ -282,7 +286,6 @@ impl Sirius {
             queue_bound: p.queue_bound,
             clock: SlotClock::new(layout.slot),
             flows: Vec::new(),
-            ids: Vec::new(),
             free_slots: Vec::new(),
             recycle_slots: true,
             pool: Pool::new(),
@@ -532,11 +535,13 @@ impl Fabric for Sirius {
             flow.id
         );
         let st = FlowState {
+            id: flow.id,
+            last_bytes: u32::try_from(flow.bytes - cells.saturating_sub(1) * cell)
+                .expect("a cell is under 4 GB"),
             src_server: flow.src,
             dst_server: flow.dst,
             src_node: flow.src / spr,
             dst_node: flow.dst / spr,
-            bytes: flow.bytes,
             cells: cells as u32,
             pushed: 0,
             in_local: 0,
@@ -550,12 +555,10 @@ impl Fabric for Sirius {
         let slot = match self.free_slots.pop() {
             Some(s) => {
                 self.flows[s as usize] = st;
-                self.ids[s as usize] = flow.id;
                 s
             }
             None => {
                 self.flows.push(st);
-                self.ids.push(flow.id);
                 (self.flows.len() - 1) as u32
             }
         };
@@ -620,14 +623,8 @@ impl Fabric for Sirius {
         self.transmit(t);
         let end = self.clock.start(t + 1);
         let failed = self.nodes.failed_if_any();
-        self.edge.downlinks(
-            end,
-            sink,
-            &mut self.flows,
-            &self.ids,
-            &mut self.pool,
-            failed,
-        );
+        self.edge
+            .downlinks(end, sink, &mut self.flows, &mut self.pool, failed);
         self.edge
             .uplinks(&mut self.flows, &mut self.pool, &mut self.local, failed);
         self.free_completed();
@@ -647,7 +644,7 @@ impl Fabric for Sirius {
             if st.on_local_list || st.in_local > 0 || !st.down_q.is_empty() {
                 return Err(format!(
                     "sirius: free slot {f} (flow {}) is listed in LOCAL ({}), holds {} LOCAL cells or {} at its downlink",
-                    self.ids[f as usize],
+                    st.id,
                     st.on_local_list,
                     st.in_local,
                     st.down_q.len()
