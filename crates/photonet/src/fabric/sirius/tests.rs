@@ -41,7 +41,29 @@ fn small() -> (Sirius, Recorder) {
     (f, rec)
 }
 
-/// NegotiaToR's baseline in small (source priorities, no bound),
+/// NegotiaToR's baseline in small: source priorities, no bound, 8 ports,
+/// 300 ns propagation.
+fn baseline_params() -> SiriusParams {
+    SiriusParams {
+        ports: 8,
+        queue_bound: u32::MAX,
+        propagation: SimTime::ns(300),
+        source_priorities: vec![ByteSize(1000), ByteSize(10_000)],
+        ..SiriusParams::default()
+    }
+}
+
+/// A xorshift generator seeded with `x`: `rand(m)` in [0, m).
+fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+    move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    }
+}
+
+/// NegotiaToR's baseline in small (`baseline_params`),
 /// overloaded: `n` flows of mixed sizes, driven to `horizon`; returns
 /// each flow's finish time, the fabric's stats and the most flows any
 /// node had on its LOCAL order.
@@ -50,26 +72,13 @@ fn overloaded_baseline(
     n: u32,
     horizon: SimTime,
 ) -> (Vec<Option<SimTime>>, FabricStats, usize) {
-    let p = SiriusParams {
-        ports: 8,
-        queue_bound: u32::MAX,
-        propagation: SimTime::ns(300),
-        source_priorities: vec![ByteSize(1000), ByteSize(10_000)],
-        ..SiriusParams::default()
-    };
-    let mut f = sirius(16, 1, 2, p, true, 3);
+    let mut f = sirius(16, 1, 2, baseline_params(), true, 3);
     assert!(f.local.ordered(), "the ordered pick applies");
     if !ordered {
         f.local.unorder(); // the plain scan
     }
     // Offered 100 Gbps per node (twice what Valiant relay carries).
-    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut rand = move |m: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % m
-    };
+    let mut rand = xorshift(0x9e37_79b9_7f4a_7c15);
     let mut t = 0u64;
     let flows: Vec<Flow> = (0..n)
         .map(|id| {
@@ -255,13 +264,7 @@ fn the_live_words_drop_failed_nodes() {
 /// the table stays far below the flow count.
 #[test]
 fn recycled_slots_give_the_same_finishes_as_a_slot_per_flow() {
-    let prio = SiriusParams {
-        ports: 8,
-        queue_bound: u32::MAX,
-        propagation: SimTime::ns(300),
-        source_priorities: vec![ByteSize(1000), ByteSize(10_000)],
-        ..SiriusParams::default()
-    };
+    let prio = baseline_params();
     let plain = SiriusParams {
         ports: 8,
         propagation: SimTime::ns(300),
@@ -275,13 +278,7 @@ fn recycled_slots_give_the_same_finishes_as_a_slot_per_flow() {
         let run = |recycle: bool| {
             let mut f = sirius(16, 2, 2, p.clone(), ideal, 5);
             f.recycle_slots = recycle;
-            let mut x = 0x2545_f491_4f6c_dd1d_u64;
-            let mut rand = move |m: u64| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x % m
-            };
+            let mut rand = xorshift(0x2545_f491_4f6c_dd1d);
             let mut t = 0;
             let flows: Vec<Flow> = (0..3000)
                 .map(|id| {
