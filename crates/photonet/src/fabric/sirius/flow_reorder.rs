@@ -56,13 +56,8 @@ impl FlowReorder {
         Self::default()
     }
 
-    /// Adds a flow (flows are numbered in the order they are added).
-    pub fn push_flow(&mut self) {
-        self.state.push([0, 0]);
-    }
-
-    /// Flow `f` starts afresh: a new slot, or one whose flow completed
-    /// (nothing held, no buffer attached).
+    /// Flow `f` starts afresh: a new slot (the next number), or one whose
+    /// flow completed (nothing held, no buffer attached).
     pub fn start_flow(&mut self, f: u32) {
         match self.state.get_mut(f as usize) {
             Some(s) => {
@@ -71,7 +66,7 @@ impl FlowReorder {
             }
             None => {
                 debug_assert_eq!(f as usize, self.state.len());
-                self.push_flow();
+                self.state.push([0, 0]);
             }
         }
     }
@@ -259,8 +254,8 @@ mod tests {
     #[test]
     fn a_hand_worked_sequence() {
         let mut fr = FlowReorder::new();
-        fr.push_flow();
-        fr.push_flow();
+        fr.start_flow(0);
+        fr.start_flow(1);
         // Flow 0: 0 in order; 2, 3 early (in the inline window); 1 releases 1..3.
         assert_eq!(fr.receive(0, 0).receipt, Receipt::InOrder { released: 1 });
         let a = fr.receive(0, 2);
@@ -316,8 +311,8 @@ mod tests {
     fn against_plain(flows: usize, arrivals: &[(usize, u32)]) -> Result<(), TestCaseError> {
         let mut fr = FlowReorder::new();
         let mut plain = vec![ReorderBuffer::new(); flows];
-        for _ in 0..flows {
-            fr.push_flow();
+        for f in 0..flows {
+            fr.start_flow(f as u32);
         }
         for &(f, seq) in arrivals {
             let f = f % flows;
@@ -366,7 +361,7 @@ mod tests {
         #[test]
         fn any_order_completes_and_frees(perm in Just((0u32..150).collect::<Vec<_>>()).prop_shuffle()) {
             let mut fr = FlowReorder::new();
-            fr.push_flow();
+            fr.start_flow(0);
             let mut released = 0;
             for &s in &perm {
                 if let Receipt::InOrder { released: r } = fr.receive(0, s).receipt {

@@ -552,6 +552,9 @@ impl Fabric for Sirius {
             on_local_list: false,
             done: false,
         };
+        // An end is down: the flow never starts.
+        let down = self.nodes.is_failed(st.src_node as usize)
+            || self.nodes.is_failed(st.dst_node as usize);
         let slot = match self.free_slots.pop() {
             Some(s) => {
                 self.flows[s as usize] = st;
@@ -563,9 +566,6 @@ impl Fabric for Sirius {
             }
         };
         self.latest = self.latest.max(now);
-        let down = self.nodes.is_failed((flow.src / spr) as usize)
-            || self.nodes.is_failed((flow.dst / spr) as usize);
-        // An end is down: the flow never starts.
         self.edge.add_flow(slot, flow.src, !down);
     }
 
